@@ -1,0 +1,83 @@
+/* skillctl: entry point and verb dispatch. Global options come before the verb; each verb parses
+ * its own with getopt_long, so "skillctl skill lint --help" works like "skillctl --help". */
+#include <getopt.h>
+
+#include "log.h"
+#include "verbs.h"
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char *argv[]);
+} Verb;
+
+static const Verb verbs[] = {
+        { "skill", verb_skill },
+};
+
+static void help(void) {
+        printf("Usage: skillctl [OPTIONS] COMMAND ...\n"
+               "\n"
+               "Run Agent Skills in a sandbox, and inspect and package them.\n"
+               "\n"
+               "Skill commands:\n"
+               "  skill lint PATH [--strict] [--json]   Validate a skill folder or .skill file\n"
+               "  skill show PATH [--json]              Show a skill's metadata, entry point, hash\n"
+               "  skill package DIR [-o FILE]           Build a .skill archive from a folder\n"
+               "\n"
+               "Options:\n"
+               "  -h --help          Show this help\n"
+               "     --version       Show the version\n"
+               "  -v --verbose       Log debug messages\n"
+               "\n"
+               "See skillctl(1) for details.\n");
+}
+
+int usage_error(const char *what, const char *why) {
+        fprintf(stderr, "skillctl: %s: %s\n", what, why);
+        return EXIT_USAGE;
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",    no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                { "verbose", no_argument, NULL, 'v' },
+                {}
+        };
+        int c;
+
+        log_set_program("skillctl");
+
+        /* "+" stops at the first non-option, the verb. */
+        while ((c = getopt_long(argc, argv, "+hv", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'V':
+                        printf("skillctl %s\n", PROJECT_VERSION);
+                        return 0;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case '?':
+                        return EXIT_USAGE;
+                default:
+                        return EXIT_USAGE;
+                }
+
+        if (optind >= argc)
+                return usage_error("missing command", "try 'skillctl --help'");
+
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(argv[optind], verbs[i].name)) {
+                        int vargc = argc - optind;
+                        char **vargv = argv + optind;
+
+                        optind = 0; /* reset getopt for the verb's own parsing */
+                        return verbs[i].run(vargc, vargv);
+                }
+
+        fprintf(stderr, "skillctl: %s: unknown command (try 'skillctl --help')\n", argv[optind]);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,76 @@
+/* Loading skills safely: the first security boundary. A skill arrives as a directory, a `.skill`
+ * zip with one top-level <name>/ folder, or a flat zip, from an untrusted user. Whatever it holds,
+ * the loader produces a plain tree of regular files and directories (modes 0644/0755) or a clear
+ * error naming the offending entry, and never writes outside its target. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "util.h"
+
+typedef struct LoaderLimits {
+        uint64_t max_entries;           /* default 10,000 */
+        uint64_t max_total_bytes;       /* uncompressed, counted as read; default 256 MiB */
+        uint64_t max_file_bytes;        /* default = max_total_bytes */
+        uint64_t max_ratio;             /* uncompressed/compressed for the whole archive; default 200 */
+        unsigned max_depth;             /* default 32 */
+        size_t max_path;                /* bytes, default 1024 */
+} LoaderLimits;
+
+#define LOADER_LIMITS_DEFAULT                                   \
+        (LoaderLimits) {                                        \
+                .max_entries = 10000,                           \
+                .max_total_bytes = 256ULL * 1024 * 1024,        \
+                .max_file_bytes = 256ULL * 1024 * 1024,         \
+                .max_ratio = 200,                               \
+                .max_depth = 32,                                \
+                .max_path = 1024,                               \
+        }
+
+/* Checks one relative path against the rules shared by archives and directories: no absolute
+ * paths, "..", ".", empty components, backslashes, control characters, invalid UTF-8, over-long
+ * paths or too deep nesting. */
+int loader_check_path(const char *path, const LoaderLimits *limits, char **error);
+
+/* Extracts the zip read from archive_fd into the empty directory target_fd. With a single
+ * top-level folder holding SKILL.md, that folder's contents land at the target root and
+ * *ret_top_name (optional) is set to its name; with a flat zip it is set to NULL. */
+int loader_extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits, char **ret_top_name,
+                       char **error);
+
+/* Validates a directory given as a skill with the same rules (no symlinks out or at all, no
+ * devices, FIFOs or sockets, depth, counts, sizes). */
+int loader_check_tree(int dir_fd, const LoaderLimits *limits, char **error);
+
+/* A loaded skill: a directory fd on a validated tree. If the source was an archive, the tree is a
+ * private temporary directory that skill_source_free() removes. */
+typedef struct SkillSource {
+        int dir_fd;
+        char *path;             /* the directory on disk (the temporary one for archives) */
+        char *dir_name;         /* the folder name the skill name must equal */
+        bool temporary;
+        bool from_archive;
+} SkillSource;
+
+SkillSource *skill_source_free(SkillSource *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SkillSource *, skill_source_free);
+
+/* Opens path: a directory is validated in place, a regular file must be a zip and is extracted
+ * into a new temporary directory (under $TMPDIR or /tmp). */
+int skill_source_open(const char *path, const LoaderLimits *limits, SkillSource **ret, char **error);
+/* The same from an already open fd (a zip file, a memfd, or a directory fd); name_hint names the
+ * source in messages and gives the folder name for flat zips. */
+int skill_source_open_fd(int fd, const char *name_hint, const LoaderLimits *limits, SkillSource **ret,
+                         char **error);
+
+/* SHA-256 over a canonical walk of the tree: paths sorted bytewise, each entry hashed with its
+ * kind, normalized mode (0644/0755 for files, dir) and contents, so the same tree hashes the same
+ * whether it came from a directory or an archive. */
+int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error);
+
+/* Writes a .skill zip of the tree at dir_fd into out_fd, every entry under "<name>/", leaving out
+ * __pycache__, node_modules, *.pyc and .DS_Store. */
+int skill_package(int dir_fd, const char *name, int out_fd, char **error);
+
+/* Whether a relative path is one packaging and hashing leave out. */
+bool skill_path_is_excluded(const char *path);

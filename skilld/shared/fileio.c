@@ -1,0 +1,243 @@
+/* See fileio.h. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "fileio.h"
+
+ssize_t loop_read(int fd, void *buf, size_t n) {
+        size_t done = 0;
+
+        while (done < n) {
+                ssize_t k = read(fd, (char *) buf + done, n - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                done += k;
+        }
+        return (ssize_t) done;
+}
+
+int loop_write(int fd, const void *buf, size_t n) {
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= k;
+        }
+        return 0;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, alloc = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (size + 1 >= alloc) {
+                        size_t na = alloc == 0 ? 4096 : alloc * 2;
+                        char *nb;
+
+                        if (na > max + 2)
+                                na = max + 2;
+                        if (na <= size + 1)
+                                return -EFBIG;
+                        nb = realloc(buf, na);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        alloc = na;
+                }
+                k = read(fd, buf + size, alloc - size - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                size += k;
+                if (size > max)
+                        return -EFBIG;
+        }
+        buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        return read_full_fd(fd, max, ret, ret_size);
+}
+
+int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {
+        _cleanup_free_ char *tmp = NULL, *dir = NULL;
+        _cleanup_close_ int fd = -EBADF, dfd = -EBADF;
+        const char *slash;
+        int r;
+
+        slash = strrchr(path, '/');
+        tmp = slash ? strdup_printf("%.*s/.#%s.XXXXXX", (int) (slash - path), path, slash + 1)
+                    : strdup_printf(".#%s.XXXXXX", path);
+        if (!tmp)
+                return -ENOMEM;
+
+        /* mkostemp works on cwd-relative names only; build the name by hand and use O_EXCL. */
+        for (unsigned attempt = 0;; attempt++) {
+                char *x = tmp + strlen(tmp) - 6;
+                uint64_t rnd;
+
+                if (getentropy(&rnd, sizeof(rnd)) < 0)
+                        return -errno;
+                for (int i = 0; i < 6; i++, rnd >>= 6)
+                        x[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"[rnd & 63];
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+                if (fd >= 0)
+                        break;
+                if (errno != EEXIST || attempt > 100)
+                        return -errno;
+        }
+
+        r = loop_write(fd, data, size);
+        if (r >= 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+
+        /* Make the rename itself durable. */
+        dir = slash ? strndup(path, slash - path) : strdup(".");
+        if (!dir)
+                return -ENOMEM;
+        dfd = openat(dir_fd, isempty(dir) ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0)
+                (void) fsync(dfd);
+        return 0;
+}
+
+int mkdir_p_at(int dir_fd, const char *path, mode_t mode) {
+        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_close_ int fd = -EBADF;
+        char *p, *save = NULL;
+        int cur = dir_fd;
+
+        if (!copy)
+                return -ENOMEM;
+        for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+                int nfd;
+
+                if (mkdirat(cur, p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                nfd = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0)
+                        return -errno;
+                safe_close(fd);
+                fd = nfd;
+                cur = fd;
+        }
+        return 0;
+}
+
+static int rm_rf_children(int fd, dev_t dev) {
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT && r == 0)
+                                r = -errno;
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        int cfd;
+
+                        if (st.st_dev != dev)
+                                continue; /* never cross into a mount */
+                        cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (cfd >= 0) {
+                                int q = rm_rf_children(cfd, dev);
+                                if (q < 0 && r == 0)
+                                        r = q;
+                        }
+                        if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                                r = -errno;
+                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && r == 0)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
+int rm_rf_at(int dir_fd, const char *path) {
+        struct stat st;
+        int fd, r;
+
+        if (fstatat(dir_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dir_fd, path, 0) < 0 ? -errno : 0;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = rm_rf_children(fd, st.st_dev);
+        if (unlinkat(dir_fd, path, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
+}
+
+int mkdtemp_malloc(const char *template_name, char **ret) {
+        const char *tmpdir = secure_getenv("TMPDIR");
+        _cleanup_free_ char *p = NULL;
+
+        if (isempty(tmpdir) || tmpdir[0] != '/')
+                tmpdir = "/tmp";
+        p = strdup_printf("%s/%s", tmpdir, template_name ?: "skilld-XXXXXX");
+        if (!p)
+                return -ENOMEM;
+        if (!mkdtemp(p))
+                return -errno;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

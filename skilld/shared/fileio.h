@@ -1,0 +1,30 @@
+/* Reading and writing whole files relative to directory fds, never half-written: writes go to a
+ * temporary file that is fsync()ed and renamed over the target. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "util.h"
+
+/* Reads up to max bytes of fd; -EFBIG if it holds more. The buffer is NUL-terminated. */
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* Same for a path under dir_fd (AT_FDCWD for cwd); does not follow a symlink in the last
+ * component when nofollow is set. */
+int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size);
+
+/* Atomically replaces path under dir_fd with data: temp file, fsync, rename, fsync of the dir. */
+int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
+
+/* Writes all of buf, retrying on EINTR and short writes. */
+int loop_write(int fd, const void *buf, size_t n);
+/* Reads until n bytes or EOF; returns bytes read. */
+ssize_t loop_read(int fd, void *buf, size_t n);
+
+/* mkdir -p relative to dir_fd, refusing to go through symlinks. */
+int mkdir_p_at(int dir_fd, const char *path, mode_t mode);
+
+/* rm -rf of everything below and including path under dir_fd, not crossing mounts or links. */
+int rm_rf_at(int dir_fd, const char *path);
+
+/* A fresh private directory under $TMPDIR (or /tmp), 0700. */
+int mkdtemp_malloc(const char *template_name, char **ret);

@@ -1,0 +1,225 @@
+/* String-list, string and fd helpers declared in util.h. */
+#include <dirent.h>
+#include <sys/syscall.h>
+
+#include "util.h"
+
+char **strv_free(char **l) {
+        if (!l)
+                return NULL;
+        for (char **i = l; *i; i++)
+                free(*i);
+        free(l);
+        return NULL;
+}
+
+size_t strv_length(char * const *l) {
+        size_t n = 0;
+
+        if (!l)
+                return 0;
+        while (l[n])
+                n++;
+        return n;
+}
+
+int strv_push(char ***l, char *value) {
+        size_t n;
+        char **c;
+
+        if (!value)
+                return -EINVAL;
+        n = strv_length(*l);
+        c = reallocarray(*l, n + 2, sizeof(char *));
+        if (!c) {
+                free(value);
+                return -ENOMEM;
+        }
+        c[n] = value;
+        c[n + 1] = NULL;
+        *l = c;
+        return 0;
+}
+
+int strv_extend(char ***l, const char *value) {
+        char *v = strdup(value);
+
+        if (!v)
+                return -ENOMEM;
+        return strv_push(l, v);
+}
+
+bool strv_contains(char * const *l, const char *s) {
+        STRV_FOREACH(i, l)
+                if (streq(*i, s))
+                        return true;
+        return false;
+}
+
+char **strv_copy(char * const *l) {
+        _cleanup_strv_free_ char **c = NULL;
+        size_t n = strv_length(l);
+
+        c = calloc(n + 1, sizeof(char *));
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                c[i] = strdup(l[i]);
+                if (!c[i])
+                        return NULL;
+        }
+        return TAKE_PTR(c);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
+void strv_sort(char **l) {
+        size_t n = strv_length(l);
+
+        if (n > 1)
+                qsort(l, n, sizeof(char *), cmp_str);
+}
+
+const char *endswith(const char *s, const char *suffix) {
+        size_t sl = strlen(s), xl = strlen(suffix);
+
+        if (xl > sl)
+                return NULL;
+        return streq(s + sl - xl, suffix) ? s + sl - xl : NULL;
+}
+
+char *strdup_printf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+char *strjoin_path(const char *a, const char *b) {
+        if (isempty(a))
+                return strdup(b);
+        if (isempty(b))
+                return strdup(a);
+        return strdup_printf("%s%s%s", a, endswith(a, "/") ? "" : "/", b[0] == '/' ? b + 1 : b);
+}
+
+bool utf8_is_valid(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t i = 0;
+
+        while (i < n) {
+                unsigned c = p[i];
+                uint32_t cp;
+                size_t len;
+
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                } else if ((c & 0xe0) == 0xc0) {
+                        len = 2;
+                        cp = c & 0x1f;
+                } else if ((c & 0xf0) == 0xe0) {
+                        len = 3;
+                        cp = c & 0x0f;
+                } else if ((c & 0xf8) == 0xf0) {
+                        len = 4;
+                        cp = c & 0x07;
+                } else
+                        return false;
+
+                if (n - i < len)
+                        return false;
+                for (size_t k = 1; k < len; k++) {
+                        if ((p[i + k] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (p[i + k] & 0x3f);
+                }
+                if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
+                        return false; /* overlong */
+                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                i += len;
+        }
+        return true;
+}
+
+bool string_has_cc(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] < ' ' || s[i] == 0x7f)
+                        return true;
+        return false;
+}
+
+char *cescape(const char *s) {
+        size_t n = strlen(s);
+        char *r, *t;
+
+        r = malloc(n * 4 + 1);
+        if (!r)
+                return NULL;
+        t = r;
+        for (size_t i = 0; i < n;) {
+                unsigned char c = s[i];
+                size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+
+                if (c == '\\') {
+                        *t++ = '\\';
+                        *t++ = '\\';
+                        i++;
+                } else if (c >= ' ' && c < 0x7f) {
+                        *t++ = c;
+                        i++;
+                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len)) {
+                        memcpy(t, s + i, len);
+                        t += len;
+                        i += len;
+                } else {
+                        t += sprintf(t, "\\x%02x", c);
+                        i++;
+                }
+        }
+        *t = '\0';
+        return r;
+}
+
+int close_all_fds_except(const int *keep, size_t n_keep) {
+        DIR *d;
+        struct dirent *de;
+
+        /* Walk /proc/self/fd instead of looping to RLIMIT_NOFILE, which may be huge. Where /proc is
+         * not mounted (early in a sandbox child), close_range() does the job when nothing is kept. */
+        d = opendir("/proc/self/fd");
+        if (!d) {
+                if (n_keep > 0)
+                        return -errno;
+                if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
+                        return -errno;
+                return 0;
+        }
+
+        while ((de = readdir(d))) {
+                char *end;
+                long fd;
+                bool kept = false;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                errno = 0;
+                fd = strtol(de->d_name, &end, 10);
+                if (errno != 0 || *end != '\0' || fd <= 2 || fd == dirfd(d))
+                        continue;
+                for (size_t i = 0; i < n_keep; i++)
+                        if (keep[i] == fd)
+                                kept = true;
+                if (!kept)
+                        (void) close((int) fd);
+        }
+        closedir(d);
+        return 0;
+}

@@ -1,0 +1,137 @@
+/* Small helpers every module leans on: cleanup attributes, ownership transfer, fd and string
+ * utilities. Modelled on the conventions of systemd's code base, written on the public C library
+ * only, so that nothing here drags in a dependency. */
+#pragma once
+
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _noreturn_ __attribute__((noreturn))
+#define _pure_ __attribute__((pure))
+#define _warn_unused_result_ __attribute__((warn_unused_result))
+#define _likely_(x) (__builtin_expect(!!(x), 1))
+#define _unlikely_(x) (__builtin_expect(!!(x), 0))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Hand ownership on: returns the value and leaves NULL (or -EBADF) behind, so the cleanup
+ * attribute of the old owner does nothing. */
+#define TAKE_PTR(p) ({ typeof(p) *_pp_ = &(p); typeof(p) _p_ = *_pp_; *_pp_ = NULL; _p_; })
+#define TAKE_FD(fd) ({ int *_fdp_ = &(fd); int _fd_ = *_fdp_; *_fdp_ = -EBADF; _fd_; })
+
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
+        static inline void func##p(type *p) {                   \
+                if (*p)                                         \
+                        func(*p);                               \
+        }
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+/* Closes an fd and returns -EBADF, so "fd = safe_close(fd);" leaves it invalid. EINTR on close
+ * is not retried: on Linux the fd is gone either way. */
+static inline int safe_close(int fd) {
+        if (fd >= 0) {
+                int saved = errno;
+                (void) close(fd);
+                errno = saved;
+        }
+        return -EBADF;
+}
+
+static inline void closep(int *fd) {
+        (void) safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void close_pairp(int (*p)[2]) {
+        (void) safe_close((*p)[0]);
+        (void) safe_close((*p)[1]);
+}
+#define _cleanup_close_pair_ _cleanup_(close_pairp)
+
+/* A NULL-terminated array of strings, the type argv and environment lists share. */
+char **strv_free(char **l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free);
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+size_t strv_length(char * const *l);
+int strv_push(char ***l, char *value);          /* takes value, also on failure */
+int strv_extend(char ***l, const char *value);  /* copies value */
+bool strv_contains(char * const *l, const char *s);
+char **strv_copy(char * const *l);
+void strv_sort(char **l);
+
+#define STRV_FOREACH(s, l) for (char * const *s = (l); s && *s; s++)
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return streq(a, b);
+}
+
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+static inline const char *strna(const char *s) {
+        return s ?: "n/a";
+}
+
+static inline bool isempty(const char *s) {
+        return !s || s[0] == '\0';
+}
+
+/* Returns a pointer behind the prefix, or NULL. */
+static inline const char *startswith(const char *s, const char *prefix) {
+        size_t l = strlen(prefix);
+        return strncmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+
+const char *endswith(const char *s, const char *suffix);
+
+char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
+char *strjoin_path(const char *a, const char *b);
+
+/* Whether the string is valid UTF-8 without overlongs, surrogates or code points past U+10FFFF. */
+bool utf8_is_valid(const char *s, size_t n);
+
+/* Whether the string holds any ASCII control character (or DEL). */
+bool string_has_cc(const char *s, size_t n);
+
+/* Writes a version of s fit for one line of a log or terminal: control characters, escape
+ * sequences and invalid UTF-8 become \xNN, so a hostile name cannot forge output. */
+char *cescape(const char *s);
+
+/* Marks every fd above 2 close-on-exec, or closes them. Used in forked children. */
+int close_all_fds_except(const int *keep, size_t n_keep);
+
+static inline uint64_t u64_mul_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}

@@ -1,0 +1,41 @@
+/* Strict validation of a skill against the Agent Skills specification, as `skillctl skill lint`
+ * reports it. Errors make a skill invalid; warnings are advice that --strict turns into errors.
+ * Every diagnostic names the file, the key (where one applies) and the line. */
+#pragma once
+
+#include "skill.h"
+
+typedef enum LintSeverity {
+        LINT_WARNING,
+        LINT_ERROR,
+} LintSeverity;
+
+typedef struct LintDiag {
+        LintSeverity severity;
+        char *file;     /* relative to the skill root, e.g. "SKILL.md" */
+        char *key;      /* frontmatter key, or NULL */
+        unsigned line;  /* 0 when not tied to a line */
+        char *message;
+} LintDiag;
+
+typedef struct LintReport {
+        LintDiag *diags;
+        size_t n_diags;
+        size_t n_errors;
+        size_t n_warnings;
+} LintReport;
+
+LintReport *lint_report_free(LintReport *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LintReport *, lint_report_free);
+
+int lint_report_add(LintReport *r, LintSeverity severity, const char *file, const char *key,
+                    unsigned line, const char *fmt, ...) _printf_(6, 7);
+
+/* Checks the parsed skill; dir_name is the basename of the skill folder (or the top-level
+ * folder of an archive), which the name must equal. */
+int skill_lint(const Skill *s, const char *dir_name, LintReport *report);
+
+/* Name rules alone: 1-64 of [a-z0-9-], no leading, trailing or doubled hyphen. */
+bool skill_name_is_valid(const char *name);
+
+const char *lint_severity_to_string(LintSeverity s);
