@@ -154,6 +154,13 @@ int mkdir_p_at(int dir_fd, const char *path, mode_t mode) {
 
         if (!copy)
                 return -ENOMEM;
+        /* strtok_r() drops the leading "/": walk an absolute path from the root, not from dir_fd. */
+        if (path[0] == '/') {
+                fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                cur = fd;
+        }
         for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
                 int nfd;
 

@@ -1,0 +1,47 @@
+/* Limit backends: where the held sandbox child goes so that memory, tasks and CPU limits apply
+ * before the first instruction of the skill runs. The engine creates the child, blocks it on a
+ * hold pipe, calls place() with its pid, and only then releases it. So a backend is "here is the
+ * held child's pid, put it where limits apply" plus reading the outcome afterwards:
+ *   cgroup2       a cgroup v2 subtree this process may write (delegated, or created as root)
+ *   rlimit        per-process rlimits set inside the child, plus the engine's wall timer
+ *   systemd-scope the daemon's: StartTransientUnit with the pid, through the same hooks */
+#pragma once
+
+#include <sys/types.h>
+
+#include "engine.h"
+
+/* What a backend learned about the run after it ended. */
+typedef struct SandboxOutcome {
+        bool oom;                       /* the kernel killed something for memory */
+        bool tasks;                     /* a fork or clone failed on the tasks limit */
+        RunUsage usage;                 /* fields it knows; RUN_USAGE_UNKNOWN elsewhere */
+} SandboxOutcome;
+
+struct SandboxBackendOps {
+        const char *name;
+
+        /* SandboxLimit bits the backend enforces by itself (timeout and output caps are the
+         * engine's and always enforced). */
+        unsigned enforces;
+        /* Whether the child must also set the memory/tasks rlimits (the rlimit backend). */
+        bool child_rlimits;
+
+        /* Before the child exists: create what holds the limits. -EOPNOTSUPP (with a message)
+         * means "not available here", so automatic selection moves on to the next backend. */
+        int (*prepare)(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
+                       char **error);
+        /* The held child's pid: place it where the limits apply; returns once they do. */
+        int (*place)(void *state, pid_t pid, char **error);
+        /* Kills every process still in the run's cgroup; the engine also kills the PID namespace
+         * init, so this is the second line. */
+        void (*kill)(void *state);
+        /* After every process is gone: why it ended, from the backend's point of view, and
+         * usage. */
+        int (*collect)(void *state, SandboxOutcome *ret);
+        /* Removes what prepare() made; NULL-safe, returns NULL. */
+        void *(*free)(void *state);
+};
+
+extern const SandboxBackendOps sandbox_backend_cgroup2;
+extern const SandboxBackendOps sandbox_backend_rlimit;

@@ -1,0 +1,826 @@
+/* The child side of a run, from clone() to execve().
+ *
+ * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
+ * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
+ *   1. waits on the hold pipe until the parent placed it where the limits apply;
+ *   2. enters a new cgroup namespace (after placement, so its root is the run's cgroup);
+ *   3. builds the root file system on a fresh tmpfs and pivots into it;
+ *   4. forks the skill process, which drops every privilege, loads seccomp last and execs;
+ *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
+ *      the skill process and, when that one ends, kills whatever is left and reports the status.
+ * A failure at any step is sent on the control socket (errno and text) and the init exits, so
+ * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
+ *
+ * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
+#include <cap-ng.h>
+#include <dirent.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <sched.h>
+
+#include "fileio.h"
+#include "sandbox-internal.h"
+
+/* The tmpfs that becomes the new root is mounted here first, in our private mount namespace; the
+ * host never sees it. Everything bound into it comes from fixed system paths or from fds opened
+ * earlier, so hiding the host's /tmp under it is harmless. */
+#define NEWROOT "/tmp"
+
+/* Signals the init passes on to the skill process instead of acting on them. */
+static const int forwarded_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static void send_message(int fd, const ChildMessage *m, int pass_fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof(*m) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        if (pass_fd >= 0) {
+                struct cmsghdr *cmsg;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof(control.buf);
+                cmsg = CMSG_FIRSTHDR(&mh);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
+        }
+
+        /* Nothing sensible is left to do if the parent is gone: the run ends either way. */
+        while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+                ;
+}
+
+_printf_(4, 5)
+static void send_error(int fd, ChildMessageType type, int r, const char *fmt, ...) {
+        ChildMessage m = { .type = type, .error = abs(r) };
+        va_list ap;
+        size_t n;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(m.text, sizeof(m.text), fmt, ap);
+        va_end(ap);
+        n = strlen(m.text);
+        if (r != 0 && n + 3 < sizeof(m.text))
+                (void) snprintf(m.text + n, sizeof(m.text) - n, ": %s", strerror(abs(r)));
+        send_message(fd, &m, -EBADF);
+}
+
+/* Setup steps return negative errno and fill a message; the caller reports and exits. */
+#define STEP_FAIL(msgbuf, r, ...) ({                                    \
+        int _r_ = -abs(r); /* before snprintf() can clobber errno */    \
+        (void) snprintf((msgbuf), sizeof(msgbuf), __VA_ARGS__);         \
+        _r_;                                                            \
+})
+
+typedef struct StepError {
+        char what[256];
+} StepError;
+
+_noreturn_ static void fail(const SandboxChild *c, int r, const StepError *e) {
+        send_error(c->ctl_fd, CHILD_MSG_ERROR, r, "%s", e->what);
+        _exit(SANDBOX_EXIT_SETUP);
+}
+
+static int write_file(const char *path, const char *contents, mode_t mode) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return -errno;
+        return loop_write(fd, contents, strlen(contents));
+}
+
+/* Adds mount attributes (read-only, nosuid, ...) to a mount, recursively when asked. Only adds:
+ * in a user namespace the flags the host set are locked, and adding never trips over that. */
+static int mount_add_attr(const char *path, uint64_t attr, bool recursive) {
+        struct mount_attr ma = { .attr_set = attr };
+        struct statvfs sv;
+        unsigned long flags = MS_BIND | MS_REMOUNT;
+
+        if (mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &ma, sizeof(ma)) >= 0)
+                return 0;
+        if (errno != ENOSYS)
+                return -errno;
+
+        /* Before Linux 5.12: a bind remount must repeat the flags the mount already has. */
+        if (statvfs(path, &sv) < 0)
+                return -errno;
+        flags |= (sv.f_flag & ST_RDONLY ? MS_RDONLY : 0) | (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) |
+                 (sv.f_flag & ST_NODEV ? MS_NODEV : 0) | (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) |
+                 (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+                 (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+        flags |= (attr & MOUNT_ATTR_RDONLY ? MS_RDONLY : 0) | (attr & MOUNT_ATTR_NOSUID ? MS_NOSUID : 0) |
+                 (attr & MOUNT_ATTR_NODEV ? MS_NODEV : 0) | (attr & MOUNT_ATTR_NOEXEC ? MS_NOEXEC : 0);
+        if (mount(NULL, path, NULL, flags, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static int bind_mount(const char *src, const char *dst, uint64_t attr, StepError *e) {
+        int r;
+
+        if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to bind %s to /%s", src, dst);
+        r = mount_add_attr(dst, attr, true);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to make /%s read-only", dst);
+        return 0;
+}
+
+/* Binds a file or directory that may be missing on this host; a missing source is skipped. */
+static int bind_optional(const char *src, const char *dst, StepError *e) {
+        struct stat st;
+
+        if (stat(src, &st) < 0)
+                return errno == ENOENT ? 0 : STEP_FAIL(e->what, errno, "Failed to stat %s", src);
+        if (S_ISDIR(st.st_mode)) {
+                if (mkdir(dst, 0755) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
+        } else {
+                _cleanup_close_ int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
+        }
+        return bind_mount(src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+}
+
+static int mount_tmpfs(const char *dst, unsigned long flags, const char *options, StepError *e) {
+        if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | flags, options) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to mount a tmpfs on /%s (%s)", dst, options);
+        return 0;
+}
+
+static int make_dir(const char *path, mode_t mode, StepError *e) {
+        if (mkdir(path, mode) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /%s", path);
+        /* umask would clear bits such as the sticky one's neighbours; say exactly what we mean. */
+        if (chmod(path, mode) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chmod /%s", path);
+        return 0;
+}
+
+/* /usr and the top-level links into it (/bin -> usr/bin on merged-/usr systems, real directories
+ * elsewhere, which are then bound read-only too). */
+static int setup_usr(StepError *e) {
+        static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+        int r;
+
+        r = make_dir("usr", 0755, e);
+        if (r < 0)
+                return r;
+        r = bind_mount("/usr", "usr", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
+                char src[32], target[PATH_MAX];
+                struct stat st;
+                ssize_t n;
+
+                (void) snprintf(src, sizeof(src), "/%s", top[i]);
+                if (lstat(src, &st) < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        return STEP_FAIL(e->what, errno, "Failed to stat %s", src);
+                }
+                if (S_ISLNK(st.st_mode)) {
+                        n = readlink(src, target, sizeof(target) - 1);
+                        if (n < 0)
+                                return STEP_FAIL(e->what, errno, "Failed to read link %s", src);
+                        target[n] = '\0';
+                        if (symlink(target, top[i]) < 0)
+                                return STEP_FAIL(e->what, errno, "Failed to create /%s", top[i]);
+                } else if (S_ISDIR(st.st_mode)) {
+                        r = bind_optional(src, top[i], e);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* A minimal /etc: what the dynamic linker, interpreters, TLS and name lookups read, and a
+ * synthetic user database that names only the sandbox user. No resolv.conf: there is no
+ * network, and "hosts: files" keeps name lookups from even trying DNS. */
+static int setup_etc(const SandboxChild *c, StepError *e) {
+        static const char *const copied[] = {
+                "ld.so.cache", "alternatives", "ssl/certs", "ssl/openssl.cnf", "services", "protocols",
+                "mime.types",
+        };
+        char buf[512], target[PATH_MAX];
+        ssize_t n;
+        int r;
+
+        r = make_dir("etc", 0755, e);
+        if (r < 0)
+                return r;
+        r = make_dir("etc/ssl", 0755, e);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(copied); i++) {
+                char src[64], dst[64];
+
+                (void) snprintf(src, sizeof(src), "/etc/%s", copied[i]);
+                (void) snprintf(dst, sizeof(dst), "etc/%s", copied[i]);
+                r = bind_optional(src, dst, e);
+                if (r < 0)
+                        return r;
+        }
+
+        /* localtime is a link into /usr/share/zoneinfo, which the sandbox has. */
+        n = readlink("/etc/localtime", target, sizeof(target) - 1);
+        if (n > 0) {
+                target[n] = '\0';
+                if (symlink(target, "etc/localtime") < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to create /etc/localtime");
+        }
+
+        (void) snprintf(buf, sizeof(buf), "skill:x:%u:%u:skill:/home/skill:/bin/sh\n", c->uid, c->gid);
+        r = write_file("etc/passwd", buf, 0644);
+        if (r >= 0) {
+                (void) snprintf(buf, sizeof(buf), "skill:x:%u:\n", c->gid);
+                r = write_file("etc/group", buf, 0644);
+        }
+        if (r >= 0)
+                r = write_file("etc/nsswitch.conf",
+                               "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+                               "networks: files\nprotocols: files\nservices: files\n", 0644);
+        if (r >= 0)
+                r = write_file("etc/hosts",
+                               "127.0.0.1\tlocalhost\n127.0.1.1\tskill\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+                               0644);
+        if (r >= 0)
+                r = write_file("etc/hostname", "skill\n", 0644);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to write the sandbox /etc");
+        return 0;
+}
+
+/* /dev: a small tmpfs with the harmless nodes bound from the host (creating nodes would need
+ * CAP_MKNOD, which a user namespace does not grant), the usual links, and a private /dev/shm. */
+static int setup_dev(const SandboxChild *c, StepError *e) {
+        static const char *const nodes[] = { "null", "zero", "full", "random", "urandom" };
+        static const char *const links[][2] = {
+                { "/proc/self/fd", "dev/fd" },
+                { "/proc/self/fd/0", "dev/stdin" },
+                { "/proc/self/fd/1", "dev/stdout" },
+                { "/proc/self/fd/2", "dev/stderr" },
+        };
+        char opts[64];
+        int r;
+
+        r = make_dir("dev", 0755, e);
+        if (r < 0)
+                return r;
+        r = mount_tmpfs("dev", MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755", e);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
+                char src[32], dst[32];
+                _cleanup_close_ int fd = -EBADF;
+
+                (void) snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+                (void) snprintf(dst, sizeof(dst), "dev/%s", nodes[i]);
+                fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+                if (fd < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
+                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to bind %s", src);
+                r = mount_add_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+                if (r < 0)
+                        return STEP_FAIL(e->what, r, "Failed to restrict /%s", dst);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(links); i++)
+                if (symlink(links[i][0], links[i][1]) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to create /%s", links[i][1]);
+
+        r = make_dir("dev/shm", 01777, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", c->tmpfs_size);
+        r = mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
+        if (r < 0)
+                return r;
+        r = mount_add_attr("dev", MOUNT_ATTR_RDONLY, false);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to make /dev read-only");
+        return 0;
+}
+
+/* /proc of the new PID namespace (we are its PID 1), with the parts that configure the kernel
+ * read-only even for a process that somehow had privileges. */
+static int setup_proc(StepError *e) {
+        static const char *const ro[] = { "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus" };
+        int r;
+
+        r = make_dir("proc", 0555, e);
+        if (r < 0)
+                return r;
+        if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to mount /proc");
+        for (size_t i = 0; i < ELEMENTSOF(ro); i++) {
+                if (access(ro[i], F_OK) < 0)
+                        continue;
+                r = bind_mount(ro[i], ro[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int copy_fd_to(int in_fd, const char *dst, uint64_t *budget, uid_t uid, gid_t gid, mode_t mode,
+                      StepError *e) {
+        _cleanup_close_ int out = -EBADF;
+        char buf[64 * 1024];
+        off_t off = 0;
+
+        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (out < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
+
+        for (;;) {
+                ssize_t n;
+                int r;
+
+                /* pread where possible, so a shared offset (the stdin memfd) is left alone. */
+                n = pread(in_fd, buf, sizeof(buf), off);
+                if (n < 0 && errno == ESPIPE)
+                        n = read(in_fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return STEP_FAIL(e->what, errno, "Failed to read the input for /%s", dst);
+                }
+                if (n == 0)
+                        break;
+                if ((uint64_t) n > *budget)
+                        return STEP_FAIL(e->what, EFBIG, "Input /%s does not fit into /work", dst);
+                *budget -= n;
+                off += n;
+                r = loop_write(out, buf, n);
+                if (r < 0)
+                        return STEP_FAIL(e->what, r, "Failed to write /%s", dst);
+        }
+        if (fchown(out, uid, gid) < 0 || fchmod(out, mode) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to hand /%s to the sandbox user", dst);
+        return 0;
+}
+
+/* The writable places: /work (with the --file inputs), /out (its own tmpfs, so its size is
+ * capped and no hard link can point out of it), /tmp and the home directory. */
+static int setup_writable(const SandboxChild *c, StepError *e) {
+        _cleanup_close_ int out_fd = -EBADF;
+        ChildMessage m = { .type = CHILD_MSG_OUT_FD };
+        uint64_t budget = c->work_size;
+        char opts[128];
+        int r;
+
+        r = make_dir("work", 0755, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755,uid=%u,gid=%u", c->work_size,
+                        c->uid, c->gid);
+        r = mount_tmpfs("work", 0, opts, e);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c->n_files; i++) {
+                char dst[PATH_MAX];
+
+                (void) snprintf(dst, sizeof(dst), "work/%s", c->file_names[i]);
+                r = copy_fd_to(c->file_fds[i], dst, &budget, c->uid, c->gid, 0644, e);
+                if (r < 0)
+                        return r;
+        }
+
+        r = make_dir("out", 0755, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0755,uid=%u,gid=%u",
+                        c->out_size, c->out_inodes, c->uid, c->gid);
+        r = mount_tmpfs("out", MS_NOEXEC, opts, e);
+        if (r < 0)
+                return r;
+        if (mkdir("out/files", 0755) < 0 || chown("out/files", c->uid, c->gid) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /out/files");
+        /* The parent copies artifacts through this fd after every process of the run is gone. */
+        out_fd = open("out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (out_fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open /out");
+        send_message(c->ctl_fd, &m, out_fd);
+
+        r = make_dir("tmp", 01777, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", c->tmpfs_size);
+        r = mount_tmpfs("tmp", 0, opts, e);
+        if (r < 0)
+                return r;
+
+        r = make_dir("home", 0755, e);
+        if (r < 0)
+                return r;
+        r = make_dir("home/skill", 0700, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0700,uid=%u,gid=%u", c->tmpfs_size,
+                        c->uid, c->gid);
+        r = mount_tmpfs("home/skill", 0, opts, e);
+        if (r < 0)
+                return r;
+
+        /* A few programs insist on /var/tmp. */
+        r = make_dir("var", 0755, e);
+        if (r < 0)
+                return r;
+        if (symlink("../tmp", "var/tmp") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /var/tmp");
+
+        r = make_dir("run", 0755, e);
+        if (r < 0)
+                return r;
+        if (c->input_fd >= 0) {
+                uint64_t input_budget = c->input_size;
+
+                r = make_dir("run/skill", 0755, e);
+                if (r < 0)
+                        return r;
+                r = copy_fd_to(c->input_fd, SANDBOX_INPUT_PATH + 1, &input_budget, c->uid, c->gid, 0444, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The parent opened the skill tree, but its fd points into the parent's mount namespace, and the
+ * kernel binds only mounts of our own. Look the same directory up again in our copy of the tree
+ * and check it is the very same one (device and inode), so a path swapped in between is caught. */
+static int reopen_here(int fd, int *ret, StepError *e) {
+        char link[64], path[PATH_MAX];
+        struct stat a, b;
+        ssize_t n;
+        int nfd;
+
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0)
+                return STEP_FAIL(e->what, errno, "Failed to find the skill directory");
+        path[n] = '\0';
+        if (path[0] != '/' || (size_t) n >= sizeof(path) - 1)
+                return STEP_FAIL(e->what, ENOENT, "The skill directory is no longer reachable (%.160s)", path);
+        nfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (nfd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open the skill directory %.160s", path);
+        if (fstat(fd, &a) < 0 || fstat(nfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+                safe_close(nfd);
+                return STEP_FAIL(e->what, ESTALE, "The skill directory %.160s was replaced during setup", path);
+        }
+        *ret = nfd;
+        return 0;
+}
+
+static int setup_rootfs(const SandboxChild *c, StepError *e) {
+        _cleanup_close_ int skill_fd = -EBADF;
+        char opts[64], skill_src[64];
+        int r;
+
+        /* Nothing we mount may propagate back to the host, and nothing from the host into us. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to make the mount namespace private");
+        /* Before NEWROOT covers anything the path might go through. */
+        r = reopen_here(c->skill_dir_fd, &skill_fd, e);
+        if (r < 0)
+                return r;
+
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", c->root_size);
+        if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to mount the new root tmpfs");
+        if (chdir(NEWROOT) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to enter the new root");
+
+        r = setup_usr(e);
+        if (r >= 0)
+                r = setup_etc(c, e);
+        if (r >= 0)
+                r = setup_dev(c, e);
+        if (r < 0)
+                return r;
+
+        /* The skill tree, read-only; through the fd the parent opened, never a path looked up
+         * again here. It keeps exec: skills without an interpreter are executed directly. */
+        r = make_dir("skill", 0755, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
+        r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+
+        r = setup_writable(c, e);
+        if (r >= 0)
+                r = setup_proc(e); /* last: /proc/self above must still be the host's */
+        if (r < 0)
+                return r;
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
+         * new root alone, without needing a directory to park the old root in. */
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to pivot into the new root");
+        if (umount2(".", MNT_DETACH) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to detach the old root");
+        if (chdir("/") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to the new root");
+        r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
+        if (chdir("/work") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to /work");
+        return 0;
+}
+
+/* Only lo exists in the new network namespace, and it starts down. */
+static int loopback_up(StepError *e) {
+        _cleanup_close_ int fd = -EBADF;
+        struct ifreq ifr = {};
+
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create a socket for lo");
+        strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to read the flags of lo");
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to bring lo up");
+        return 0;
+}
+
+/* Becomes the sandbox user with no capability left anywhere: effective, permitted, inheritable,
+ * ambient and the bounding set, which must go first since emptying it needs CAP_SETPCAP. */
+static int drop_privileges(const SandboxChild *c, StepError *e) {
+        capng_clear(CAPNG_SELECT_ALL);
+        if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
+                return STEP_FAIL(e->what, EPERM, "Failed to empty the capability bounding set");
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                return STEP_FAIL(e->what, errno, "Failed to clear ambient capabilities");
+
+        /* In a user namespace setgroups() is denied (we wrote "deny" so we could map gids); the
+         * caller's groups stay, shown as the overflow gid, and grant nothing inside. */
+        if (!c->userns && setgroups(0, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to drop supplementary groups");
+        if (setresgid(c->gid, c->gid, c->gid) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to change to gid %u", c->gid);
+        if (setresuid(c->uid, c->uid, c->uid) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to change to uid %u", c->uid);
+
+        if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+                return STEP_FAIL(e->what, EPERM, "Failed to drop capabilities");
+        capng_clear(CAPNG_SELECT_ALL);
+        if (capng_get_caps_process() < 0)
+                return STEP_FAIL(e->what, EIO, "Failed to read back capabilities");
+        if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE ||
+            capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE)
+                return STEP_FAIL(e->what, EPERM, "Capabilities are left after dropping them");
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to set no_new_privs");
+        return 0;
+}
+
+static void reset_signals(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t all;
+
+        /* Dispositions the caller ignored (SIGPIPE, typically) would survive execve(). */
+        for (int sig = 1; sig < _NSIG; sig++)
+                (void) sigaction(sig, &sa, NULL);
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+_noreturn_ static void skill_exec(const SandboxChild *c) {
+        StepError e = {};
+        int r;
+
+        reset_signals();
+
+        /* A new session without a controlling terminal: TIOCSTI and job control on the caller's
+         * terminal are out of reach even before seccomp. */
+        if (setsid() < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to start a new session");
+                goto fail;
+        }
+        if (dup2(c->stdin_fd, STDIN_FILENO) < 0 || dup2(c->stdout_fd, STDOUT_FILENO) < 0 ||
+            dup2(c->stderr_fd, STDERR_FILENO) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to set up stdio");
+                goto fail;
+        }
+        for (size_t i = 0; i < c->n_rlimits; i++)
+                if (setrlimit(c->rlimits[i].resource, &c->rlimits[i].limit) < 0) {
+                        r = STEP_FAIL(e.what, errno, "Failed to set resource limit %d", c->rlimits[i].resource);
+                        goto fail;
+                }
+
+        /* The control socket is close-on-exec and reports an execve() failure; all else goes. */
+        r = close_all_fds_except(&c->ctl_fd, 1);
+        if (r < 0) {
+                r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
+                goto fail;
+        }
+        umask(0022);
+        /* Undo any persona the caller had (setarch -R would leave ASLR off for the skill). */
+        if (personality(PER_LINUX) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to reset the execution domain");
+                goto fail;
+        }
+
+        r = drop_privileges(c, &e);
+        if (r < 0)
+                goto fail;
+
+        /* Last, so that none of the setup above needs a syscall the filter refuses. */
+        if (c->seccomp) {
+                r = seccomp_load(c->seccomp);
+                if (r < 0) {
+                        r = STEP_FAIL(e.what, r, "Failed to load the seccomp filter");
+                        goto fail;
+                }
+        }
+
+        execve(c->exec_path, c->argv, c->envp);
+        send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, errno, "Failed to execute %s", c->exec_path);
+        _exit(errno == ENOENT ? 127 : 126);
+
+fail:
+        send_error(c->ctl_fd, CHILD_MSG_ERROR, r, "%s", e.what);
+        _exit(SANDBOX_EXIT_SETUP);
+}
+
+static uint64_t timeval_usec(const struct timeval *tv) {
+        return (uint64_t) tv->tv_sec * 1000000ULL + (uint64_t) tv->tv_usec;
+}
+
+/* PID 1 of the run. It never runs untrusted code: it waits, reaps and forwards. Signals sent to
+ * it from inside the namespace cannot kill it (the kernel protects a namespace init from
+ * signals it has no handler for) and the blocked ones land in sigwaitinfo() below. */
+_noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
+        ChildMessage m = { .type = CHILD_MSG_EXITED };
+        struct rusage ru = {};
+        sigset_t mask;
+        bool main_done = false;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaddset(&mask, forwarded_signals[i]);
+
+        while (!main_done) {
+                siginfo_t si;
+
+                if (sigwaitinfo(&mask, &si) < 0)
+                        continue;
+                if (si.si_signo != SIGCHLD) {
+                        (void) kill(main_pid, si.si_signo);
+                        continue;
+                }
+                for (;;) {
+                        siginfo_t w = {};
+
+                        if (waitid(P_ALL, 0, &w, WEXITED | WNOHANG) < 0 || w.si_pid == 0)
+                                break;
+                        if (w.si_pid == main_pid) {
+                                m.code = w.si_code;
+                                m.status = w.si_status;
+                                main_done = true;
+                        }
+                }
+        }
+
+        /* The skill process is done: whatever it left behind (daemonized or not) dies now, so the
+         * run's end is the end of all of it. */
+        (void) kill(-1, SIGKILL);
+        while (waitid(P_ALL, 0, &(siginfo_t) {}, WEXITED) >= 0 || errno == EINTR)
+                ;
+
+        if (getrusage(RUSAGE_CHILDREN, &ru) >= 0) {
+                m.user_usec = timeval_usec(&ru.ru_utime);
+                m.system_usec = timeval_usec(&ru.ru_stime);
+                m.maxrss = (uint64_t) ru.ru_maxrss * 1024U;
+        }
+        send_message(c->ctl_fd, &m, -EBADF);
+        _exit(0);
+}
+
+_noreturn_ void sandbox_child_main(const SandboxChild *c) {
+        int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
+                       c->input_fd };
+        _cleanup_free_ int *keep_all = NULL;
+        StepError e = {};
+        sigset_t mask;
+        pid_t pid;
+        char go;
+        ssize_t n;
+        int r;
+
+        /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                _exit(SANDBOX_EXIT_SETUP);
+
+        /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
+         * the sandbox; drop them before anything else. */
+        keep_all = calloc(ELEMENTSOF(keep) + c->n_files, sizeof(int));
+        if (!keep_all)
+                _exit(SANDBOX_EXIT_SETUP);
+        memcpy(keep_all, keep, sizeof(keep));
+        memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
+        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files);
+        if (r < 0) {
+                r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
+                fail(c, r, &e);
+        }
+
+        /* Held until the parent put us where the limits apply. EOF: the parent gave up. */
+        do
+                n = read(c->hold_fd, &go, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(SANDBOX_EXIT_SETUP);
+        (void) safe_close(c->hold_fd);
+
+        /* Detach from the caller's session, so terminal signals (^C) reach the caller only; it
+         * decides whether the run is canceled. */
+        if (setsid() < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to start a new session");
+                fail(c, r, &e);
+        }
+        /* After placement, so the namespace's root is the run's own cgroup. */
+        if (unshare(CLONE_NEWCGROUP) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
+                fail(c, r, &e);
+        }
+        if (sethostname("skill", strlen("skill")) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to set the host name");
+                fail(c, r, &e);
+        }
+        r = loopback_up(&e);
+        if (r < 0)
+                fail(c, r, &e);
+        r = setup_rootfs(c, &e);
+        if (r < 0)
+                fail(c, r, &e);
+
+        /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
+         * process unblocks them again. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaddset(&mask, forwarded_signals[i]);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to block signals");
+                fail(c, r, &e);
+        }
+
+        pid = fork();
+        if (pid < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to fork the skill process");
+                fail(c, r, &e);
+        }
+        if (pid == 0)
+                skill_exec(c);
+
+        /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
+         * kill every process of the run without any capability, and holds no privilege a skill
+         * could hope to borrow. */
+        (void) close_all_fds_except(&c->ctl_fd, 1);
+        r = drop_privileges(c, &e);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                fail(c, r, &e);
+        }
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+        /* Changing the uid cleared the parent-death signal; set it again, and catch a parent that
+         * died in between by its end of the control socket hanging up. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+            poll(&(struct pollfd) { .fd = c->ctl_fd, .events = POLLIN }, 1, 0) != 0) {
+                (void) kill(-1, SIGKILL);
+                _exit(SANDBOX_EXIT_SETUP);
+        }
+        init_loop(c, pid);
+}

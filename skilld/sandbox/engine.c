@@ -1,0 +1,1210 @@
+/* The parent side of a run: prepare, clone, place, release, watch, collect.
+ *
+ *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
+ *   2. Pick the limit backend and the throwaway identity; build the seccomp filter, argv and
+ *      environment while errors can still be reported plainly.
+ *   3. clone3() the init into new namespaces, held on a pipe; write the uid/gid maps (unprivileged);
+ *      let the backend place it; release it.
+ *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
+ *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
+ *      cancel SIGKILL the init, which takes the whole PID namespace with it.
+ *   5. Reap, ask the backend what it saw, decide the status, read the output JSON, copy the
+ *      artifacts, write the logs and result.json. */
+#include <assert.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <systemd/sd-id128.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "parse-util.h"
+#include "sandbox-internal.h"
+
+/* The largest input JSON accepted; it lives in the root tmpfs and, when small, the environment. */
+#define SANDBOX_INPUT_MAX (64U * 1024U * 1024U)
+/* The uid lock file for root runs (see identity.c). */
+#define SANDBOX_UID_LOCK "/run/skilld/sandbox-uids.lock"
+/* After the init is gone every writer of the pipes is gone; this only bounds a kernel that is
+ * slow to tear the namespace down. */
+#define DRAIN_TIMEOUT_MSEC 5000
+
+/* The kernel ABI of clone3(); glibc does not wrap it. */
+struct sandbox_clone_args {
+        uint64_t flags;
+        uint64_t pidfd;
+        uint64_t child_tid;
+        uint64_t parent_tid;
+        uint64_t exit_signal;
+        uint64_t stack;
+        uint64_t stack_size;
+        uint64_t tls;
+        uint64_t set_tid;
+        uint64_t set_tid_size;
+        uint64_t cgroup;
+};
+
+typedef struct SandboxRun {
+        const RunRequest *req;
+        RunResult *result;
+
+        const SandboxBackendOps *backend;
+        void *backend_state;
+
+        int skill_dir_fd;
+        int dest_fd;                    /* the output directory */
+        int files_dest_fd;              /* its files/ */
+        int lock_fd;                    /* holds the uid */
+        int hold[2];
+        int ctl[2];
+        int out_pipe[2];
+        int err_pipe[2];
+        int stdin_fd;
+        int input_fd;
+        int *file_fds;
+        bool *file_fd_owned;
+        char **file_names;
+        size_t n_files;
+        int pidfd;
+        pid_t pid;
+        int out_fd;                     /* /out of the run, received from the init */
+
+        bool userns;
+        uid_t uid;
+        gid_t gid;
+        uint64_t work_size;
+        scmp_filter_ctx seccomp;
+        char **argv;
+        char **envp;
+        SandboxRlimit rlimits[8];
+        size_t n_rlimits;
+
+        uint64_t start_mono;
+        bool released;
+        bool killed;
+        bool timed_out;
+        bool canceled;
+        bool exited;                    /* CHILD_MSG_EXITED arrived */
+        ChildMessage exit_msg;
+        bool out_live_ok;
+        bool err_live_ok;
+} SandboxRun;
+
+static void sandbox_run_done(SandboxRun *run) {
+        (void) safe_close(run->skill_dir_fd);
+        (void) safe_close(run->dest_fd);
+        (void) safe_close(run->files_dest_fd);
+        (void) safe_close(run->lock_fd);
+        for (size_t i = 0; i < 2; i++) {
+                (void) safe_close(run->hold[i]);
+                (void) safe_close(run->ctl[i]);
+                (void) safe_close(run->out_pipe[i]);
+                (void) safe_close(run->err_pipe[i]);
+        }
+        (void) safe_close(run->stdin_fd);
+        if (run->input_fd != run->stdin_fd)
+                (void) safe_close(run->input_fd);
+        for (size_t i = 0; i < run->n_files; i++)
+                if (run->file_fd_owned[i])
+                        (void) safe_close(run->file_fds[i]);
+        free(run->file_fds);
+        free(run->file_fd_owned);
+        strv_free(run->file_names);
+        (void) safe_close(run->pidfd);
+        (void) safe_close(run->out_fd);
+        if (run->seccomp)
+                seccomp_release(run->seccomp);
+        strv_free(run->argv);
+        strv_free(run->envp);
+        if (run->backend)
+                run->backend_state = run->backend->free(run->backend_state);
+        run_result_free(run->result);
+}
+
+/* Records why the run could not start; the first failure wins, as in error_setf(). */
+_printf_(3, 4)
+static int run_fail(SandboxRun *run, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        r = error_setv(&run->result->error, r, fmt, ap);
+        va_end(ap);
+        if (run->result->error_errno == 0)
+                run->result->error_errno = -r;
+        run->result->status = RUN_STATUS_ERROR;
+        return r;
+}
+
+static bool run_id_valid(const char *id) {
+        if (strlen(id) != 32)
+                return false;
+        for (const char *p = id; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
+/* A script path stays inside the skill: relative, no "." or ".." components, no empty ones. */
+static bool script_path_valid(const char *p) {
+        const char *c = p;
+
+        if (isempty(p) || p[0] == '/' || strlen(p) > PATH_MAX / 2)
+                return false;
+        for (;;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                if (c[n] == '\0')
+                        return true;
+                c += n + 1;
+        }
+}
+
+static int request_check(const RunRequest *req, char **error) {
+        int r;
+
+        if (isempty(req->skill_dir))
+                return error_setf(error, -EINVAL, "No skill directory given");
+        if (!req->script || !script_path_valid(req->script))
+                return error_setf(error, -EINVAL, "Script path '%s' must be relative and stay inside the skill",
+                                  strna(req->script));
+        if (req->interpreter && req->interpreter[0] != '/')
+                return error_setf(error, -EINVAL, "Interpreter '%s' is not an absolute path", req->interpreter);
+        if (isempty(req->output_dir))
+                return error_setf(error, -EINVAL, "No output directory given");
+        if (req->run_id && !run_id_valid(req->run_id))
+                return error_setf(error, -EINVAL, "Run id '%s' is not 32 lowercase hex digits", req->run_id);
+        r = sandbox_limits_check(&req->limits, error);
+        if (r < 0)
+                return r;
+        r = sandbox_env_check_all(req->env, error);
+        if (r < 0)
+                return r;
+        if (req->n_files > 1024)
+                return error_setf(error, -E2BIG, "More than 1024 input files");
+        for (size_t i = 0; i < req->n_files; i++) {
+                r = sandbox_file_name_check(req->files[i].name, error);
+                if (r < 0)
+                        return r;
+                if (req->files[i].fd < 0 && isempty(req->files[i].path))
+                        return error_setf(error, -EINVAL, "Input file %s has neither fd nor path",
+                                          req->files[i].name);
+                for (size_t j = 0; j < i; j++)
+                        if (streq(req->files[i].name, req->files[j].name))
+                                return error_setf(error, -EINVAL, "Input file %s is given twice",
+                                                  req->files[i].name);
+        }
+        if (req->input_json) {
+                _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+
+                if (strlen(req->input_json) > SANDBOX_INPUT_MAX)
+                        return error_setf(error, -E2BIG, "The input JSON is larger than 64M");
+                j = cJSON_ParseWithOpts(req->input_json, NULL, true);
+                if (!j)
+                        return error_setf(error, -EINVAL, "The input is not valid JSON");
+        }
+        return 0;
+}
+
+static int result_new(const RunRequest *req, RunResult **ret) {
+        _cleanup_(run_result_freep) RunResult *r = NULL;
+        char id[SD_ID128_STRING_MAX];
+
+        r = calloc(1, sizeof(RunResult));
+        if (!r)
+                return -ENOMEM;
+        if (req->run_id)
+                r->run_id = strdup(req->run_id);
+        else {
+                sd_id128_t rid;
+                int q = sd_id128_randomize(&rid);
+                if (q < 0)
+                        return q;
+                r->run_id = strdup(sd_id128_to_string(rid, id));
+        }
+        r->script = strdup(req->script);
+        r->output_dir = strdup(req->output_dir);
+        if (!r->run_id || !r->script || !r->output_dir)
+                return -ENOMEM;
+        if ((req->skill_name && !(r->skill_name = strdup(req->skill_name))) ||
+            (req->skill_hash && !(r->skill_hash = strdup(req->skill_hash))) ||
+            (req->interpreter && !(r->interpreter = strdup(req->interpreter))))
+                return -ENOMEM;
+        r->status = RUN_STATUS_ERROR;
+        r->exit_code = -1;
+        r->uid = (uid_t) -1;
+        r->limits = req->limits;
+        r->usage = (RunUsage) {
+                .memory_peak = RUN_USAGE_UNKNOWN,
+                .tasks_peak = RUN_USAGE_UNKNOWN,
+        };
+        r->started_at = now_usec(CLOCK_REALTIME);
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+/* Whether the sandbox user, which is neither owner nor group of anything on the host, may use
+ * a file: only the "other" bits count. Unprivileged runs map the sandbox user to the caller, so
+ * there the owner bits apply and the kernel's own check at exec time is the right one. */
+static bool other_may(const struct stat *st, mode_t bits) {
+        return (st->st_mode & bits) == bits;
+}
+
+/* Looks at the entry point without following links, the way the sandbox will see it, so the
+ * usual mistakes get a precise message instead of a bare exec failure. */
+static int check_script(SandboxRun *run) {
+        const RunRequest *req = run->req;
+        _cleanup_free_ char *copy = NULL;
+        _cleanup_close_ int cur = -EBADF;
+        struct stat st;
+        char *p, *slash;
+
+        if (fstat(run->skill_dir_fd, &st) < 0)
+                return run_fail(run, -errno, "Failed to stat the skill directory %s: %m", req->skill_dir);
+        if (!run->userns && !other_may(&st, S_IXOTH))
+                return run_fail(run, -EACCES, "The skill directory %s is not accessible to the sandbox user "
+                                "(mode %04o); skill trees must be world-readable", req->skill_dir,
+                                st.st_mode & 07777);
+
+        copy = strdup(req->script);
+        if (!copy)
+                return -ENOMEM;
+        cur = fcntl(run->skill_dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return run_fail(run, -errno, "Failed to duplicate an fd: %m");
+
+        for (p = copy; (slash = strchr(p, '/')); p = slash + 1) {
+                int next;
+
+                *slash = '\0';
+                next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0) {
+                        run->result->exec_failed = errno == ENOENT;
+                        return run_fail(run, -errno, "Entry point %s: cannot enter %s: %m", req->script, p);
+                }
+                safe_close(cur);
+                cur = next;
+                if (fstat(cur, &st) < 0)
+                        return run_fail(run, -errno, "Failed to stat %s: %m", p);
+                if (!run->userns && !other_may(&st, S_IXOTH))
+                        return run_fail(run, -EACCES, "Entry point %s: directory %s is not accessible to the "
+                                        "sandbox user (mode %04o)", req->script, p, st.st_mode & 07777);
+        }
+
+        if (fstatat(cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                run->result->exec_failed = true;
+                return run_fail(run, -errno, "Entry point %s does not exist in the skill: %m", req->script);
+        }
+        run->result->exec_failed = true; /* from here on, every failure is "not executable" */
+        if (!S_ISREG(st.st_mode))
+                return run_fail(run, -EACCES, "Entry point %s is not a regular file", req->script);
+        if (!req->interpreter && !(st.st_mode & 0111))
+                return run_fail(run, -EACCES, "Entry point %s is not executable and no interpreter was given",
+                                req->script);
+        if (!run->userns && !other_may(&st, req->interpreter ? S_IROTH : S_IROTH | S_IXOTH))
+                return run_fail(run, -EACCES, "Entry point %s is not readable%s by the sandbox user (mode %04o)",
+                                req->script, req->interpreter ? "" : " and executable", st.st_mode & 07777);
+
+        if (req->interpreter) {
+                /* The sandbox has /usr and the links into it, nothing else of the host. */
+                if (!startswith(req->interpreter, "/usr/") && !startswith(req->interpreter, "/bin/") &&
+                    !startswith(req->interpreter, "/sbin/"))
+                        return run_fail(run, -EACCES, "Interpreter %s is outside /usr and not available in the "
+                                        "sandbox", req->interpreter);
+                if (stat(req->interpreter, &st) < 0) {
+                        if (errno != ENOENT)
+                                return run_fail(run, -errno, "Interpreter %s: %m", req->interpreter);
+                        return run_fail(run, -ENOENT, "Interpreter %s is not installed", req->interpreter);
+                }
+                if (!S_ISREG(st.st_mode) || !other_may(&st, S_IXOTH))
+                        return run_fail(run, -EACCES, "Interpreter %s is not executable", req->interpreter);
+        }
+        run->result->exec_failed = false;
+        return 0;
+}
+
+static int open_output_dir(SandboxRun *run) {
+        const char *dir = run->req->output_dir;
+        int r;
+
+        r = mkdir_p_at(AT_FDCWD, dir, 0755);
+        if (r < 0)
+                return run_fail(run, r, "Failed to create the output directory %s: %s", dir, strerror(-r));
+        run->dest_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (run->dest_fd < 0)
+                return run_fail(run, -errno, "Failed to open the output directory %s: %m", dir);
+        if (mkdirat(run->dest_fd, "files", 0755) < 0 && errno != EEXIST)
+                return run_fail(run, -errno, "Failed to create %s/files: %m", dir);
+        run->files_dest_fd = openat(run->dest_fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (run->files_dest_fd < 0)
+                return run_fail(run, -errno, "Failed to open %s/files: %m", dir);
+        return 0;
+}
+
+static int pick_backend(SandboxRun *run) {
+        const RunRequest *req = run->req;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (req->backend) {
+                r = req->backend->prepare(&req->limits, run->result->run_id, req->backend_userdata,
+                                          &run->backend_state, &why);
+                if (r < 0)
+                        return run_fail(run, r, "Failed to prepare the %s limits: %s", req->backend->name,
+                                        why ?: strerror(-r));
+                run->backend = req->backend;
+                return 0;
+        }
+
+        r = sandbox_backend_cgroup2.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state, &why);
+        if (r >= 0) {
+                run->backend = &sandbox_backend_cgroup2;
+                return 0;
+        }
+        if (r != -EOPNOTSUPP)
+                return run_fail(run, r, "Failed to set up the run's cgroup: %s", why ?: strerror(-r));
+        if (!(req->allow_missing & SANDBOX_LAYER_CGROUP))
+                return run_fail(run, r, "No cgroup v2 limits are available (%s), and running with rlimits "
+                                "instead is not allowed", why ?: "unknown reason");
+
+        r = sandbox_backend_rlimit.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state, NULL);
+        if (r < 0)
+                return run_fail(run, r, "Failed to prepare the rlimit limits");
+        run->backend = &sandbox_backend_rlimit;
+        run->result->layers_missing |= SANDBOX_LAYER_CGROUP;
+        return 0;
+}
+
+static void add_rlimit(SandboxRun *run, int resource, rlim_t value) {
+        assert(run->n_rlimits < ELEMENTSOF(run->rlimits));
+        run->rlimits[run->n_rlimits++] = (SandboxRlimit) {
+                .resource = resource,
+                .limit = { .rlim_cur = value, .rlim_max = value },
+        };
+}
+
+static void compute_rlimits(SandboxRun *run) {
+        const SandboxLimits *l = &run->req->limits;
+        struct rlimit nofile;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t cpu_sec;
+
+        add_rlimit(run, RLIMIT_CORE, 0);
+        /* A skill needs no more than this, and a huge inherited limit makes some programs (Python's
+         * subprocess among them, on old versions) loop over every possible fd. */
+        if (getrlimit(RLIMIT_NOFILE, &nofile) >= 0)
+                add_rlimit(run, RLIMIT_NOFILE, MIN(nofile.rlim_max, (rlim_t) 4096));
+        /* A backstop in case the wall timer never fires (the engine itself wedged): the most CPU
+         * time the run could use until its deadline on every CPU. */
+        cpu_sec = (l->timeout_usec + 999999) / 1000000 * (uint64_t) MAX(ncpu, 1L) + 1;
+        add_rlimit(run, RLIMIT_CPU, cpu_sec);
+        add_rlimit(run, RLIMIT_FSIZE, MAX(MAX(l->out_max, l->tmpfs_size), run->work_size));
+
+        if (run->backend->child_rlimits) {
+                /* RLIMIT_DATA counts what memory is (brk and private writable mappings) without
+                 * counting reservations: RLIMIT_AS would break Node.js and other runtimes that
+                 * reserve gigabytes of address space they never touch. */
+                add_rlimit(run, RLIMIT_DATA, l->memory_max);
+                /* Per real uid: the run's uid is its own, so this counts the run's tasks. */
+                add_rlimit(run, RLIMIT_NPROC, l->tasks_max);
+        }
+}
+
+static int build_argv(SandboxRun *run) {
+        const RunRequest *req = run->req;
+        _cleanup_strv_free_ char **argv = NULL;
+        char *script;
+        int r;
+
+        if (req->interpreter) {
+                r = strv_extend(&argv, req->interpreter);
+                if (r < 0)
+                        return r;
+        }
+        script = strdup_printf("/skill/%s", req->script);
+        r = script ? strv_push(&argv, script) : -ENOMEM;
+        if (r < 0)
+                return r;
+        STRV_FOREACH(a, req->args) {
+                r = strv_extend(&argv, *a);
+                if (r < 0)
+                        return r;
+        }
+        run->result->argv = strv_copy(argv);
+        if (!run->result->argv)
+                return -ENOMEM;
+        run->argv = TAKE_PTR(argv);
+        return 0;
+}
+
+static int prepare_stdin(SandboxRun *run) {
+        const char *input = run->req->input_json;
+        int r;
+
+        if (!input) {
+                run->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (run->stdin_fd < 0)
+                        return run_fail(run, -errno, "Failed to open /dev/null: %m");
+                return 0;
+        }
+
+        /* A sealed memfd: the skill reads stdin like a file (seekable, no pipe to feed while the
+         * run goes) and cannot change what the other input channels were given. */
+        run->input_fd = memfd_create("skill-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (run->input_fd < 0)
+                return run_fail(run, -errno, "Failed to create the input memfd: %m");
+        r = loop_write(run->input_fd, input, strlen(input));
+        if (r < 0)
+                return run_fail(run, r, "Failed to write the input: %s", strerror(-r));
+        if (fcntl(run->input_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return run_fail(run, -errno, "Failed to seal the input: %m");
+        if (lseek(run->input_fd, 0, SEEK_SET) < 0)
+                return run_fail(run, -errno, "Failed to rewind the input: %m");
+        run->stdin_fd = run->input_fd;
+        return 0;
+}
+
+static int prepare_files(SandboxRun *run) {
+        const RunRequest *req = run->req;
+
+        run->work_size = req->limits.tmpfs_size;
+        if (req->n_files == 0)
+                return 0;
+        run->file_fds = calloc(req->n_files, sizeof(int));
+        run->file_fd_owned = calloc(req->n_files, sizeof(bool));
+        run->file_names = calloc(req->n_files + 1, sizeof(char *));
+        if (!run->file_fds || !run->file_fd_owned || !run->file_names)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < req->n_files; i++) {
+                const RunFile *f = &req->files[i];
+                struct stat st;
+                int fd = f->fd;
+
+                run->file_names[i] = strdup(f->name);
+                if (!run->file_names[i])
+                        return -ENOMEM;
+                if (fd < 0) {
+                        fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        if (fd < 0)
+                                return run_fail(run, -errno, "Failed to open input file %s: %m", f->path);
+                        run->file_fd_owned[i] = true;
+                }
+                run->file_fds[i] = fd;
+                run->n_files = i + 1;
+                if (fstat(fd, &st) < 0)
+                        return run_fail(run, -errno, "Failed to stat input file %s: %m", f->name);
+                if (!S_ISREG(st.st_mode))
+                        return run_fail(run, -EINVAL, "Input file %s is not a regular file", f->name);
+                run->work_size += (uint64_t) st.st_size;
+        }
+        return 0;
+}
+
+static int prepare_identity(SandboxRun *run) {
+        _cleanup_free_ char *why = NULL;
+        uid_t uid;
+        int r;
+
+        if (run->userns) {
+                /* The caller's own uid, as the only one an unprivileged user may map. Inside, a
+                 * number that differs from the caller's, so "neither root nor the caller" holds in
+                 * the sandbox's view too. */
+                run->uid = run->gid = SANDBOX_USERNS_ID + (getuid() == SANDBOX_USERNS_ID);
+                run->result->uid = getuid();
+                return 0;
+        }
+
+        r = sandbox_identity_allocate(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
+        if (r < 0)
+                return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
+        run->uid = uid;
+        run->gid = (gid_t) uid;
+        run->result->uid = uid;
+        return 0;
+}
+
+static int prepare_seccomp(SandboxRun *run) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (!sandbox_seccomp_available()) {
+                if (!(run->req->allow_missing & SANDBOX_LAYER_SECCOMP))
+                        return run_fail(run, -EOPNOTSUPP, "seccomp is not available on this kernel, and running "
+                                        "without a syscall filter is not allowed");
+                run->result->layers_missing |= SANDBOX_LAYER_SECCOMP;
+                return 0;
+        }
+        r = sandbox_seccomp_new(&run->seccomp, &why);
+        if (r < 0)
+                return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
+        return 0;
+}
+
+static int prepare_pipes(SandboxRun *run) {
+        if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
+            pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->ctl) < 0)
+                return run_fail(run, -errno, "Failed to create pipes: %m");
+        if (fcntl(run->out_pipe[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(run->err_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(run->ctl[0], F_SETFL, O_NONBLOCK) < 0)
+                return run_fail(run, -errno, "Failed to make pipes non-blocking: %m");
+        return 0;
+}
+
+static int run_prepare(SandboxRun *run) {
+        const RunRequest *req = run->req;
+        int r;
+
+        run->userns = geteuid() != 0;
+
+        r = open_output_dir(run);
+        if (r < 0)
+                return r;
+        run->skill_dir_fd = open(req->skill_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (run->skill_dir_fd < 0)
+                return run_fail(run, -errno, "Failed to open the skill directory %s: %m", req->skill_dir);
+        r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_seccomp(run);
+        if (r < 0)
+                return r;
+        r = pick_backend(run);
+        if (r < 0)
+                return r;
+        run->result->backend = run->backend->name;
+        run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT | SANDBOX_LIMIT_OUTPUT |
+                                       SANDBOX_LIMIT_TMPFS;
+        r = prepare_identity(run);
+        if (r < 0)
+                return r;
+        r = prepare_files(run);
+        if (r < 0)
+                return r;
+        compute_rlimits(run);
+        r = build_argv(run);
+        if (r < 0)
+                return r;
+        r = sandbox_env_build(req->env, req->input_json, &run->envp);
+        if (r < 0)
+                return r;
+        r = prepare_stdin(run);
+        if (r < 0)
+                return r;
+        return prepare_pipes(run);
+}
+
+static int write_id_map(pid_t pid, const char *file, const char *contents) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64];
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, contents, strlen(contents)) != (ssize_t) strlen(contents))
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+static int map_ids(SandboxRun *run) {
+        char map[64];
+        int r;
+
+        /* Unprivileged, the one id we may map is our own, and only after giving up setgroups(). */
+        r = write_id_map(run->pid, "setgroups", "deny");
+        if (r < 0 && r != -ENOENT)
+                return run_fail(run, r, "Failed to deny setgroups in the user namespace: %s", strerror(-r));
+        (void) snprintf(map, sizeof(map), "%u %u 1\n", run->uid, getuid());
+        r = write_id_map(run->pid, "uid_map", map);
+        if (r < 0)
+                return run_fail(run, r, "Failed to write the uid map: %s", strerror(-r));
+        (void) snprintf(map, sizeof(map), "%u %u 1\n", run->gid, getgid());
+        r = write_id_map(run->pid, "gid_map", map);
+        if (r < 0)
+                return run_fail(run, r, "Failed to write the gid map: %s", strerror(-r));
+        return 0;
+}
+
+static int run_clone(SandboxRun *run) {
+        const SandboxChild child = {
+                .uid = run->uid,
+                .gid = run->gid,
+                .userns = run->userns,
+                .hold_fd = run->hold[0],
+                .ctl_fd = run->ctl[1],
+                .skill_dir_fd = run->skill_dir_fd,
+                .stdin_fd = run->stdin_fd,
+                .stdout_fd = run->out_pipe[1],
+                .stderr_fd = run->err_pipe[1],
+                .input_fd = run->input_fd,
+                .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
+                .file_fds = run->file_fds,
+                .file_names = run->file_names,
+                .n_files = run->n_files,
+                /* The root holds /etc's few files, mount points and the input. */
+                .root_size = 1024 * 1024 + (run->req->input_json ? strlen(run->req->input_json) : 0),
+                .tmpfs_size = run->req->limits.tmpfs_size,
+                .work_size = run->work_size,
+                .out_size = run->req->limits.out_max,
+                /* Entries under /out/files, plus /out, files/ and output.json. */
+                .out_inodes = run->req->limits.artifacts_max + 16,
+                .exec_path = run->argv[0],
+                .argv = run->argv,
+                .envp = run->envp,
+                .rlimits = run->rlimits,
+                .n_rlimits = run->n_rlimits,
+                .seccomp = run->seccomp,
+        };
+        uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                         (run->userns ? CLONE_NEWUSER : 0);
+        int pidfd = -EBADF;
+        struct sandbox_clone_args args = {
+                .flags = flags | CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        pid_t pid;
+
+        /* A fork-like clone: the child runs on a copy of our stack and memory, never returns here,
+         * and ends in execve() or _exit(). */
+        pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
+        if (pid < 0 && errno == ENOSYS) {
+                pid = (pid_t) syscall(SYS_clone, (unsigned long) flags | SIGCHLD, NULL, NULL, NULL, 0);
+                if (pid > 0) {
+                        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+                        if (pidfd < 0) {
+                                int saved = errno;
+
+                                (void) kill(pid, SIGKILL);
+                                (void) waitpid(pid, NULL, 0);
+                                return run_fail(run, -saved, "Failed to open a pidfd for the sandbox: %s",
+                                                strerror(saved));
+                        }
+                }
+        }
+        if (pid < 0) {
+                if (run->userns && (errno == EPERM || errno == EINVAL || errno == ENOSPC || errno == EUSERS ||
+                                     errno == EACCES))
+                        return run_fail(run, -errno, "Failed to create the sandbox namespaces: user namespaces "
+                                        "are not available to unprivileged users here (%m); run as root or "
+                                        "through the skilld service");
+                return run_fail(run, -errno, "Failed to create the sandbox namespaces: %m");
+        }
+        if (pid == 0)
+                sandbox_child_main(&child);
+
+        run->pid = pid;
+        run->pidfd = pidfd;
+        (void) fcntl(run->pidfd, F_SETFD, FD_CLOEXEC);
+        return 0;
+}
+
+static void run_kill(SandboxRun *run) {
+        if (run->killed || run->pid <= 0)
+                return;
+        run->killed = true;
+        /* The init is PID 1 of the run's namespace: its death takes every process of the run with
+         * it. The backend's kill covers anything that would be outside (it cannot be, but the
+         * cgroup is the authority on what is left). */
+        (void) syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
+        run->backend->kill(run->backend_state);
+}
+
+static int run_start(SandboxRun *run) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        r = run_clone(run);
+        if (r < 0)
+                return r;
+
+        /* Our copies of the child's ends: the pipes must see EOF once the run's processes are gone. */
+        run->hold[0] = safe_close(run->hold[0]);
+        run->ctl[1] = safe_close(run->ctl[1]);
+        run->out_pipe[1] = safe_close(run->out_pipe[1]);
+        run->err_pipe[1] = safe_close(run->err_pipe[1]);
+
+        if (run->userns) {
+                r = map_ids(run);
+                if (r < 0)
+                        goto abort;
+        }
+        r = run->backend->place(run->backend_state, run->pid, &why);
+        if (r < 0) {
+                r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s", run->backend->name,
+                             why ?: strerror(-r));
+                goto abort;
+        }
+
+        /* From here on the skill's time runs. */
+        run->start_mono = now_usec(CLOCK_MONOTONIC);
+        if (write(run->hold[1], "", 1) != 1) {
+                r = run_fail(run, -errno, "Failed to release the sandbox: %m");
+                goto abort;
+        }
+        run->hold[1] = safe_close(run->hold[1]);
+        run->released = true;
+        return 0;
+
+abort:
+        /* EOF on the hold pipe tells the held child to exit; SIGKILL in case it does not. */
+        run->hold[1] = safe_close(run->hold[1]);
+        run_kill(run);
+        return r;
+}
+
+static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
+        _cleanup_close_ int passed = fd;
+        char text[sizeof(m->text)];
+
+        memcpy(text, m->text, sizeof(text));
+        text[sizeof(text) - 1] = '\0';
+
+        switch (m->type) {
+        case CHILD_MSG_ERROR:
+                (void) run_fail(run, -(m->error ?: EIO), "Sandbox setup failed: %s", text);
+                break;
+        case CHILD_MSG_EXEC_FAILED:
+                if (!run->result->error)
+                        run->result->exec_failed = true;
+                (void) run_fail(run, -(m->error ?: EIO), "%s", text);
+                break;
+        case CHILD_MSG_OUT_FD:
+                if (passed >= 0 && run->out_fd < 0)
+                        run->out_fd = TAKE_FD(passed);
+                break;
+        case CHILD_MSG_EXITED:
+                run->exited = true;
+                run->exit_msg = *m;
+                break;
+        default:
+                break;
+        }
+}
+
+/* Reads every queued control message; EOF closes our end. */
+static int read_control(SandboxRun *run) {
+        while (run->ctl[0] >= 0) {
+                union {
+                        struct cmsghdr h;
+                        char buf[CMSG_SPACE(sizeof(int))];
+                } control;
+                ChildMessage m = {};
+                struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+                struct msghdr mh = {
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = &control,
+                        .msg_controllen = sizeof(control.buf),
+                };
+                struct cmsghdr *cmsg;
+                int fd = -EBADF;
+                ssize_t n;
+
+                n = recvmsg(run->ctl[0], &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        return -errno;
+                }
+                if (n == 0) {
+                        run->ctl[0] = safe_close(run->ctl[0]);
+                        return 0;
+                }
+                for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg))
+                        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+                            cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+                                memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+                if (n != sizeof(m)) {
+                        (void) safe_close(fd);
+                        continue;
+                }
+                handle_message(run, &m, fd);
+        }
+        return 0;
+}
+
+/* Reads what is there (a bounded amount, so the deadline is checked in between). */
+static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, int live_fd, bool *live_ok) {
+        for (unsigned i = 0; i < 64 && *fd >= 0; i++) {
+                char buf[64 * 1024];
+                ssize_t n;
+                int r;
+
+                n = read(*fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        return -errno;
+                }
+                if (n == 0) {
+                        *fd = safe_close(*fd);
+                        return 0;
+                }
+                r = run_stream_append(s, label, max, buf, n, live_fd, live_ok);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int read_streams(SandboxRun *run) {
+        int r;
+
+        r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout", run->req->limits.stdout_max,
+                        run->req->stdout_fd, &run->out_live_ok);
+        if (r >= 0)
+                r = read_stream(&run->err_pipe[0], &run->result->stderr_stream, "stderr",
+                                run->req->limits.stderr_max, run->req->stderr_fd, &run->err_live_ok);
+        return r;
+}
+
+/* Until the init exits: streams, messages, cancel, deadline. */
+static int run_watch(SandboxRun *run) {
+        uint64_t deadline = run->start_mono + run->req->limits.timeout_usec;
+        int r;
+
+        for (;;) {
+                struct pollfd p[5];
+                size_t n = 0, i_pid, i_cancel = SIZE_MAX;
+                int timeout_ms = -1;
+
+                p[n++] = (struct pollfd) { .fd = run->ctl[0], .events = POLLIN };
+                p[n++] = (struct pollfd) { .fd = run->out_pipe[0], .events = POLLIN };
+                p[n++] = (struct pollfd) { .fd = run->err_pipe[0], .events = POLLIN };
+                i_pid = n;
+                p[n++] = (struct pollfd) { .fd = run->pidfd, .events = POLLIN };
+                if (run->req->cancel_fd >= 0 && !run->killed) {
+                        i_cancel = n;
+                        p[n++] = (struct pollfd) { .fd = run->req->cancel_fd, .events = POLLIN };
+                }
+
+                if (!run->killed) {
+                        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                        if (now >= deadline) {
+                                run->timed_out = true;
+                                run_kill(run);
+                                continue;
+                        }
+                        timeout_ms = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT_MAX);
+                }
+
+                /* poll() ignores negative fds, so closed streams simply drop out. */
+                if (poll(p, n, timeout_ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+
+                r = read_control(run);
+                if (r < 0)
+                        return r;
+                r = read_streams(run);
+                if (r < 0)
+                        return r;
+                if (i_cancel != SIZE_MAX && (p[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        run->canceled = true;
+                        run_kill(run);
+                }
+                if (p[i_pid].revents & POLLIN)
+                        return 0;
+        }
+}
+
+/* The init is gone, and with it every process of the run: what is still in the pipes and on the
+ * socket is all there will be. */
+static int run_drain(SandboxRun *run) {
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + DRAIN_TIMEOUT_MSEC * 1000ULL;
+        int r;
+
+        while (run->ctl[0] >= 0 || run->out_pipe[0] >= 0 || run->err_pipe[0] >= 0) {
+                struct pollfd p[3] = {
+                        { .fd = run->ctl[0], .events = POLLIN },
+                        { .fd = run->out_pipe[0], .events = POLLIN },
+                        { .fd = run->err_pipe[0], .events = POLLIN },
+                };
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                if (now >= end)
+                        break;
+                if (poll(p, 3, (int) ((end - now) / 1000 + 1)) < 0 && errno != EINTR)
+                        return -errno;
+                r = read_control(run);
+                if (r < 0)
+                        return r;
+                r = read_streams(run);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static uint64_t timeval_usec(const struct timeval *tv) {
+        return (uint64_t) tv->tv_sec * 1000000ULL + (uint64_t) tv->tv_usec;
+}
+
+/* Reaps the init and gathers usage: the backend's figures where it has them, else what the
+ * kernel accounted to the init for all the processes it reaped. */
+static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
+        RunResult *res = run->result;
+        SandboxOutcome outcome = {};
+        struct rusage ru = {};
+        int status = 0, r;
+
+        while (wait4(run->pid, &status, 0, &ru) < 0 && errno == EINTR)
+                ;
+        res->ended_at = now_usec(CLOCK_REALTIME);
+        res->usage.wall_usec = now_usec(CLOCK_MONOTONIC) - run->start_mono;
+
+        if (!run->exited && !run->killed && !res->error) {
+                if (WIFEXITED(status))
+                        (void) run_fail(run, -EPROTO, "The sandbox init exited with status %d before the skill "
+                                        "ended", WEXITSTATUS(status));
+                else
+                        (void) run_fail(run, -EPROTO, "The sandbox init was killed by signal %s",
+                                        strna(sigabbrev_np(WTERMSIG(status))));
+        }
+
+        /* Belt and braces: nothing may outlive the run, whatever the namespace did. */
+        run->backend->kill(run->backend_state);
+        r = run->backend->collect(run->backend_state, &outcome);
+        if (r < 0)
+                outcome = (SandboxOutcome) {
+                        .usage = { RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN,
+                                   RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN },
+                };
+
+        res->usage.user_usec = outcome.usage.user_usec != RUN_USAGE_UNKNOWN ? outcome.usage.user_usec
+                                                                            : timeval_usec(&ru.ru_utime);
+        res->usage.system_usec = outcome.usage.system_usec != RUN_USAGE_UNKNOWN ? outcome.usage.system_usec
+                                                                                : timeval_usec(&ru.ru_stime);
+        if (outcome.usage.memory_peak != RUN_USAGE_UNKNOWN)
+                res->usage.memory_peak = outcome.usage.memory_peak;
+        else if (run->exited && run->exit_msg.maxrss > 0)
+                res->usage.memory_peak = run->exit_msg.maxrss;
+        else
+                res->usage.memory_peak = (uint64_t) ru.ru_maxrss * 1024U;
+        res->usage.tasks_peak = outcome.usage.tasks_peak;
+        *ret_outcome = outcome;
+}
+
+static void read_output_json(SandboxRun *run) {
+        RunResult *res = run->result;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        struct stat st;
+        int r;
+
+        if (run->out_fd >= 0) {
+                /* O_NONBLOCK: a FIFO named output.json must not hang us; it is refused below. */
+                fd = openat(run->out_fd, "output.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0 && errno != ENOENT) {
+                        res->output_error = strdup_printf("/out/output.json cannot be opened: %s",
+                                                          errno == ELOOP ? "it is a symlink" : strerror(errno));
+                        return;
+                }
+        }
+        if (fd >= 0) {
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        res->output_error = strdup("/out/output.json is not a regular file");
+                        return;
+                }
+                r = read_full_fd(fd, SANDBOX_OUTPUT_JSON_MAX, &data, &size);
+                if (r < 0) {
+                        res->output_error = strdup_printf("/out/output.json cannot be read: %s",
+                                                          r == -EFBIG ? "larger than 16M" : strerror(-r));
+                        return;
+                }
+                if (memchr(data, '\0', size) || !(res->output = cJSON_ParseWithOpts(data, NULL, true))) {
+                        res->output_error = strdup("/out/output.json is not valid JSON");
+                        return;
+                }
+                res->output_source = "output.json";
+                return;
+        }
+
+        /* No output.json: stdout, when all of it was kept and it is JSON and nothing else. */
+        if (res->stdout_stream.size > 0 && !res->stdout_stream.truncated &&
+            !memchr(res->stdout_stream.data, '\0', res->stdout_stream.size)) {
+                res->output = cJSON_ParseWithOpts(res->stdout_stream.data, NULL, true);
+                if (res->output)
+                        res->output_source = "stdout";
+        }
+}
+
+static void check_out_full(SandboxRun *run) {
+        struct statfs sf;
+
+        /* ENOSPC inside leaves the tmpfs with no free block (a short write fills it exactly), and
+         * the inode cap is the artifact cap. */
+        if (run->out_fd >= 0 && fstatfs(run->out_fd, &sf) >= 0)
+                run->result->out_full = sf.f_bfree == 0 || sf.f_ffree == 0;
+}
+
+static RunStatus decide_status(SandboxRun *run, const SandboxOutcome *outcome) {
+        RunResult *res = run->result;
+        bool success;
+
+        if (res->error)
+                return RUN_STATUS_ERROR;
+        if (run->canceled)
+                return RUN_STATUS_CANCELED;
+        if (run->timed_out)
+                return RUN_STATUS_TIMEOUT;
+
+        switch (run->exit_msg.code) {
+        case CLD_EXITED:
+                res->exit_code = run->exit_msg.status;
+                break;
+        case CLD_KILLED:
+        case CLD_DUMPED:
+                res->signal = run->exit_msg.status;
+                break;
+        default:
+                break;
+        }
+        success = res->exit_code == 0;
+
+        /* A limit explains a failure; a skill that recovered from a failed fork and succeeded
+         * anyway succeeded. */
+        if (!success && outcome->oom)
+                return RUN_STATUS_OOM;
+        if (!success && outcome->tasks)
+                return RUN_STATUS_TASKS;
+        if (res->signal == SIGSYS)
+                return RUN_STATUS_SECCOMP;
+        if (res->signal > 0)
+                return RUN_STATUS_SIGNAL;
+        if (res->out_full || res->artifacts_truncated)
+                return RUN_STATUS_OUTPUT_LIMIT;
+        return success ? RUN_STATUS_SUCCEEDED : RUN_STATUS_FAILED;
+}
+
+_printf_(2, 3)
+static void store_fail(SandboxRun *run, const char *fmt, ...) {
+        va_list ap;
+
+        if (run->result->store_error)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&run->result->store_error, fmt, ap) < 0)
+                run->result->store_error = NULL;
+        va_end(ap);
+}
+
+/* Artifacts, logs and result.json into the output directory. Failures here do not change why
+ * the run ended; they are reported as store_error. */
+static void run_store(SandboxRun *run) {
+        RunResult *res = run->result;
+        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
+        _cleanup_free_ char *text = NULL, *why = NULL;
+        int r;
+
+        if (run->out_fd >= 0 && res->status != RUN_STATUS_ERROR) {
+                r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max, res,
+                                           &why);
+                if (r < 0)
+                        store_fail(run, "%s", why ?: strerror(-r));
+                if (res->artifacts_truncated && res->status == RUN_STATUS_SUCCEEDED)
+                        res->status = RUN_STATUS_OUTPUT_LIMIT;
+        }
+        if (run->dest_fd < 0)
+                return;
+
+        r = write_file_atomic_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
+                                 res->stdout_stream.size, 0644);
+        if (r >= 0)
+                r = write_file_atomic_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
+                                         res->stderr_stream.size, 0644);
+        if (r < 0)
+                store_fail(run, "Failed to write the logs: %s", strerror(-r));
+
+        r = run_result_to_json(res, &json);
+        if (r >= 0) {
+                text = cJSON_Print(json);
+                r = text ? 0 : -ENOMEM;
+        }
+        if (r >= 0) {
+                char *nl = strdup_printf("%s\n", text);
+
+                r = nl ? write_file_atomic_at(run->dest_fd, "result.json", nl, strlen(nl), 0644) : -ENOMEM;
+                free(nl);
+        }
+        if (r < 0)
+                store_fail(run, "Failed to write result.json: %s", strerror(-r));
+}
+
+int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
+        _cleanup_(sandbox_run_done) SandboxRun run = {
+                .req = req,
+                .skill_dir_fd = -EBADF,
+                .dest_fd = -EBADF,
+                .files_dest_fd = -EBADF,
+                .lock_fd = -EBADF,
+                .hold = { -EBADF, -EBADF },
+                .ctl = { -EBADF, -EBADF },
+                .out_pipe = { -EBADF, -EBADF },
+                .err_pipe = { -EBADF, -EBADF },
+                .stdin_fd = -EBADF,
+                .input_fd = -EBADF,
+                .pidfd = -EBADF,
+                .out_fd = -EBADF,
+                .out_live_ok = true,
+                .err_live_ok = true,
+        };
+        SandboxOutcome outcome = {};
+        int r;
+
+        r = request_check(req, error);
+        if (r < 0)
+                return r;
+        r = result_new(req, &run.result);
+        if (r < 0)
+                return error_setf(error, r, "Failed to allocate the run result");
+
+        r = run_prepare(&run);
+        if (r >= 0)
+                r = run_start(&run);
+        if (r >= 0) {
+                r = run_watch(&run);
+                if (r < 0) {
+                        (void) run_fail(&run, r, "Failed to watch the run: %s", strerror(-r));
+                        run_kill(&run);
+                }
+        }
+        if (r < 0 && !run.result->error)
+                (void) run_fail(&run, r, "Failed to start the run: %s", strerror(-r));
+
+        if (run.pid > 0) {
+                /* Only the init's death ends a run: if watching failed, it was killed above. */
+                r = run_drain(&run);
+                if (r < 0)
+                        (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
+                run_reap(&run, &outcome);
+        } else
+                run.result->ended_at = now_usec(CLOCK_REALTIME);
+
+        check_out_full(&run);
+        run.result->status = decide_status(&run, &outcome);
+        if (run.result->status != RUN_STATUS_ERROR)
+                read_output_json(&run);
+        run_store(&run);
+
+        *ret = TAKE_PTR(run.result);
+        return 0;
+}

@@ -1,0 +1,219 @@
+/* The sandbox engine: runs one script of a skill tree, isolated and limited, and hands back a
+ * structured result. Both callers use it: `skillctl run` embedded, and the skilld daemon (which
+ * plugs its own limit backend, the systemd scope, through SandboxBackendOps).
+ *
+ * The engine works on a plain host directory holding a validated skill tree (the loader made it),
+ * a script path relative to it and an interpreter; it knows nothing of SKILL.md, archives or
+ * D-Bus. One call, sandbox_run(), runs to the end: it blocks until the run finished, was
+ * canceled through cancel_fd or hit its timeout, and leaves nothing of the run behind. */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+typedef struct SandboxBackendOps SandboxBackendOps;
+
+/* Why a run ended. queued, running and interrupted are never produced by the engine: they belong
+ * to the daemon's bookkeeping but share the names, so one enum serves the whole API. */
+typedef enum RunStatus {
+        RUN_STATUS_SUCCEEDED,
+        RUN_STATUS_FAILED,              /* exited with a non-zero code */
+        RUN_STATUS_TIMEOUT,
+        RUN_STATUS_OOM,
+        RUN_STATUS_TASKS,               /* hit the tasks limit */
+        RUN_STATUS_SIGNAL,
+        RUN_STATUS_SECCOMP,             /* killed by SIGSYS */
+        RUN_STATUS_OUTPUT_LIMIT,        /* /out filled up, or too many artifacts */
+        RUN_STATUS_ERROR,               /* the sandbox could not be set up; the skill never ran */
+        RUN_STATUS_CANCELED,
+        RUN_STATUS_INTERRUPTED,         /* daemon: it died while the run was in flight */
+        RUN_STATUS_QUEUED,              /* daemon */
+        RUN_STATUS_RUNNING,             /* daemon */
+        _RUN_STATUS_MAX,
+        _RUN_STATUS_INVALID = -EINVAL,
+} RunStatus;
+
+const char *run_status_to_string(RunStatus s);
+RunStatus run_status_from_string(const char *s);
+
+/* Isolation layers a machine may lack. A run needing a missing layer is refused unless the
+ * request lists it in allow_missing (the admin policy decides; skillctl allows only CGROUP, since
+ * rlimits plus the wall timer are the documented fallback for limits). */
+typedef enum SandboxLayer {
+        SANDBOX_LAYER_CGROUP    = 1U << 0,      /* cgroup limits (else rlimits and the timer) */
+        SANDBOX_LAYER_SECCOMP   = 1U << 1,      /* the syscall filter */
+        _SANDBOX_LAYER_ALL      = (1U << 2) - 1,
+} SandboxLayer;
+
+/* The limits in force, each one checked by sandbox_limits_check(). */
+typedef enum SandboxLimit {
+        SANDBOX_LIMIT_MEMORY    = 1U << 0,
+        SANDBOX_LIMIT_TASKS     = 1U << 1,
+        SANDBOX_LIMIT_CPU       = 1U << 2,
+        SANDBOX_LIMIT_TIMEOUT   = 1U << 3,
+        SANDBOX_LIMIT_OUTPUT    = 1U << 4,      /* stdout/stderr caps, /out size, artifact count */
+        SANDBOX_LIMIT_TMPFS     = 1U << 5,
+} SandboxLimit;
+
+typedef struct SandboxLimits {
+        uint64_t memory_max;            /* bytes of memory (swap is never allowed) */
+        uint64_t tasks_max;             /* processes and threads, the init included */
+        unsigned cpu_percent;           /* of one CPU; 200 means two full CPUs */
+        uint64_t timeout_usec;          /* wall clock, from release to the end of the last process */
+        uint64_t stdout_max;            /* bytes kept of stdout; the rest is counted, not kept */
+        uint64_t stderr_max;
+        uint64_t out_max;               /* size of the /out tmpfs */
+        uint64_t tmpfs_size;            /* each of /tmp, /home/skill, /work and /dev/shm */
+        uint64_t artifacts_max;         /* files and directories copied out of /out/files */
+} SandboxLimits;
+
+#define SANDBOX_LIMITS_DEFAULT                                  \
+        (SandboxLimits) {                                       \
+                .memory_max = 512ULL * 1024 * 1024,             \
+                .tasks_max = 256,                               \
+                .cpu_percent = 100,                             \
+                .timeout_usec = 60ULL * 1000 * 1000,            \
+                .stdout_max = 16ULL * 1024 * 1024,              \
+                .stderr_max = 16ULL * 1024 * 1024,              \
+                .out_max = 256ULL * 1024 * 1024,                \
+                .tmpfs_size = 64ULL * 1024 * 1024,              \
+                .artifacts_max = 10000,                         \
+        }
+
+int sandbox_limits_check(const SandboxLimits *l, char **error);
+
+/* An input file for /work: name is a plain file name; the engine reads fd (the caller opened it,
+ * so it never opens a path on someone else's behalf), or path when fd < 0. */
+typedef struct RunFile {
+        const char *name;
+        int fd;
+        const char *path;
+} RunFile;
+
+typedef struct RunRequest {
+        const char *run_id;             /* 32 lowercase hex digits; NULL: a random one */
+        const char *skill_dir;          /* host directory of the validated skill tree */
+        const char *skill_name;         /* recorded in the result */
+        const char *skill_hash;         /* recorded in the result */
+        const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
+        const char *interpreter;        /* absolute path, same inside and outside; NULL: exec script */
+        char **args;                    /* passed after the script */
+        const char *input_json;         /* NULL: no input (stdin is /dev/null) */
+        const RunFile *files;
+        size_t n_files;
+        char **env;                     /* NAME=VALUE, checked with sandbox_env_check() */
+        SandboxLimits limits;
+        unsigned allow_missing;         /* SandboxLayer bits */
+        const char *output_dir;         /* artifacts, logs and result.json; created if missing */
+        int stdout_fd;                  /* live copies of the skill's stdout/stderr, or -1 */
+        int stderr_fd;
+        int cancel_fd;                  /* readable: cancel the run (an eventfd, signalfd, pipe), or -1 */
+
+        /* Where the held child goes so the limits apply. NULL: cgroup v2 where this process may
+         * create cgroups with the memory, pids and cpu controllers, else rlimits. */
+        const SandboxBackendOps *backend;
+        void *backend_userdata;
+} RunRequest;
+
+/* A RunRequest with no fds and default limits; fill in the rest. */
+#define RUN_REQUEST_INIT                                        \
+        (RunRequest) {                                          \
+                .limits = SANDBOX_LIMITS_DEFAULT,               \
+                .stdout_fd = -EBADF,                            \
+                .stderr_fd = -EBADF,                            \
+                .cancel_fd = -EBADF,                            \
+        }
+
+/* Checks one --env entry: the name matches [A-Za-z_][A-Za-z0-9_]* and is not one the sandbox owns
+ * or one that changes how interpreters load code (LD_*, PYTHONPATH, PYTHONHOME, NODE_OPTIONS,
+ * NODE_PATH, PATH, HOME, SKILL_*, SANDBOX_*). */
+int sandbox_env_check(const char *assignment, char **error);
+/* Checks a --file name: a plain file name that cannot collide with what the engine puts there. */
+int sandbox_file_name_check(const char *name, char **error);
+
+typedef struct RunStream {
+        char *data;                     /* what was kept, with the truncation marker if any */
+        size_t size;
+        uint64_t total;                 /* bytes the skill wrote */
+        bool truncated;
+} RunStream;
+
+typedef struct RunArtifact {
+        char *path;                     /* relative to /out/files */
+        bool directory;
+        uint64_t size;
+        char sha256[65];                /* empty for directories */
+} RunArtifact;
+
+typedef struct RunSkipped {
+        char *path;
+        char *reason;                   /* "symlink", "fifo", "socket", "device", "unreadable", ... */
+} RunSkipped;
+
+#define RUN_USAGE_UNKNOWN UINT64_MAX
+
+typedef struct RunUsage {
+        uint64_t wall_usec;
+        uint64_t user_usec;
+        uint64_t system_usec;
+        uint64_t memory_peak;           /* bytes; RUN_USAGE_UNKNOWN when the backend cannot tell */
+        uint64_t tasks_peak;
+} RunUsage;
+
+typedef struct RunResult {
+        char *run_id;
+        char *skill_name;
+        char *skill_hash;
+        char *script;
+        char *interpreter;
+        char **argv;                    /* as executed inside the sandbox */
+
+        RunStatus status;
+        int exit_code;                  /* -1 unless the skill exited */
+        int signal;                     /* 0 unless it was killed by a signal */
+        char *error;                    /* status error: what failed */
+        int error_errno;                /* status error: positive errno of the failure */
+        bool exec_failed;               /* status error: the sandbox was ready, execve() failed */
+
+        cJSON *output;                  /* the output JSON, or NULL for null */
+        const char *output_source;      /* "output.json", "stdout" or NULL */
+        char *output_error;             /* why /out/output.json was ignored */
+
+        RunStream stdout_stream;
+        RunStream stderr_stream;
+
+        RunArtifact *artifacts;
+        size_t n_artifacts;
+        RunSkipped *skipped;
+        size_t n_skipped;
+        bool artifacts_truncated;       /* artifacts_max was reached */
+        bool out_full;                  /* the /out tmpfs ran out of space or inodes */
+
+        RunUsage usage;
+        SandboxLimits limits;
+        const char *backend;            /* the name of the backend that enforced the limits */
+        unsigned limits_enforced;       /* SandboxLimit bits the backend really enforced */
+        unsigned layers_missing;        /* SandboxLayer bits allowed missing and missing */
+        uid_t uid;                      /* the sandbox uid as the host sees it */
+
+        uint64_t started_at;            /* CLOCK_REALTIME usec */
+        uint64_t ended_at;
+        char *output_dir;
+        char *store_error;              /* writing artifacts, logs or result.json failed */
+} RunResult;
+
+RunResult *run_result_free(RunResult *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RunResult *, run_result_free);
+
+/* The result as JSON, the format of result.json and of the daemon's Result property. */
+int run_result_to_json(const RunResult *r, cJSON **ret);
+/* The exit status `skillctl run` returns for this result (see skillctl(1)): the skill's exit
+ * code; 124 timeout; 128+N signal; 137 oom; 125 setup failure; 126/127 not executable/found. */
+int run_result_exit_code(const RunResult *r);
+
+/* Runs the request to its end. Returns 0 with a result whenever a run was attempted (a setup
+ * failure is a result with status error); negative errno, with a message, only when the
+ * request itself is invalid or memory ran out. */
+int sandbox_run(const RunRequest *req, RunResult **ret, char **error);

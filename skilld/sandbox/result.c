@@ -1,0 +1,327 @@
+/* The result of a run and its JSON form (result.json, and the daemon's Result property). The
+ * JSON is the stable interface: snake_case keys, sizes in bytes, times in microseconds plus an
+ * ISO 8601 UTC string for people, null for what is unknown rather than a made-up zero. */
+#include <signal.h>
+#include <time.h>
+
+#include "sandbox-internal.h"
+
+#define DECIMAL_STR_MAX(type) (sizeof(type) * 3 + 2)
+
+static const char *const status_table[_RUN_STATUS_MAX] = {
+        [RUN_STATUS_SUCCEEDED]    = "succeeded",
+        [RUN_STATUS_FAILED]       = "failed",
+        [RUN_STATUS_TIMEOUT]      = "timeout",
+        [RUN_STATUS_OOM]          = "oom",
+        [RUN_STATUS_TASKS]        = "tasks",
+        [RUN_STATUS_SIGNAL]       = "signal",
+        [RUN_STATUS_SECCOMP]      = "seccomp",
+        [RUN_STATUS_OUTPUT_LIMIT] = "output-limit",
+        [RUN_STATUS_ERROR]        = "error",
+        [RUN_STATUS_CANCELED]     = "canceled",
+        [RUN_STATUS_INTERRUPTED]  = "interrupted",
+        [RUN_STATUS_QUEUED]       = "queued",
+        [RUN_STATUS_RUNNING]      = "running",
+};
+
+const char *run_status_to_string(RunStatus s) {
+        if (s < 0 || s >= _RUN_STATUS_MAX)
+                return NULL;
+        return status_table[s];
+}
+
+RunStatus run_status_from_string(const char *s) {
+        if (!s)
+                return _RUN_STATUS_INVALID;
+        for (RunStatus i = 0; i < _RUN_STATUS_MAX; i++)
+                if (streq(status_table[i], s))
+                        return i;
+        return _RUN_STATUS_INVALID;
+}
+
+uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        (void) clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+void run_result_add_skipped(RunResult *r, const char *path, const char *reason) {
+        RunSkipped *s;
+
+        /* Best effort: the list is a report, losing an entry to ENOMEM loses no data. */
+        s = reallocarray(r->skipped, r->n_skipped + 1, sizeof(RunSkipped));
+        if (!s)
+                return;
+        r->skipped = s;
+        s[r->n_skipped].path = strdup(path);
+        s[r->n_skipped].reason = strdup(reason);
+        if (!s[r->n_skipped].path || !s[r->n_skipped].reason) {
+                free(s[r->n_skipped].path);
+                free(s[r->n_skipped].reason);
+                return;
+        }
+        r->n_skipped++;
+}
+
+RunResult *run_result_free(RunResult *r) {
+        if (!r)
+                return NULL;
+        free(r->run_id);
+        free(r->skill_name);
+        free(r->skill_hash);
+        free(r->script);
+        free(r->interpreter);
+        strv_free(r->argv);
+        free(r->error);
+        cJSON_Delete(r->output);
+        free(r->output_error);
+        free(r->stdout_stream.data);
+        free(r->stderr_stream.data);
+        for (size_t i = 0; i < r->n_artifacts; i++)
+                free(r->artifacts[i].path);
+        free(r->artifacts);
+        for (size_t i = 0; i < r->n_skipped; i++) {
+                free(r->skipped[i].path);
+                free(r->skipped[i].reason);
+        }
+        free(r->skipped);
+        free(r->output_dir);
+        free(r->store_error);
+        free(r);
+        return NULL;
+}
+
+int run_result_exit_code(const RunResult *r) {
+        switch (r->status) {
+        case RUN_STATUS_SUCCEEDED:
+                return 0;
+        case RUN_STATUS_TIMEOUT:
+                return 124;
+        case RUN_STATUS_OOM:
+                return 128 + SIGKILL;
+        case RUN_STATUS_ERROR:
+                if (r->exec_failed)
+                        return r->error_errno == ENOENT ? 127 : 126;
+                return 125;
+        case RUN_STATUS_CANCELED:
+                return 128 + SIGINT;
+        case RUN_STATUS_FAILED:
+        case RUN_STATUS_TASKS:
+        case RUN_STATUS_SIGNAL:
+        case RUN_STATUS_SECCOMP:
+        case RUN_STATUS_OUTPUT_LIMIT:
+        case RUN_STATUS_INTERRUPTED:
+        case RUN_STATUS_QUEUED:
+        case RUN_STATUS_RUNNING:
+        case _RUN_STATUS_MAX:
+        case _RUN_STATUS_INVALID:
+        default:
+                if (r->signal > 0)
+                        return 128 + r->signal;
+                if (r->exit_code >= 0)
+                        return r->exit_code == 0 ? 1 : r->exit_code; /* never "success" here */
+                return 125;
+        }
+}
+
+static cJSON *json_u64(uint64_t v) {
+        char buf[DECIMAL_STR_MAX(uint64_t)];
+
+        /* Printed as an exact integer: cJSON's double formatting rounds to 15 digits, which
+         * already loses microsecond timestamps. */
+        if (v == RUN_USAGE_UNKNOWN)
+                return cJSON_CreateNull();
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_string_or_null(const char *s) {
+        return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *json_time(uint64_t usec) {
+        char buf[64];
+        struct tm tm;
+        time_t t;
+
+        if (usec == 0)
+                return cJSON_CreateNull();
+        t = (time_t) (usec / 1000000ULL);
+        if (!gmtime_r(&t, &tm))
+                return cJSON_CreateNull();
+        (void) snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                        (unsigned) (usec % 1000000ULL));
+        return cJSON_CreateString(buf);
+}
+
+/* Adds item to obj under key; frees and fails when item is NULL (allocation failed). */
+static int add(cJSON *obj, const char *key, cJSON *item) {
+        if (!item)
+                return -ENOMEM;
+        if (!cJSON_AddItemToObject(obj, key, item)) {
+                cJSON_Delete(item);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int add_to_array(cJSON *arr, cJSON *item) {
+        if (!item)
+                return -ENOMEM;
+        if (!cJSON_AddItemToArray(arr, item)) {
+                cJSON_Delete(item);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Stream text goes into the JSON only while it is small and valid UTF-8; stdout.log and
+ * stderr.log next to result.json always hold all that was kept. */
+#define STREAM_INLINE_MAX (64U * 1024U)
+
+static cJSON *stream_to_json(const RunStream *s, const char *log_name) {
+        cJSON *o = cJSON_CreateObject();
+        bool inline_text = s->size <= STREAM_INLINE_MAX && utf8_is_valid(strempty(s->data), s->size) &&
+                           !memchr(strempty(s->data), '\0', s->size);
+
+        if (!o)
+                return NULL;
+        if (add(o, "bytes", json_u64(s->total)) < 0 || add(o, "kept", json_u64(s->size)) < 0 ||
+            add(o, "truncated", cJSON_CreateBool(s->truncated)) < 0 ||
+            add(o, "path", json_string_or_null(log_name)) < 0 ||
+            add(o, "text", inline_text ? cJSON_CreateString(strempty(s->data)) : cJSON_CreateNull()) < 0)
+                return cJSON_Delete(o), NULL;
+        return o;
+}
+
+static cJSON *limits_to_json(const RunResult *r) {
+        static const struct {
+                unsigned bit;
+                const char *name;
+        } names[] = {
+                { SANDBOX_LIMIT_MEMORY, "memory" }, { SANDBOX_LIMIT_TASKS, "tasks" },
+                { SANDBOX_LIMIT_CPU, "cpu" }, { SANDBOX_LIMIT_TIMEOUT, "timeout" },
+                { SANDBOX_LIMIT_OUTPUT, "output" }, { SANDBOX_LIMIT_TMPFS, "tmpfs" },
+        };
+        const SandboxLimits *l = &r->limits;
+        cJSON *o = cJSON_CreateObject(), *enforced = NULL;
+
+        if (!o)
+                return NULL;
+        if (add(o, "backend", json_string_or_null(r->backend)) < 0 ||
+            add(o, "memory_max", json_u64(l->memory_max)) < 0 ||
+            add(o, "tasks_max", json_u64(l->tasks_max)) < 0 ||
+            add(o, "cpu_percent", json_u64(l->cpu_percent)) < 0 ||
+            add(o, "timeout_usec", json_u64(l->timeout_usec)) < 0 ||
+            add(o, "stdout_max", json_u64(l->stdout_max)) < 0 ||
+            add(o, "stderr_max", json_u64(l->stderr_max)) < 0 ||
+            add(o, "out_max", json_u64(l->out_max)) < 0 ||
+            add(o, "tmpfs_size", json_u64(l->tmpfs_size)) < 0 ||
+            add(o, "artifacts_max", json_u64(l->artifacts_max)) < 0 ||
+            add(o, "enforced", enforced = cJSON_CreateArray()) < 0)
+                return cJSON_Delete(o), NULL;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if ((r->limits_enforced & names[i].bit) &&
+                    add_to_array(enforced, cJSON_CreateString(names[i].name)) < 0)
+                        return cJSON_Delete(o), NULL;
+        return o;
+}
+
+static cJSON *artifacts_to_json(const RunResult *r) {
+        cJSON *arr = cJSON_CreateArray();
+
+        if (!arr)
+                return NULL;
+        for (size_t i = 0; i < r->n_artifacts; i++) {
+                const RunArtifact *a = &r->artifacts[i];
+                cJSON *o = cJSON_CreateObject();
+
+                if (add_to_array(arr, o) < 0 ||
+                    add(o, "path", cJSON_CreateString(a->path)) < 0 ||
+                    add(o, "type", cJSON_CreateString(a->directory ? "directory" : "file")) < 0 ||
+                    (!a->directory && add(o, "size", json_u64(a->size)) < 0) ||
+                    (!a->directory && add(o, "sha256", cJSON_CreateString(a->sha256)) < 0))
+                        return cJSON_Delete(arr), NULL;
+        }
+        return arr;
+}
+
+static cJSON *skipped_to_json(const RunResult *r) {
+        cJSON *arr = cJSON_CreateArray();
+
+        if (!arr)
+                return NULL;
+        for (size_t i = 0; i < r->n_skipped; i++) {
+                cJSON *o = cJSON_CreateObject();
+
+                if (add_to_array(arr, o) < 0 ||
+                    add(o, "path", cJSON_CreateString(r->skipped[i].path)) < 0 ||
+                    add(o, "reason", cJSON_CreateString(r->skipped[i].reason)) < 0)
+                        return cJSON_Delete(arr), NULL;
+        }
+        return arr;
+}
+
+static cJSON *layers_to_json(unsigned layers) {
+        cJSON *arr = cJSON_CreateArray();
+
+        if (!arr)
+                return NULL;
+        if (((layers & SANDBOX_LAYER_CGROUP) && add_to_array(arr, cJSON_CreateString("cgroup")) < 0) ||
+            ((layers & SANDBOX_LAYER_SECCOMP) && add_to_array(arr, cJSON_CreateString("seccomp")) < 0))
+                return cJSON_Delete(arr), NULL;
+        return arr;
+}
+
+int run_result_to_json(const RunResult *r, cJSON **ret) {
+        _cleanup_(cJSON_Deletep) cJSON *o = NULL;
+        cJSON *usage;
+
+        o = cJSON_CreateObject();
+        if (!o)
+                return -ENOMEM;
+
+        if (add(o, "run_id", json_string_or_null(r->run_id)) < 0 ||
+            add(o, "skill", json_string_or_null(r->skill_name)) < 0 ||
+            add(o, "skill_hash", json_string_or_null(r->skill_hash)) < 0 ||
+            add(o, "script", json_string_or_null(r->script)) < 0 ||
+            add(o, "interpreter", json_string_or_null(r->interpreter)) < 0 ||
+            add(o, "argv", r->argv ? cJSON_CreateStringArray((const char * const *) r->argv,
+                                                             (int) strv_length(r->argv))
+                                   : cJSON_CreateArray()) < 0 ||
+            add(o, "status", json_string_or_null(run_status_to_string(r->status))) < 0 ||
+            add(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
+            add(o, "signal", r->signal > 0 ? cJSON_CreateNumber(r->signal) : cJSON_CreateNull()) < 0 ||
+            add(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
+                                                : cJSON_CreateNull()) < 0 ||
+            add(o, "error", json_string_or_null(r->error)) < 0 ||
+            add(o, "output", r->output ? cJSON_Duplicate(r->output, true) : cJSON_CreateNull()) < 0 ||
+            add(o, "output_source", json_string_or_null(r->output_source)) < 0 ||
+            add(o, "output_error", json_string_or_null(r->output_error)) < 0 ||
+            add(o, "stdout", stream_to_json(&r->stdout_stream, r->output_dir ? "stdout.log" : NULL)) < 0 ||
+            add(o, "stderr", stream_to_json(&r->stderr_stream, r->output_dir ? "stderr.log" : NULL)) < 0 ||
+            add(o, "artifacts", artifacts_to_json(r)) < 0 ||
+            add(o, "artifacts_skipped", skipped_to_json(r)) < 0 ||
+            add(o, "artifacts_truncated", cJSON_CreateBool(r->artifacts_truncated)) < 0 ||
+            add(o, "out_full", cJSON_CreateBool(r->out_full)) < 0 ||
+            add(o, "store_error", json_string_or_null(r->store_error)) < 0 ||
+            add(o, "usage", usage = cJSON_CreateObject()) < 0 ||
+            add(usage, "wall_usec", json_u64(r->usage.wall_usec)) < 0 ||
+            add(usage, "user_usec", json_u64(r->usage.user_usec)) < 0 ||
+            add(usage, "system_usec", json_u64(r->usage.system_usec)) < 0 ||
+            add(usage, "memory_peak", json_u64(r->usage.memory_peak)) < 0 ||
+            add(usage, "tasks_peak", json_u64(r->usage.tasks_peak)) < 0 ||
+            add(o, "limits", limits_to_json(r)) < 0 ||
+            add(o, "layers_missing", layers_to_json(r->layers_missing)) < 0 ||
+            add(o, "uid", r->uid != (uid_t) -1 ? cJSON_CreateNumber(r->uid) : cJSON_CreateNull()) < 0 ||
+            add(o, "started_at", json_time(r->started_at)) < 0 ||
+            add(o, "ended_at", json_time(r->ended_at)) < 0 ||
+            add(o, "started_at_usec", json_u64(r->started_at)) < 0 ||
+            add(o, "ended_at_usec", json_u64(r->ended_at)) < 0)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(o);
+        return 0;
+}

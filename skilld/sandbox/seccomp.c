@@ -1,0 +1,168 @@
+/* The syscall filter every skill runs under (policy/seccomp.md explains each entry).
+ *
+ * Default allow, with a denylist: skills are arbitrary Python, Node and shell programs, and an
+ * allowlist that keeps every interpreter and its native modules working is not something a
+ * skill author can reason about. What the list refuses is kernel attack surface and the tools to
+ * undo the sandbox: namespaces, mounts, tracing, keyrings, BPF, io_uring, modules, clocks.
+ * Refusals return EPERM (as if the capability were missing, which it is), so programs that probe
+ * for a feature take their fallback path. Only the native architecture is allowed: the 32-bit
+ * x86 entry (int 0x80) and x32 syscalls kill the process, since the rules below would not see
+ * them under their other numbers. */
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "error.h"
+#include "sandbox-internal.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Refused outright, with EPERM. */
+static const char *const refused[] = {
+        /* namespaces and the file system tree */
+        "setns", "mount", "umount", "umount2", "pivot_root", "chroot",
+        "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+        /* other processes' memory, and file handles that bypass path permissions */
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+        "open_by_handle_at", "name_to_handle_at",
+        /* kernel facilities with a long record of local privilege escalations */
+        "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+        "io_uring_setup", "io_uring_enter", "io_uring_register",
+        /* the machine itself */
+        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+        "create_module", "acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime",
+        "clock_adjtime", "adjtimex", "quotactl", "quotactl_fd", "lookup_dcookie", "syslog",
+        "vhangup", "nfsservctl", "iopl", "ioperm", "uselib", "ustat", "sysfs", "_sysctl",
+        "mbind", "migrate_pages", "move_pages",
+};
+
+/* Address families outside the network namespace's reach, or attack surface a skill never
+ * needs: vsock reaches the hypervisor, AF_ALG and AF_KEY are kernel crypto and IPsec
+ * configuration, the rest is hardware and rarely used protocols. AF_UNIX, AF_INET, AF_INET6
+ * and AF_NETLINK stay: the namespace has only lo, and libraries use them locally. */
+static const int refused_families[] = {
+        AF_VSOCK, AF_ALG, AF_KEY, AF_PACKET, AF_BLUETOOTH, AF_TIPC, AF_RDS, AF_CAN, AF_XDP,
+        AF_AX25, AF_X25, AF_APPLETALK, AF_ATMPVC, AF_ATMSVC, AF_NFC, AF_IEEE802154, AF_PHONET,
+        AF_LLC, AF_IPX, AF_DECnet, AF_ROSE, AF_NETROM, AF_IRDA, AF_CAIF, AF_SMC, AF_KCM,
+        AF_QIPCRTR, AF_RXRPC, AF_ISDN, AF_PPPOX, AF_WANPIPE, AF_SNA, AF_ECONET, AF_ASH,
+        AF_BRIDGE, AF_NETBEUI, AF_SECURITY, AF_IUCV, AF_MCTP,
+};
+
+/* Every namespace flag: creating one is how sandboxes are undone (a new user namespace grants
+ * capabilities over it), and nothing a skill does needs one. */
+static const unsigned long ns_flags[] = {
+        CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+        CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+                    const struct scmp_arg_cmp *cmp, char **error) {
+        int nr, r;
+
+        /* Names this architecture does not have (create_module on arm64, ...) are nothing to
+         * refuse. */
+        nr = seccomp_syscall_resolve_name(name);
+        if (nr == __NR_SCMP_ERROR || nr < 0)
+                return 0;
+        r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+        if (r < 0)
+                return error_setf(error, r, "Failed to add the seccomp rule for %s: %s", name, strerror(-r));
+        return 0;
+}
+
+bool sandbox_seccomp_available(void) {
+        /* EINVAL: the kernel was built without seccomp. */
+        return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 1;
+}
+
+int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        struct scmp_arg_cmp cmp;
+        int r;
+
+        ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return error_setf(error, -ENOMEM, "Failed to allocate a seccomp filter");
+
+        /* Only the native architecture: no seccomp_arch_add(), so the x86 and x32 entry points are
+         * "bad arch" and kill. libseccomp also kills x32-numbered calls on x86-64 this way. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set the seccomp bad-arch action");
+        /* The engine sets no_new_privs itself, before dropping capabilities; keep it explicit. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set no_new_privs on the filter");
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), refused[i], 0, NULL, error);
+                if (r < 0)
+                        return r;
+        }
+
+        /* clone3() takes its flags in a struct the filter cannot read: ENOSYS makes glibc fall
+         * back to clone(), whose flags we can check. */
+        r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
+                cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
+                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "unshare", 1, &cmp, error);
+                if (r < 0)
+                        return r;
+                /* On clone() the low byte is the exit signal; CLONE_NEWTIME (0x80) is not a flag
+                 * there. */
+                if (ns_flags[i] == CLONE_NEWTIME)
+                        continue;
+                /* x86-64 passes the flags first; s390 swaps the first two arguments. */
+#if defined(__s390__) || defined(__s390x__)
+                cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
+#endif
+                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &cmp, error);
+                if (r < 0)
+                        return r;
+        }
+
+        /* TIOCSTI pushes input into a terminal, TIOCLINUX reaches the console. The kernel looks
+         * at the low 32 bits of the command only, so compare exactly those. */
+        cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFU, TIOCSTI);
+        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
+        if (r < 0)
+                return r;
+        cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFU, TIOCLINUX);
+        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
+        if (r < 0)
+                return r;
+
+        /* personality(): the engine set PER_LINUX before loading the filter; setting it again is
+         * allowed, any other persona (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, ...) is refused. The
+         * query 0xffffffff answers PER_LINUX without reaching the kernel (errno 0 returns 0), which
+         * is exact since nothing can have changed it. A second rule for the same argument could
+         * not express "neither 0 nor 0xffffffff" otherwise. */
+        cmp = SCMP_A0(SCMP_CMP_NE, PER_LINUX);
+        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &cmp, error);
+        if (r < 0)
+                return r;
+        cmp = SCMP_A0(SCMP_CMP_EQ, 0xFFFFFFFFU);
+        r = add_rule(ctx, SCMP_ACT_ERRNO(0), "personality", 1, &cmp, error);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(refused_families); i++) {
+                cmp = SCMP_A0(SCMP_CMP_EQ, (uint64_t) refused_families[i]);
+                r = add_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp, error);
+                if (r < 0)
+                        return r;
+                r = add_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp, error);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = TAKE_PTR(ctx);
+        return 0;
+}
