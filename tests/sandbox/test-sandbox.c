@@ -1,0 +1,938 @@
+/* Effect-based tests of the sandbox engine: each one runs a small skill (a bash script written
+ * here, or the probe program built next to this file) and asserts what happened, on the host
+ * where it matters: the file that is not there, the process that is still alive, the listener
+ * that saw no connection. They need root and namespaces, and skip (77) otherwise. */
+#include <dirent.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include "engine.h"
+#include "hash.h"
+#include "sandbox-internal.h"
+#include "test-util.h"
+
+/* The probe's path in the skill trees made below. */
+#define PROBE "probe"
+
+static void copy_probe(int dir_fd) {
+        const char *src = getenv("SANDBOX_PROBE");
+        _cleanup_close_ int in = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        size_t size;
+
+        ck_assert_ptr_nonnull(src);
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, src, 16 * 1024 * 1024, false, &data, &size), 0);
+        in = openat(dir_fd, PROBE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_int_ge(in, 0);
+        ck_assert_int_eq(loop_write(in, data, size), 0);
+}
+
+/* A skill tree with scripts/main.sh holding body (after a bash shebang) and the probe. mkdtemp
+ * makes 0700 directories; the sandbox user needs to get in. */
+static TestDir skill_new(const char *body) {
+        TestDir t = test_dir_new();
+        _cleanup_free_ char *script = strdup_printf("#!/bin/bash\n%s\n", body);
+
+        ck_assert_int_eq(chmod(t.path, 0755), 0);
+        test_write_file(t.fd, "scripts/main.sh", script, 0755);
+        ck_assert_int_eq(fchmodat(t.fd, "scripts", 0755, 0), 0);
+        copy_probe(t.fd);
+        return t;
+}
+
+typedef struct TestRun {
+        TestDir skill;
+        TestDir out;
+        char *out_path;
+        RunRequest req;
+        RunResult *res;
+} TestRun;
+
+static void test_run_done(TestRun *t) {
+        t->res = run_result_free(t->res);
+        free(t->out_path);
+        test_dir_done(&t->out);
+        test_dir_done(&t->skill);
+}
+#define _cleanup_test_run_ _cleanup_(test_run_done)
+
+/* Small limits keep the suite quick; each test tightens what it exercises. */
+static TestRun test_run_new(const char *body) {
+        TestRun t = {
+                .skill = skill_new(body),
+                .out = test_dir_new(),
+        };
+
+        t.out_path = strdup_printf("%s/run", t.out.path);
+        t.req = RUN_REQUEST_INIT;
+        t.req.skill_dir = t.skill.path;
+        t.req.script = "scripts/main.sh";
+        t.req.output_dir = t.out_path;
+        t.req.allow_missing = SANDBOX_LAYER_CGROUP;
+        t.req.limits.timeout_usec = 30ULL * 1000 * 1000;
+        t.req.limits.memory_max = 256ULL * 1024 * 1024;
+        t.req.limits.tasks_max = 64;
+        t.req.limits.tmpfs_size = 16ULL * 1024 * 1024;
+        t.req.limits.out_max = 16ULL * 1024 * 1024;
+        return t;
+}
+
+static void test_run_go(TestRun *t) {
+        _cleanup_free_ char *error = NULL;
+
+        t->res = run_result_free(t->res);
+        ck_assert_msg(sandbox_run(&t->req, &t->res, &error) == 0, "sandbox_run: %s", strna(error));
+        ck_assert_ptr_nonnull(t->res);
+}
+
+/* Runs the probe directly as the entry point (no shell between), with the given arguments. */
+static void test_run_probe(TestRun *t, char **args) {
+        t->req.script = PROBE;
+        t->req.args = args;
+        test_run_go(t);
+}
+
+#define assert_status(res, s)                                                                   \
+        ck_assert_msg((res)->status == (s), "status %s, expected %s (error: %s, exit %d, signal %d)\n" \
+                      "stdout: %.2000s\nstderr: %.2000s", run_status_to_string((res)->status),  \
+                      run_status_to_string(s), strna((res)->error), (res)->exit_code, (res)->signal, \
+                      strempty((res)->stdout_stream.data), strempty((res)->stderr_stream.data))
+
+/* The value on the probe's "name value" line, or -1. */
+static long probe_value(const RunResult *r, const char *name) {
+        size_t n = strlen(name);
+
+        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, name, n) == 0 && p[n] == ' ')
+                        return strtol(p + n + 1, NULL, 10);
+        return -1;
+}
+
+static bool stdout_has_line(const RunResult *r, const char *line) {
+        size_t n = strlen(line);
+
+        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+static const cJSON *output_field(const RunResult *r, const char *key) {
+        ck_assert_ptr_nonnull(r->output);
+        return cJSON_GetObjectItemCaseSensitive(r->output, key);
+}
+
+/* Whether any process on the host has this string in its command line. */
+static bool host_process_with(const char *marker) {
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        bool found = false;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)) && !found) {
+                char path[300], buf[4096];
+                _cleanup_close_ int fd = -EBADF;
+                ssize_t n;
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                (void) snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                n = read(fd, buf, sizeof(buf) - 1);
+                if (n <= 0)
+                        continue;
+                for (ssize_t i = 0; i < n; i++)
+                        if (buf[i] == '\0')
+                                buf[i] = ' ';
+                buf[n] = '\0';
+                found = strstr(buf, marker) != NULL;
+        }
+        closedir(d);
+        return found;
+}
+
+/* Whether any process on the host runs as this uid. */
+static bool host_process_with_uid(uid_t uid) {
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        bool found = false;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)) && !found) {
+                struct stat st;
+                char path[300];
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                (void) snprintf(path, sizeof(path), "/proc/%s", de->d_name);
+                if (stat(path, &st) >= 0 && st.st_uid == uid)
+                        found = true;
+        }
+        closedir(d);
+        return found;
+}
+
+static char *random_marker(void) {
+        uint64_t x;
+
+        ck_assert_int_eq(getentropy(&x, sizeof(x)), 0);
+        return strdup_printf("skilld-test-%016" PRIx64, x);
+}
+
+/* ---- the contract ---- */
+
+START_TEST(test_input_channels_output_artifacts) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "set -e\n"
+                "stdin=$(cat)\n"
+                "file=$(cat \"$SKILL_INPUT_FILE\")\n"
+                "mkdir -p /out/files/sub\n"
+                "printf hello > /out/files/a.txt\n"
+                "printf world > /out/files/sub/b.txt\n"
+                "printf '{\"stdin\": %s, \"file\": %s, \"env\": %s, \"cwd\": \"%s\"}' \"$stdin\" \"$file\" "
+                "\"$SANDBOX_INPUT\" \"$PWD\" > \"$SANDBOX_OUTPUT\"\n"
+                "echo done\n");
+        _cleanup_free_ char *result_json = NULL, *log = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+        char hex[SHA256_HEX_SIZE];
+        _cleanup_(sha256_freep) Sha256 *h = NULL;
+
+        t.req.input_json = "{\"n\": 42}";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(t.res->exit_code, 0);
+        ck_assert_str_eq(t.res->output_source, "output.json");
+        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "stdin"), "n")->valueint, 42);
+        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "file"), "n")->valueint, 42);
+        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "env"), "n")->valueint, 42);
+        ck_assert_str_eq(output_field(t.res, "cwd")->valuestring, "/work");
+        ck_assert_str_eq(t.res->stdout_stream.data, "done\n");
+
+        /* Artifacts, with their hashes, copied to the host. */
+        ck_assert_uint_eq(t.res->n_artifacts, 3);
+        ck_assert_str_eq(t.res->artifacts[0].path, "a.txt");
+        ck_assert_uint_eq(t.res->artifacts[0].size, 5);
+        ck_assert_int_eq(sha256_new(&h), 0);
+        ck_assert_int_eq(sha256_update(h, "hello", 5), 0);
+        ck_assert_int_eq(sha256_final_hex(h, hex), 0);
+        ck_assert_str_eq(t.res->artifacts[0].sha256, hex);
+        ck_assert_str_eq(t.res->artifacts[1].path, "sub");
+        ck_assert(t.res->artifacts[1].directory);
+        ck_assert_str_eq(t.res->artifacts[2].path, "sub/b.txt");
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, t.out_path, 0, false, &log, NULL), -EISDIR);
+        free(log);
+        log = NULL;
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/files/sub/b.txt", 1024, true, &log, NULL), 0);
+        ck_assert_str_eq(log, "world");
+
+        /* result.json next to them says the same. */
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json, NULL), 0);
+        parsed = cJSON_Parse(result_json);
+        ck_assert_ptr_nonnull(parsed);
+        ck_assert_str_eq(cJSON_GetObjectItem(parsed, "status")->valuestring, "succeeded");
+        ck_assert_str_eq(cJSON_GetObjectItem(parsed, "run_id")->valuestring, t.res->run_id);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(parsed, "artifacts")), 3);
+        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(parsed, "limits"), "backend")->valuestring,
+                         t.res->backend);
+}
+END_TEST
+
+START_TEST(test_output_from_stdout) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo '{\"answer\": [1, 2]}'");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->output_source, "stdout");
+        ck_assert_int_eq(cJSON_GetArraySize(output_field(t.res, "answer")), 2);
+
+        /* Not JSON: no output, stdout kept. Without input, stdin is empty and no variable is set. */
+        test_run_done(&t);
+        t = test_run_new("echo \"plain ${SKILL_INPUT_FILE:-none} ${SANDBOX_INPUT:-none} $(cat | wc -c)\"");
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_null(t.res->output);
+        ck_assert_ptr_null(t.res->output_source);
+        ck_assert_str_eq(t.res->stdout_stream.data, "plain none none 0\n");
+}
+END_TEST
+
+START_TEST(test_input_files_in_work) {
+        _cleanup_test_run_ TestRun t = test_run_new("cat /work/data.csv; ls -ln /work | tail -n +2 | awk '{print $3}'");
+        _cleanup_test_dir_ TestDir in = test_dir_new();
+        _cleanup_free_ char *path = NULL, *expected = NULL;
+        RunFile f = { .name = "data.csv", .fd = -EBADF };
+
+        test_write_file(in.fd, "input.csv", "a,b\n1,2\n", 0600);
+        path = strdup_printf("%s/input.csv", in.path);
+        f.path = path;
+        t.req.files = &f;
+        t.req.n_files = 1;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        /* The copy belongs to the sandbox user, though the original was root's and 0600. */
+        expected = strdup_printf("a,b\n1,2\n%u\n", t.res->uid);
+        ck_assert_str_eq(t.res->stdout_stream.data, expected);
+}
+END_TEST
+
+START_TEST(test_exit_code_and_signal) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo oops >&2; exit 3");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_FAILED);
+        ck_assert_int_eq(t.res->exit_code, 3);
+        ck_assert_int_eq(run_result_exit_code(t.res), 3);
+        ck_assert_str_eq(t.res->stderr_stream.data, "oops\n");
+
+        test_run_done(&t);
+        t = test_run_new("kill -SEGV $$");
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SIGNAL);
+        ck_assert_int_eq(t.res->signal, SIGSEGV);
+        ck_assert_int_eq(run_result_exit_code(t.res), 128 + SIGSEGV);
+}
+END_TEST
+
+START_TEST(test_exec_failures) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+
+        t.req.script = "scripts/missing.sh";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert(t.res->exec_failed);
+        ck_assert_int_eq(run_result_exit_code(t.res), 127);
+
+        ck_assert_int_eq(fchmodat(t.skill.fd, "scripts/main.sh", 0644, 0), 0);
+        t.req.script = "scripts/main.sh";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert_int_eq(run_result_exit_code(t.res), 126);
+
+        /* With an interpreter the x bit does not matter; a missing interpreter is 127. */
+        t.req.interpreter = "/bin/bash";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        t.req.interpreter = "/usr/bin/no-such-interpreter";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert_int_eq(run_result_exit_code(t.res), 127);
+
+        /* A shebang naming something the sandbox lacks: execve() fails inside, reported as such. */
+        test_write_file(t.skill.fd, "scripts/bad.sh", "#!/opt/nowhere/sh\n", 0755);
+        t.req.interpreter = NULL;
+        t.req.script = "scripts/bad.sh";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert(t.res->exec_failed);
+        ck_assert_int_eq(run_result_exit_code(t.res), 127);
+}
+END_TEST
+
+START_TEST(test_setup_failure_is_error) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran > /tmp/x; echo ran");
+        _cleanup_test_dir_ TestDir in = test_dir_new();
+        _cleanup_close_ int wfd = -EBADF;
+        RunFile f = { .name = "input.txt" };
+
+        /* A write-only fd passes the checks in the parent, and fails when the init copies it into
+         * /work: the run must end as "error", and the skill must not have run. */
+        wfd = openat(in.fd, "w", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(wfd, 0);
+        f.fd = wfd;
+        t.req.files = &f;
+        t.req.n_files = 1;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert_ptr_nonnull(strstr(t.res->error, "Sandbox setup failed"));
+        ck_assert_uint_eq(t.res->stdout_stream.total, 0);
+        ck_assert_int_eq(run_result_exit_code(t.res), 125);
+}
+END_TEST
+
+/* ---- isolation, asserted on the host ---- */
+
+START_TEST(test_tmp_and_home_private) {
+        _cleanup_free_ char *marker = random_marker(), *body = NULL, *host = NULL;
+        _cleanup_test_run_ TestRun t = {};
+
+        body = strdup_printf("echo x > /tmp/%s && echo x > \"$HOME/%s\" && echo x > /var/tmp/%s.v && echo ok",
+                             marker, marker, marker);
+        t = test_run_new(body);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data, "ok\n");
+        host = strdup_printf("/tmp/%s", marker);
+        ck_assert_int_eq(access(host, F_OK), -1);
+        free(host);
+        host = strdup_printf("/var/tmp/%s.v", marker);
+        ck_assert_int_eq(access(host, F_OK), -1);
+}
+END_TEST
+
+START_TEST(test_host_secrets_absent) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "for p in /etc/shadow /root /home/alice /run/dbus/system_bus_socket /var/lib /sys /boot "
+                "\"$HOME/.ssh\" /etc/ssh /etc/sudoers; do\n"
+                "  if cat \"$p\" >/dev/null 2>&1 || ls \"$p\" >/dev/null 2>&1; then echo \"reachable $p\"; fi\n"
+                "done\n"
+                "ls /home\n");
+
+        /* The host does have these (or the test proves little). */
+        ck_assert_int_eq(access("/etc/shadow", F_OK), 0);
+        ck_assert_int_eq(access("/root", F_OK), 0);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        /* Only the sandbox's own home, nothing else reachable. */
+        ck_assert_str_eq(t.res->stdout_stream.data, "skill\n");
+}
+END_TEST
+
+START_TEST(test_proc_shows_only_the_run) {
+        _cleanup_test_run_ TestRun t = test_run_new("cd /proc && ls -d [0-9]* | sort -n | tr '\\n' ' '; echo; "
+                                                    "cat /proc/1/status | grep -c '^Uid:.*' ");
+        char mine[32];
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        /* The init (1), the script (2), ls/sort/tr: a handful of small pids, and not ours. */
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "1 2 "));
+        (void) snprintf(mine, sizeof(mine), " %d ", (int) getpid());
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, mine));
+        ck_assert_int_lt(strlen(t.res->stdout_stream.data), 40);
+}
+END_TEST
+
+START_TEST(test_kill_reaches_no_host_process) {
+        _cleanup_test_run_ TestRun t = {};
+        _cleanup_free_ char *body = NULL;
+        pid_t sleeper;
+
+        sleeper = fork();
+        ck_assert_int_ge(sleeper, 0);
+        if (sleeper == 0) {
+                pause();
+                _exit(0);
+        }
+        body = strdup_printf("kill -9 %d; echo \"kill=$?\"; /skill/probe kill %d; kill -9 -1", (int) sleeper,
+                             (int) sleeper);
+        t = test_run_new(body);
+        test_run_go(&t);
+        /* kill -9 -1 takes the script along: the run ends by SIGKILL, and that is all it reaches. */
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "kill=1"));
+        ck_assert_int_eq(probe_value(t.res, "kill"), ESRCH);
+        ck_assert_int_eq(kill(sleeper, 0), 0);
+        ck_assert_int_eq(waitpid(sleeper, NULL, WNOHANG), 0);
+        (void) kill(sleeper, SIGKILL);
+        (void) waitpid(sleeper, NULL, 0);
+}
+END_TEST
+
+START_TEST(test_environment_from_scratch) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *env[] = { (char *) "GREETING=hi", NULL };
+        char *args[] = { (char *) "env", NULL };
+        static const char *const allowed[] = {
+                "PATH", "HOME", "LANG", "TERM", "SKILL_DIR", "SKILL_ASSETS_DIR", "SANDBOX_OUTPUT",
+                "SANDBOX_FILES_DIR", "SKILL_INPUT_FILE", "SANDBOX_INPUT", "GREETING",
+        };
+        unsigned seen = 0;
+
+        ck_assert_int_eq(setenv("SKILLD_TEST_SECRET", "hunter2", 1), 0);
+        ck_assert_int_eq(setenv("LD_PRELOAD", "/tmp/evil.so", 1), 0);
+        t.req.env = env;
+        t.req.input_json = "{}";
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "hunter2"));
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "LD_PRELOAD"));
+        for (const char *p = t.res->stdout_stream.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                size_t n = strcspn(p, "=");
+                bool ok = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
+                        if (strlen(allowed[i]) == n && strncmp(p, allowed[i], n) == 0)
+                                ok = true;
+                ck_assert_msg(ok, "unexpected variable: %.*s", (int) n, p);
+                seen++;
+        }
+        ck_assert_uint_eq(seen, ELEMENTSOF(allowed));
+        ck_assert(stdout_has_line(t.res, "GREETING=hi"));
+        ck_assert(stdout_has_line(t.res, "HOME=/home/skill"));
+        ck_assert(stdout_has_line(t.res, "SANDBOX_INPUT={}"));
+        (void) unsetenv("LD_PRELOAD");
+}
+END_TEST
+
+static int listen_tcp_loopback(uint16_t *ret_port) {
+        struct sockaddr_in sa = { .sin_family = AF_INET };
+        socklen_t len = sizeof(sa);
+        int fd;
+
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ck_assert_int_ge(fd, 0);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(fd, 16), 0);
+        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
+        *ret_port = ntohs(sa.sin_port);
+        return fd;
+}
+
+START_TEST(test_no_network) {
+        _cleanup_test_run_ TestRun t = {};
+        _cleanup_close_ int lfd = -EBADF;
+        _cleanup_free_ char *body = NULL;
+        uint16_t port;
+
+        lfd = listen_tcp_loopback(&port);
+        body = strdup_printf("/skill/probe connect %u; /skill/probe ifaces\n"
+                             "getent hosts localhost >/dev/null && echo localhost-ok\n"
+                             "getent hosts example.com >/dev/null || echo dns-failed\n"
+                             "(exec 3<>/dev/tcp/127.0.0.1/%u) 2>/dev/null || echo bash-tcp-failed\n",
+                             port, port);
+        t = test_run_new(body);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(probe_value(t.res, "connect"), ECONNREFUSED);
+        ck_assert(stdout_has_line(t.res, "iface lo"));
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "iface eth"));
+        ck_assert(stdout_has_line(t.res, "localhost-ok"));
+        ck_assert(stdout_has_line(t.res, "dns-failed"));
+        ck_assert(stdout_has_line(t.res, "bash-tcp-failed"));
+        /* Nothing ever reached the host's listener. */
+        ck_assert_int_eq(accept(lfd, NULL, NULL), -1);
+        ck_assert_int_eq(errno, EAGAIN);
+}
+END_TEST
+
+START_TEST(test_host_sockets_unreachable) {
+        _cleanup_free_ char *marker = random_marker(), *abstract = NULL, *body = NULL;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_test_run_ TestRun t = {};
+        _cleanup_close_ int fd = -EBADF;
+
+        /* An abstract socket on the host: it lives in the host's network namespace. */
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ck_assert_int_ge(fd, 0);
+        memcpy(sa.sun_path + 1, marker, strlen(marker));
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + 1 + strlen(marker)), 0);
+        ck_assert_int_eq(listen(fd, 4), 0);
+
+        abstract = strdup_printf("@%s", marker);
+        body = strdup_printf("/skill/probe unix /run/dbus/system_bus_socket; /skill/probe unix %s", abstract);
+        t = test_run_new(body);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "unix 2\n")); /* ENOENT for the bus */
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "unix 111\n")); /* ECONNREFUSED */
+        ck_assert_int_eq(accept(fd, NULL, NULL), -1);
+        ck_assert_int_eq(errno, EAGAIN);
+}
+END_TEST
+
+START_TEST(test_identity_unprivileged) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *args[] = { (char *) "ids", NULL };
+
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(probe_value(t.res, "setuid0"), EPERM);
+        ck_assert_int_eq(probe_value(t.res, "setgid0"), EPERM);
+        ck_assert_int_eq(probe_value(t.res, "setgroups0"), EPERM);
+        ck_assert_int_eq(probe_value(t.res, "uid"), (long) t.res->uid);
+        ck_assert_int_ne(t.res->uid, 0);
+        ck_assert_int_ne(t.res->uid, getuid());
+        ck_assert(getpwuid(t.res->uid) == NULL);
+}
+END_TEST
+
+START_TEST(test_read_only_skill_and_system) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "for p in /skill/new /skill/scripts/main.sh /usr/bin/x /etc/x /x /dev/x /proc/sys/kernel/hostname; do\n"
+                "  (echo pwned > \"$p\") 2>/dev/null && echo \"wrote $p\"\n"
+                "done\n"
+                "echo checked\n");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data, "checked\n");
+        ck_assert_int_eq(faccessat(t.skill.fd, "new", F_OK, 0), -1);
+}
+END_TEST
+
+/* ---- seccomp ---- */
+
+START_TEST(test_seccomp_refusals) {
+        static const char *const eperm[] = {
+                "unshare_user", "unshare_net", "unshare_ns", "clone_user", "setns", "mount", "umount2",
+                "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+                "pivot_root", "chroot", "ptrace", "process_vm_readv", "process_vm_writev", "keyctl",
+                "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
+                "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
+                "finit_module", "delete_module", "open_by_handle_at", "name_to_handle_at",
+                "personality_set", "acct", "swapon", "swapoff", "reboot", "settimeofday",
+                "clock_settime", "adjtimex", "quotactl", "syslog", "vhangup",
+        };
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *args[] = { (char *) "syscalls", NULL };
+
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        for (size_t i = 0; i < ELEMENTSOF(eperm); i++)
+                ck_assert_msg(probe_value(t.res, eperm[i]) == EPERM, "%s: errno %ld, expected EPERM", eperm[i],
+                              probe_value(t.res, eperm[i]));
+        ck_assert_int_eq(probe_value(t.res, "clone3"), ENOSYS);
+        ck_assert_int_eq(probe_value(t.res, "socket_vsock"), EAFNOSUPPORT);
+        ck_assert_int_eq(probe_value(t.res, "socket_unix"), 0);
+        ck_assert_int_eq(probe_value(t.res, "personality_query"), 0);
+        ck_assert_int_eq(probe_value(t.res, "personality_linux"), 0);
+        ck_assert_int_eq(probe_value(t.res, "getcwd"), 0);
+}
+END_TEST
+
+START_TEST(test_seccomp_tiocsti) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *args[] = { (char *) "tiocsti", NULL };
+
+        t.req.input_json = "{}";
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(probe_value(t.res, "tiocsti"), EPERM);
+        ck_assert_int_eq(probe_value(t.res, "tiocsti_high"), EPERM);
+        ck_assert_int_eq(probe_value(t.res, "tioclinux"), EPERM);
+}
+END_TEST
+
+START_TEST(test_seccomp_foreign_abi_killed) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *x32[] = { (char *) "x32", NULL };
+        char *int80[] = { (char *) "int80", NULL };
+
+        test_run_probe(&t, x32);
+        assert_status(t.res, RUN_STATUS_SECCOMP);
+        ck_assert_int_eq(t.res->signal, SIGSYS);
+        ck_assert_ptr_null(strstr(strempty(t.res->stdout_stream.data), "survived"));
+
+        test_run_probe(&t, int80);
+        assert_status(t.res, RUN_STATUS_SECCOMP);
+        ck_assert_int_eq(run_result_exit_code(t.res), 128 + SIGSYS);
+}
+END_TEST
+
+/* ---- limits and how a run ends ---- */
+
+START_TEST(test_memory_limit) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *args[] = { (char *) "alloc", (char *) "1024", NULL };
+
+        test_run_probe(&t, args);
+        if (streq(t.res->backend, "rlimit")) {
+                /* rlimits refuse the allocation instead of killing. */
+                assert_status(t.res, RUN_STATUS_FAILED);
+                ck_assert_int_eq(t.res->exit_code, 3);
+                ck_assert_int_lt(probe_value(t.res, "alloc-failed"), 256);
+        } else {
+                assert_status(t.res, RUN_STATUS_OOM);
+                ck_assert_int_eq(run_result_exit_code(t.res), 137);
+        }
+        ck_assert_ptr_null(strstr(strempty(t.res->stdout_stream.data), "allocated"));
+}
+END_TEST
+
+START_TEST(test_fork_bomb_contained) {
+        /* The classic bomb; the script stays alive two seconds (with builtins only: fork fails
+         * for everyone once the bomb fills the limit), then counts the processes in its /proc. */
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "bomb() { bomb | bomb & }; bomb\n"
+                "while (( SECONDS < 2 )); do :; done\n"
+                "n=0; for p in /proc/[0-9]*; do n=$((n + 1)); done\n"
+                "echo \"procs $n\"\n");
+        pid_t pid;
+        int status;
+
+        t.req.limits.tasks_max = 32;
+        t.req.limits.timeout_usec = 6ULL * 1000 * 1000;
+        test_run_go(&t);
+        /* Contained: the script got to the end on its own, or the limit or the timer ended it. */
+        ck_assert_msg(t.res->status == RUN_STATUS_SUCCEEDED || t.res->status == RUN_STATUS_TASKS ||
+                      t.res->status == RUN_STATUS_TIMEOUT, "status %s", run_status_to_string(t.res->status));
+        if (t.res->status == RUN_STATUS_SUCCEEDED) {
+                ck_assert_int_gt(probe_value(t.res, "procs"), 4);
+                ck_assert_int_le(probe_value(t.res, "procs"), 32);
+        }
+        /* Nothing of it is left, and the host can still fork. */
+        ck_assert(!host_process_with_uid(t.res->uid));
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(7);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_int_eq(WEXITSTATUS(status), 7);
+}
+END_TEST
+
+START_TEST(test_busy_loop_timeout) {
+        _cleanup_test_run_ TestRun t = test_run_new("while :; do :; done");
+
+        t.req.limits.timeout_usec = 1000 * 1000;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_TIMEOUT);
+        ck_assert_int_eq(run_result_exit_code(t.res), 124);
+        ck_assert_uint_ge(t.res->usage.wall_usec, 1000 * 1000);
+        ck_assert(!host_process_with_uid(t.res->uid));
+}
+END_TEST
+
+START_TEST(test_daemon_is_killed_at_end) {
+        _cleanup_free_ char *marker = random_marker(), *body = NULL;
+        _cleanup_test_run_ TestRun t = {};
+
+        /* Double fork, new session, stdio detached: the classic daemon, escaping its parent. */
+        /* "[s]killd-test-..." matches the daemon's command line but not grep's own. */
+        body = strdup_printf("( setsid bash -c '(exec -a %s sleep 600) </dev/null >/dev/null 2>&1 &' & )\n"
+                             "sleep 0.3\n"
+                             "ps_count=$(grep -l '[s]%s' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)\n"
+                             "echo \"running=$ps_count\"\n", marker, marker + 1);
+        t = test_run_new(body);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        /* It was alive inside while the script ran... */
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "running=0"));
+        /* ...and is gone now, without the run waiting for it. */
+        ck_assert(!host_process_with(marker));
+        ck_assert(!host_process_with_uid(t.res->uid));
+        ck_assert_uint_lt(t.res->usage.wall_usec, 30ULL * 1000 * 1000);
+}
+END_TEST
+
+START_TEST(test_stdout_truncated_at_cap) {
+        _cleanup_test_run_ TestRun t = test_run_new("head -c 100000000 /dev/zero | tr '\\0' a; echo end >&2");
+        _cleanup_free_ char *log = NULL;
+        size_t size;
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_uint_eq(t.res->stdout_stream.total, 100000000);
+        ck_assert(t.res->stdout_stream.truncated);
+        ck_assert_uint_gt(t.res->stdout_stream.size, t.req.limits.stdout_max);
+        ck_assert_uint_lt(t.res->stdout_stream.size, t.req.limits.stdout_max + 128);
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data + t.req.limits.stdout_max, "truncated"));
+        ck_assert_str_eq(t.res->stderr_stream.data, "end\n");
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 64 << 20, true, &log, &size), 0);
+        ck_assert_uint_eq(size, t.res->stdout_stream.size);
+}
+END_TEST
+
+START_TEST(test_out_limit) {
+        _cleanup_test_run_ TestRun t = test_run_new("head -c 3000000 /dev/zero > /out/files/big; echo \"rc=$?\"");
+
+        t.req.limits.out_max = 1024 * 1024;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_OUTPUT_LIMIT);
+        ck_assert(t.res->out_full);
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "rc=1"));
+}
+END_TEST
+
+START_TEST(test_artifacts_not_followed) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "cd /out/files && ln -s /etc/passwd link && mkfifo fifo && mkdir d && ln -s /etc d/dirlink && "
+                "echo data > d/real && ln d/real hard && echo ok");
+        struct stat st;
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        /* Copied: d, d/real, hard (a second name of the same file in /out, harmless). */
+        ck_assert_uint_eq(t.res->n_artifacts, 3);
+        ck_assert_str_eq(t.res->artifacts[0].path, "d");
+        ck_assert_str_eq(t.res->artifacts[1].path, "d/real");
+        ck_assert_str_eq(t.res->artifacts[2].path, "hard");
+        ck_assert_uint_eq(t.res->n_skipped, 3);
+        ck_assert_str_eq(t.res->skipped[0].path, "d/dirlink");
+        ck_assert_str_eq(t.res->skipped[0].reason, "symlink");
+        ck_assert_str_eq(t.res->skipped[1].path, "fifo");
+        ck_assert_str_eq(t.res->skipped[1].reason, "fifo");
+        ck_assert_str_eq(t.res->skipped[2].path, "link");
+        ck_assert_int_eq(fstatat(t.out.fd, "run/files/link", &st, AT_SYMLINK_NOFOLLOW), -1);
+        ck_assert_int_eq(fstatat(t.out.fd, "run/files/fifo", &st, AT_SYMLINK_NOFOLLOW), -1);
+        ck_assert_int_eq(fstatat(t.out.fd, "run/files/d/real", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ck_assert(S_ISREG(st.st_mode));
+}
+END_TEST
+
+START_TEST(test_artifact_cap) {
+        _cleanup_test_run_ TestRun t = test_run_new("cd /out/files && for i in $(seq 1 20); do : > f$i; done; echo ok");
+
+        t.req.limits.artifacts_max = 5;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_OUTPUT_LIMIT);
+        ck_assert(t.res->artifacts_truncated || t.res->out_full);
+        ck_assert_uint_le(t.res->n_artifacts, 5);
+}
+END_TEST
+
+START_TEST(test_output_json_symlink_refused) {
+        _cleanup_test_run_ TestRun t = test_run_new("ln -s /etc/passwd /out/output.json; echo '{\"fallback\": 1}'");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_null(t.res->output);
+        ck_assert_ptr_nonnull(strstr(t.res->output_error, "symlink"));
+}
+END_TEST
+
+static void *cancel_later(void *p) {
+        int fd = *(int *) p;
+
+        (void) usleep(300 * 1000);
+        (void) eventfd_write(fd, 1);
+        return NULL;
+}
+
+START_TEST(test_cancel) {
+        _cleanup_test_run_ TestRun t = test_run_new("sleep 60");
+        _cleanup_close_ int efd = eventfd(0, EFD_CLOEXEC);
+        pid_t pid;
+
+        ck_assert_int_ge(efd, 0);
+        /* A forked helper writes the eventfd (the engine expects a single-threaded caller). */
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                (void) cancel_later(&efd);
+                _exit(0);
+        }
+        t.req.cancel_fd = efd;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_CANCELED);
+        ck_assert_uint_lt(t.res->usage.wall_usec, 30ULL * 1000 * 1000);
+        ck_assert(!host_process_with_uid(t.res->uid));
+        (void) waitpid(pid, NULL, 0);
+}
+END_TEST
+
+START_TEST(test_uids_differ_between_concurrent_runs) {
+        _cleanup_close_ int a = -EBADF, b = -EBADF;
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_free_ char *lock = strdup_printf("%s/uids.lock", d.path);
+        uid_t ua, ub, uc;
+        int c = -EBADF;
+
+        ck_assert_int_eq(sandbox_identity_allocate(lock, &ua, &a, NULL), 0);
+        ck_assert_int_eq(sandbox_identity_allocate(lock, &ub, &b, NULL), 0);
+        ck_assert_uint_ne(ua, ub);
+        ck_assert_uint_ge(ua, SANDBOX_UID_BASE);
+        /* A freed uid can be taken again; a held one never. */
+        b = safe_close(b);
+        ck_assert_int_eq(sandbox_identity_allocate(lock, &uc, &c, NULL), 0);
+        ck_assert_uint_ne(uc, ua);
+        safe_close(c);
+}
+END_TEST
+
+/* Unprivileged: the same engine through a user namespace, run as nobody. */
+START_TEST(test_unprivileged_user_namespace) {
+        _cleanup_test_run_ TestRun t = test_run_new("id -u; cat /proc/self/uid_map; echo '{\"ok\": true}' > /out/output.json");
+        _cleanup_free_ char *result = NULL;
+        int status;
+        pid_t pid;
+
+        ck_assert_int_eq(chmod(t.out.path, 0777), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                RunResult *res = NULL;
+
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(10);
+                /* Changing uids made us non-dumpable, which a user who logged in as nobody would not
+                 * be; the engine needs its /proc/<child>/uid_map writable. */
+                if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+                        _exit(10);
+                if (sandbox_run(&t.req, &res, NULL) < 0)
+                        _exit(11);
+                if (res->status == RUN_STATUS_ERROR && strstr(strempty(res->error), "user namespaces are not available"))
+                        _exit(77);
+                _exit(res->status == RUN_STATUS_SUCCEEDED ? 0 : 12);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                return; /* user namespaces disabled here: the engine said so clearly */
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 4096, true, &result, NULL), 0);
+        /* Inside: the sandbox id, mapped onto nobody outside. */
+        ck_assert_ptr_nonnull(strstr(result, "1000\n"));
+        ck_assert_ptr_nonnull(strstr(result, "65534"));
+}
+END_TEST
+
+static Suite *sandbox_suite(void) {
+        Suite *s = suite_create("sandbox");
+        TCase *tc;
+
+        tc = tcase_create("contract");
+        tcase_add_test(tc, test_input_channels_output_artifacts);
+        tcase_add_test(tc, test_output_from_stdout);
+        tcase_add_test(tc, test_input_files_in_work);
+        tcase_add_test(tc, test_exit_code_and_signal);
+        tcase_add_test(tc, test_exec_failures);
+        tcase_add_test(tc, test_setup_failure_is_error);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("isolation");
+        tcase_add_test(tc, test_tmp_and_home_private);
+        tcase_add_test(tc, test_host_secrets_absent);
+        tcase_add_test(tc, test_proc_shows_only_the_run);
+        tcase_add_test(tc, test_kill_reaches_no_host_process);
+        tcase_add_test(tc, test_environment_from_scratch);
+        tcase_add_test(tc, test_no_network);
+        tcase_add_test(tc, test_host_sockets_unreachable);
+        tcase_add_test(tc, test_identity_unprivileged);
+        tcase_add_test(tc, test_read_only_skill_and_system);
+        tcase_add_test(tc, test_uids_differ_between_concurrent_runs);
+        tcase_add_test(tc, test_unprivileged_user_namespace);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("seccomp");
+        tcase_add_test(tc, test_seccomp_refusals);
+        tcase_add_test(tc, test_seccomp_tiocsti);
+        tcase_add_test(tc, test_seccomp_foreign_abi_killed);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("limits");
+        tcase_add_test(tc, test_memory_limit);
+        tcase_add_test(tc, test_fork_bomb_contained);
+        tcase_add_test(tc, test_busy_loop_timeout);
+        tcase_add_test(tc, test_daemon_is_killed_at_end);
+        tcase_add_test(tc, test_stdout_truncated_at_cap);
+        tcase_add_test(tc, test_out_limit);
+        tcase_add_test(tc, test_artifacts_not_followed);
+        tcase_add_test(tc, test_artifact_cap);
+        tcase_add_test(tc, test_output_json_symlink_refused);
+        tcase_add_test(tc, test_cancel);
+        suite_add_tcase(s, tc);
+
+        return s;
+}
+
+int main(void) {
+        /* Namespaces, mounts and a throwaway uid need root; CI runs this suite as root. */
+        if (geteuid() != 0) {
+                fprintf(stderr, "sandbox tests need root, skipping\n");
+                return 77;
+        }
+        return test_run_suite(sandbox_suite());
+}
