@@ -393,13 +393,14 @@ static int parser_value(Parser *p, SkillField *f,
         }
 }
 
+/* where: "top-level" or "metadata"; prefix: how keys there are written, "" or "metadata.". */
 static int check_new_key(Parser *p, const SkillField *fields, size_t n, const SkillField *f,
-                         const char *prefix) {
+                         const char *where, const char *prefix) {
         const SkillField *dup;
 
         if (n >= SKILL_KEYS_MAX)
-                return error_setf(p->error, -E2BIG, "%s:%u: more than %u %skeys", p->file, f->line,
-                                  SKILL_KEYS_MAX, prefix);
+                return error_setf(p->error, -E2BIG, "%s:%u: more than %u %s keys", p->file, f->line,
+                                  SKILL_KEYS_MAX, where);
         dup = fields_find(fields, n, f->key);
         if (dup) {
                 _cleanup_free_ char *k = cescape(f->key);
@@ -432,7 +433,7 @@ static int parse_metadata(Parser *p, const yaml_event_t *start, void *userdata) 
                 r = parser_key(p, &ev, "metadata", &f);
                 if (r < 0)
                         return r;
-                r = check_new_key(p, s->metadata_fields, s->n_metadata_fields, &f, "metadata.");
+                r = check_new_key(p, s->metadata_fields, s->n_metadata_fields, &f, "metadata", "metadata.");
                 if (r < 0)
                         return r;
                 r = parser_value(p, &f, NULL, NULL);
@@ -531,7 +532,7 @@ static int parse_top_entry(Parser *p, Skill *s, const yaml_event_t *key_ev) {
         r = parser_key(p, key_ev, "top-level", &f);
         if (r < 0)
                 return r;
-        r = check_new_key(p, s->fields, s->n_fields, &f, "");
+        r = check_new_key(p, s->fields, s->n_fields, &f, "top-level", "");
         if (r < 0)
                 return r;
 
@@ -707,8 +708,8 @@ int skill_parse_markdown(const char *text, size_t size, const char *filename, Sk
         filename = filename ?: "SKILL.md";
 
         if (size > SKILL_MD_MAX)
-                return error_setf(error, -EFBIG, "%s: larger than the %u KiB cap", filename,
-                                  SKILL_MD_MAX / 1024);
+                return error_setf(error, -EFBIG, "%s: larger than the %u MiB cap", filename,
+                                  SKILL_MD_MAX / (1024U * 1024U));
         r = check_text(text ?: "", size, filename, error);
         if (r < 0)
                 return r;
@@ -775,11 +776,13 @@ int skill_load_at(int dir_fd, Skill **ret, char **error) {
         if (!S_ISREG(st.st_mode))
                 return error_setf(error, -EBADFD, "%s: not a regular file", name);
         if ((uint64_t) st.st_size > SKILL_MD_MAX)
-                return error_setf(error, -EFBIG, "%s: larger than the %u KiB cap", name, SKILL_MD_MAX / 1024);
+                return error_setf(error, -EFBIG, "%s: larger than the %u MiB cap", name,
+                                  SKILL_MD_MAX / (1024U * 1024U));
 
         r = read_full_fd(fd, SKILL_MD_MAX, &text, &size);
         if (r == -EFBIG)
-                return error_setf(error, r, "%s: larger than the %u KiB cap", name, SKILL_MD_MAX / 1024);
+                return error_setf(error, r, "%s: larger than the %u MiB cap", name,
+                                  SKILL_MD_MAX / (1024U * 1024U));
         if (r < 0)
                 return error_setf(error, r, "%s: cannot read: %m", name);
 
