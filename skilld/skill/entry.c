@@ -107,20 +107,23 @@ static Interpreter interpreter_from_shebang(const char *head, size_t n) {
 
         if (n < 2 || head[0] != '#' || head[1] != '!')
                 return INTERPRETER_NONE;
+        /* The line ends at a newline, or at a NUL in what is really a binary. */
         nl = memchr(head, '\n', n);
         end = nl ?: head + n;
+        nl = memchr(head, '\0', end - head);
+        end = nl ?: end;
         p = head + 2;
 
         for (;;) {
                 const char *word;
                 size_t len;
 
-                while (p < end && strchr(" \t\r", *p) && *p != '\0')
+                while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
                         p++;
                 if (p >= end)
                         return INTERPRETER_NONE;
                 word = p;
-                while (p < end && !strchr(" \t\r", *p))
+                while (p < end && !(*p == ' ' || *p == '\t' || *p == '\r'))
                         p++;
                 len = p - word;
 
@@ -313,8 +316,11 @@ static int entry_explicit(int dir_fd, const char *path, const char *what, SkillE
         return entry_open(dir_fd, norm, what, what, ret, error);
 }
 
+/* Hidden entries, caches and vendored packages hold no entry points; SKILL.md is not one even if
+ * an archive marked it executable. */
 static bool name_is_excluded(const char *name) {
-        return name[0] == '.' || streq(name, "__pycache__") || streq(name, "node_modules");
+        return name[0] == '.' || streq(name, "__pycache__") || streq(name, "node_modules") ||
+                streq(name, "SKILL.md") || streq(name, "skill.md");
 }
 
 static int file_is_script(int dir_fd, const char *name, const struct stat *st) {

@@ -162,11 +162,11 @@ static bool kind_is_scalar_non_string(SkillValueKind k) {
 }
 
 static int lint_name(Linter *l, const char *name, unsigned line, const char *dir_name) {
-        size_t n = strlen(name);
+        size_t n = strlen(name), chars = utf8_chars(name);
         int r = 0;
 
-        if (n > NAME_MAX_CHARS)
-                r = lint_error(l, "name", line, "is %zu characters long; at most %u are allowed", n,
+        if (chars > NAME_MAX_CHARS)
+                r = lint_error(l, "name", line, "is %zu characters long; at most %u are allowed", chars,
                                NAME_MAX_CHARS);
         else if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
                 r = lint_error(l, "name", line,

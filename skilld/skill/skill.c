@@ -224,10 +224,11 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
         if (!yaml_parser_parse(&p->yaml, ev)) {
                 if (p->yaml.error == YAML_MEMORY_ERROR)
                         return -ENOMEM;
+                /* "while parsing a flow sequence" alone does not say which one. */
                 if (p->yaml.context)
-                        return error_setf(p->error, -EBADMSG, "%s:%u: invalid YAML: %s %s", p->file,
-                                          mark_line(p->yaml.problem_mark), strna(p->yaml.problem),
-                                          p->yaml.context);
+                        return error_setf(p->error, -EBADMSG, "%s:%u: invalid YAML: %s %s started on line %u",
+                                          p->file, mark_line(p->yaml.problem_mark), strna(p->yaml.problem),
+                                          p->yaml.context, mark_line(p->yaml.context_mark));
                 return error_setf(p->error, -EBADMSG, "%s:%u: invalid YAML: %s", p->file,
                                   mark_line(p->yaml.problem_mark), strna(p->yaml.problem));
         }

@@ -242,6 +242,7 @@ START_TEST(test_shebangs) {
                 { "#!/usr/bin/env\n",                         INTERPRETER_NONE },
                 { "#!\n",                                     INTERPRETER_NONE },
                 { "\x7f" "ELF\x02\x01\x01",                   INTERPRETER_NONE },
+                { "#!/bin/sh",                                INTERPRETER_SH },
                 { "echo no shebang\n",                        INTERPRETER_NONE },
                 { "",                                         INTERPRETER_NONE },
         };
@@ -307,7 +308,7 @@ START_TEST(test_list_scripts) {
         test_write_file(t.fd, "main.py", "", 0644);
         test_write_file(t.fd, "setup.cjs", "", 0644);
         test_write_file(t.fd, "run", "#!/bin/sh\n", 0644);
-        test_write_file(t.fd, "SKILL.md", "---\n---\n", 0644);
+        test_write_file(t.fd, "SKILL.md", "---\n---\n", 0755);
         test_write_file(t.fd, "scripts/main.mjs", "", 0644);
         test_write_file(t.fd, "scripts/a/b/deep.sh", "", 0644);
         test_write_file(t.fd, "scripts/exec-bit", "\x7f" "ELF", 0755);
