@@ -74,6 +74,10 @@ static Interpreter interpreter_from_extension(const char *path) {
         return _INTERPRETER_INVALID;
 }
 
+static bool span_digits_all(const char *s) {
+        return s[0] != '\0' && s[strspn(s, "0123456789")] == '\0';
+}
+
 static Interpreter interpreter_from_program(const char *prog, size_t n) {
         const char *slash = memrchr(prog, '/', n);
         _cleanup_free_ char *base = NULL;
@@ -89,7 +93,7 @@ static Interpreter interpreter_from_program(const char *prog, size_t n) {
         if (streq(base, "python3") || streq(base, "python"))
                 return INTERPRETER_PYTHON;
         /* python3.11 and the like */
-        if (startswith(base, "python3.") && base[8] != '\0' && base[8 + strspn(base + 8, "0123456789")] == '\0')
+        if (startswith(base, "python3.") && span_digits_all(base + 8))
                 return INTERPRETER_PYTHON;
         if (streq(base, "node") || streq(base, "nodejs"))
                 return INTERPRETER_NODE;
@@ -379,8 +383,9 @@ static int list_dir(int dir_fd, const char *prefix, bool recurse, unsigned depth
                         return -ENOMEM;
 
                 if (S_ISDIR(st.st_mode) && recurse && depth < SCRIPTS_DEPTH_MAX) {
-                        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
+                        int fd;
 
+                        fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
                         if (fd < 0) {
                                 if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
                                         continue;
@@ -490,8 +495,8 @@ static int entry_not_found(int dir_fd, char **error) {
                                   "choose one with --script or entry_point", n, listing,
                                   n - SCRIPTS_LISTED_MAX);
         return error_setf(error, -ENOENT,
-                          "no entry point found among the scripts %s; choose one with --script or entry_point",
-                          listing);
+                          "no entry point found among the scripts %s; "
+                          "choose one with --script or entry_point", listing);
 }
 
 int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override, SkillEntry *ret,

@@ -36,7 +36,8 @@ void skill_entry_done(SkillEntry *e);
  *   -ELOOP   a symlink on the way
  *   -EBADFD  not a regular file (a directory, FIFO, ...)
  * ret is untouched on failure. */
-int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override, SkillEntry *ret, char **error);
+int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override, SkillEntry *ret,
+                        char **error);
 
 /* Interpreter from the extension (.py python3, .js/.mjs/.cjs node, .sh bash), else from the
  * shebang line of the file (env and its options are looked through), else INTERPRETER_NONE.

@@ -241,8 +241,8 @@ static int lint_metadata(Linter *l) {
         if (f->kind == SKILL_VALUE_NULL)
                 return lint_warning(l, "metadata", f->line, "is empty");
         if (f->kind != SKILL_VALUE_MAPPING)
-                return lint_error(l, "metadata", f->line, "must be a mapping of strings to strings, found a %s",
-                                  kind_name(f->kind));
+                return lint_error(l, "metadata", f->line,
+                                  "must be a mapping of strings to strings, found a %s", kind_name(f->kind));
 
         for (size_t i = 0; i < l->skill->n_metadata_fields; i++) {
                 const SkillField *m = &l->skill->metadata_fields[i];
@@ -253,13 +253,14 @@ static int lint_metadata(Linter *l) {
                 if (m->kind == SKILL_VALUE_STRING)
                         continue;
                 if (!m->is_scalar)
-                        r = lint_error(l, key, m->line, "values must be strings, found a %s", kind_name(m->kind));
+                        r = lint_error(l, key, m->line, "values must be strings, found a %s",
+                                       kind_name(m->kind));
                 else if (m->kind == SKILL_VALUE_NULL)
                         r = lint_error(l, key, m->line, "values must be strings, found an empty value");
                 else
                         r = lint_error(l, key, m->line,
-                                       "values must be strings; YAML reads the unquoted '%s' as a %s, quote it",
-                                       strempty(m->value), kind_name(m->kind));
+                                       "values must be strings; YAML reads the unquoted '%s' as a %s, "
+                                       "quote it", strempty(m->value), kind_name(m->kind));
                 if (r < 0)
                         return r;
         }
@@ -288,14 +289,16 @@ static int lint_file(Linter *l) {
         int r;
 
         if (s->md_filename && !streq(s->md_filename, "SKILL.md")) {
-                r = lint_warning(l, NULL, 0, "named %s; the specification asks for SKILL.md", s->md_filename);
+                r = lint_warning(l, NULL, 0, "named %s; the specification asks for SKILL.md",
+                                 s->md_filename);
                 if (r < 0)
                         return r;
         }
 
         if (!s->body || s->body[strspn(s->body, " \t\r\n")] == '\0')
                 return lint_warning(l, NULL, s->body_line,
-                                    "the Markdown body is empty; it should tell the agent how to use the skill");
+                                    "the Markdown body is empty; "
+                                    "it should tell the agent how to use the skill");
         return 0;
 }
 

@@ -200,6 +200,12 @@ typedef struct Parser {
         const char *file;
         unsigned depth;
         char **error;
+
+        const char *frontmatter;
+        size_t frontmatter_size;
+        size_t cursor_index;            /* characters, as libyaml counts marks */
+        size_t cursor_byte;
+        unsigned cursor_line;           /* 0-based, in the frontmatter */
 } Parser;
 
 static void parser_done(Parser *p) {
@@ -208,12 +214,28 @@ static void parser_done(Parser *p) {
         p->initialized = false;
 }
 
-static unsigned mark_line(yaml_mark_t m) {
-        return m.line >= UINT_MAX - FRONTMATTER_LINE_OFFSET ? UINT_MAX : (unsigned) m.line + FRONTMATTER_LINE_OFFSET;
+/* The SKILL.md line of a libyaml mark. libyaml's own line count also breaks at a lone CR, NEL,
+ * U+2028 and U+2029, which editors do not, so the line is counted here from the mark's character
+ * index instead: only "\n" ends a line, as in split_markdown(). Marks mostly move forward, so a
+ * cursor keeps this linear; a mark behind it (only in an error) restarts the count. */
+static unsigned mark_line(Parser *p, yaml_mark_t m) {
+        if (m.index < p->cursor_index)
+                p->cursor_index = p->cursor_byte = p->cursor_line = 0;
+
+        while (p->cursor_index < m.index && p->cursor_byte < p->frontmatter_size) {
+                unsigned char c = p->frontmatter[p->cursor_byte];
+
+                /* The text is valid UTF-8 (checked before parsing): the lead byte gives the length. */
+                if (c == '\n' && p->cursor_line < UINT_MAX - FRONTMATTER_LINE_OFFSET)
+                        p->cursor_line++;
+                p->cursor_byte += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+                p->cursor_index++;
+        }
+        return p->cursor_line + FRONTMATTER_LINE_OFFSET;
 }
 
-static unsigned event_line(const yaml_event_t *ev) {
-        return mark_line(ev->start_mark);
+static unsigned event_line(Parser *p, const yaml_event_t *ev) {
+        return mark_line(p, ev->start_mark);
 }
 
 /* The one gate every event passes: parse errors, anchors, aliases, tags and depth. Since nothing
@@ -226,17 +248,18 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
                         return -ENOMEM;
                 /* "while parsing a flow sequence" alone does not say which one. */
                 if (p->yaml.context)
-                        return error_setf(p->error, -EBADMSG, "%s:%u: invalid YAML: %s %s started on line %u",
-                                          p->file, mark_line(p->yaml.problem_mark), strna(p->yaml.problem),
-                                          p->yaml.context, mark_line(p->yaml.context_mark));
+                        return error_setf(p->error, -EBADMSG,
+                                          "%s:%u: invalid YAML: %s %s started on line %u", p->file,
+                                          mark_line(p, p->yaml.problem_mark), strna(p->yaml.problem),
+                                          p->yaml.context, mark_line(p, p->yaml.context_mark));
                 return error_setf(p->error, -EBADMSG, "%s:%u: invalid YAML: %s", p->file,
-                                  mark_line(p->yaml.problem_mark), strna(p->yaml.problem));
+                                  mark_line(p, p->yaml.problem_mark), strna(p->yaml.problem));
         }
 
         switch (ev->type) {
         case YAML_ALIAS_EVENT:
                 return error_setf(p->error, -EOPNOTSUPP, "%s:%u: YAML anchors and aliases are not supported",
-                                  p->file, event_line(ev));
+                                  p->file, event_line(p, ev));
         case YAML_SCALAR_EVENT:
                 anchor = ev->data.scalar.anchor;
                 tag = ev->data.scalar.tag;
@@ -267,16 +290,16 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
 
         if (anchor)
                 return error_setf(p->error, -EOPNOTSUPP, "%s:%u: YAML anchors and aliases are not supported",
-                                  p->file, event_line(ev));
+                                  p->file, event_line(p, ev));
         if (tag) {
                 _cleanup_free_ char *t = cescape((const char *) tag);
 
                 return error_setf(p->error, -EOPNOTSUPP, "%s:%u: YAML tags are not supported (found %s)",
-                                  p->file, event_line(ev), t ?: "a tag");
+                                  p->file, event_line(p, ev), t ?: "a tag");
         }
         if (p->depth > SKILL_YAML_DEPTH_MAX)
                 return error_setf(p->error, -E2BIG, "%s:%u: YAML nesting deeper than %u levels",
-                                  p->file, event_line(ev), SKILL_YAML_DEPTH_MAX);
+                                  p->file, event_line(p, ev), SKILL_YAML_DEPTH_MAX);
         return 0;
 }
 
@@ -289,7 +312,7 @@ static int parser_expect(Parser *p, yaml_event_type_t type) {
                 return r;
         if (ev.type != type)
                 return error_setf(p->error, -EBADMSG, "%s:%u: unexpected YAML structure", p->file,
-                                  event_line(&ev));
+                                  event_line(p, &ev));
         return 0;
 }
 
@@ -307,7 +330,7 @@ static int parser_skip_collection(Parser *p) {
                 /* libyaml balances its events; this only guards against a bug there. */
                 if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
                         return error_setf(p->error, -EBADMSG, "%s:%u: unexpected end of YAML",
-                                          p->file, event_line(&ev));
+                                          p->file, event_line(p, &ev));
         }
         return 0;
 }
@@ -321,10 +344,10 @@ static int parser_scalar_text(Parser *p, const yaml_event_t *ev, char **ret) {
 
         if (memchr(v, 0, n))
                 return error_setf(p->error, -EILSEQ, "%s:%u: a value holds a NUL character", p->file,
-                                  event_line(ev));
+                                  event_line(p, ev));
         if (!utf8_is_valid(v, n))
                 return error_setf(p->error, -EILSEQ, "%s:%u: a value is not valid UTF-8", p->file,
-                                  event_line(ev));
+                                  event_line(p, ev));
         t = strndup(v, n);
         if (!t)
                 return -ENOMEM;
@@ -345,11 +368,11 @@ static int parser_key(Parser *p, const yaml_event_t *ev, const char *where, Skil
 
         if (ev->type != YAML_SCALAR_EVENT)
                 return error_setf(p->error, -EBADMSG, "%s:%u: %s keys must be plain strings", p->file,
-                                  event_line(ev), where);
+                                  event_line(p, ev), where);
         r = parser_scalar_text(p, ev, &f->key);
         if (r < 0)
                 return r;
-        f->line = event_line(ev);
+        f->line = event_line(p, ev);
         return 0;
 }
 
@@ -390,7 +413,7 @@ static int parser_value(Parser *p, SkillField *f,
         case YAML_MAPPING_END_EVENT:
         default:
                 return error_setf(p->error, -EBADMSG, "%s:%u: unexpected YAML structure", p->file,
-                                  event_line(&ev));
+                                  event_line(p, &ev));
         }
 }
 
@@ -577,7 +600,7 @@ static int parse_frontmatter(Parser *p, Skill *s) {
                         return 0;
                 if (ev.type != YAML_DOCUMENT_START_EVENT)
                         return error_setf(p->error, -EBADMSG, "%s:%u: unexpected YAML structure",
-                                          p->file, event_line(&ev));
+                                          p->file, event_line(p, &ev));
         }
 
         {
@@ -589,7 +612,7 @@ static int parse_frontmatter(Parser *p, Skill *s) {
                 if (ev.type != YAML_MAPPING_START_EVENT)
                         return error_setf(p->error, -EBADMSG,
                                           "%s:%u: the frontmatter must be a YAML mapping of keys to values, "
-                                          "found a %s", p->file, event_line(&ev),
+                                          "found a %s", p->file, event_line(p, &ev),
                                           ev.type == YAML_SEQUENCE_START_EVENT ? "list" : "scalar");
         }
 
@@ -619,10 +642,10 @@ static int parse_frontmatter(Parser *p, Skill *s) {
                 if (ev.type == YAML_DOCUMENT_START_EVENT)
                         return error_setf(p->error, -EBADMSG,
                                           "%s:%u: the frontmatter holds more than one YAML document",
-                                          p->file, event_line(&ev));
+                                          p->file, event_line(p, &ev));
                 if (ev.type != YAML_STREAM_END_EVENT)
                         return error_setf(p->error, -EBADMSG, "%s:%u: unexpected YAML structure",
-                                          p->file, event_line(&ev));
+                                          p->file, event_line(p, &ev));
         }
         return 0;
 }
@@ -735,6 +758,8 @@ int skill_parse_markdown(const char *text, size_t size, const char *filename, Sk
         p.initialized = true;
         p.file = filename;
         p.error = error;
+        p.frontmatter = split.frontmatter;
+        p.frontmatter_size = split.frontmatter_size;
         yaml_parser_set_encoding(&p.yaml, YAML_UTF8_ENCODING);
         yaml_parser_set_input_string(&p.yaml, (const unsigned char *) split.frontmatter,
                                      split.frontmatter_size);

@@ -36,7 +36,8 @@ static const LintDiag *find_diag(const LintReport *r, LintSeverity severity, con
 
                 if (d->severity != severity || !streq_ptr(d->key, key))
                         continue;
-                ck_assert_msg(!found, "two %s diagnostics for %s", lint_severity_to_string(severity), strna(key));
+                ck_assert_msg(!found, "two %s diagnostics for %s", lint_severity_to_string(severity),
+                              strna(key));
                 found = d;
         }
         ck_assert_msg(found, "no %s diagnostic for %s", lint_severity_to_string(severity), strna(key));
@@ -111,7 +112,9 @@ START_TEST(test_name_rules) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(lint_report_freep) LintReport *r = lint_with(cases[i].name, "description: d\n", NULL);
+                _cleanup_(lint_report_freep) LintReport *r = NULL;
+
+                r = lint_with(cases[i].name, "description: d\n", NULL);
 
                 if (!cases[i].message) {
                         assert_clean(r);
@@ -317,7 +320,8 @@ START_TEST(test_allowed_tools) {
 END_TEST
 
 START_TEST(test_non_string_scalars) {
-        _cleanup_(lint_report_freep) LintReport *r = lint_with("x", "description: yes\nlicense: 2024-01-01\n", "x");
+        _cleanup_(lint_report_freep) LintReport *r =
+                lint_with("x", "description: yes\nlicense: 2024-01-01\n", "x");
         _cleanup_(lint_report_freep) LintReport *quoted = lint_with("x", "description: 'yes'\n", "x");
         const LintDiag *d;
 
@@ -353,10 +357,11 @@ START_TEST(test_unknown_keys) {
 END_TEST
 
 START_TEST(test_body_and_filename) {
-        _cleanup_(lint_report_freep) LintReport *empty = lint_text("---\nname: x\ndescription: d\n---\n \n\t\n", "x");
-        _cleanup_(lint_report_freep) LintReport *none = lint_text("---\nname: x\ndescription: d\n---", "x");
-        _cleanup_(lint_report_freep) LintReport *lower = lint_text_as("---\nname: x\ndescription: d\n---\n" VALID_BODY,
-                                                                      "skill.md", "x");
+        _cleanup_(lint_report_freep) LintReport *empty = NULL, *none = NULL, *lower = NULL;
+
+        empty = lint_text("---\nname: x\ndescription: d\n---\n \n\t\n", "x");
+        none = lint_text("---\nname: x\ndescription: d\n---", "x");
+        lower = lint_text_as("---\nname: x\ndescription: d\n---\n" VALID_BODY, "skill.md", "x");
         const LintDiag *d;
 
         ck_assert_uint_eq(empty->n_errors, 0);

@@ -235,8 +235,8 @@ START_TEST(test_plain_scalar_kinds) {
 
                 ck_assert_ptr_nonnull(text);
                 s = parse_ok(text);
-                ck_assert_msg(field(s, "k")->kind == cases[i].kind, "%s: kind %s, expected %s", cases[i].text,
-                              skill_value_kind_to_string(field(s, "k")->kind),
+                ck_assert_msg(field(s, "k")->kind == cases[i].kind, "%s: kind %s, expected %s",
+                              cases[i].text, skill_value_kind_to_string(field(s, "k")->kind),
                               skill_value_kind_to_string(cases[i].kind));
         }
 
@@ -247,10 +247,12 @@ START_TEST(test_plain_scalar_kinds) {
 END_TEST
 
 START_TEST(test_allowed_tools_list) {
-        _cleanup_(skill_freep) Skill *s = parse_ok("---\nname: x\nallowed-tools:\n  - Read\n  - \"Bash(git:*)\"\n  - Write\n---\n");
+        _cleanup_(skill_freep) Skill *s =
+                parse_ok("---\nname: x\nallowed-tools:\n  - Read\n  - \"Bash(git:*)\"\n  - Write\n---\n");
         _cleanup_(skill_freep) Skill *flow = parse_ok("---\nallowed-tools: [Read, Grep]\n---\n");
         _cleanup_(skill_freep) Skill *empty = parse_ok("---\nallowed-tools: []\n---\n");
-        _cleanup_(skill_freep) Skill *nested = parse_ok("---\nallowed-tools: [Read, [x], {a: b}, Write]\nnext: 1\n---\n");
+        _cleanup_(skill_freep) Skill *nested =
+                parse_ok("---\nallowed-tools: [Read, [x], {a: b}, Write]\nnext: 1\n---\n");
         _cleanup_(skill_freep) Skill *map = parse_ok("---\nallowed-tools: {Read: yes}\n---\n");
 
         ck_assert_str_eq(s->allowed_tools, "Read Bash(git:*) Write");
@@ -303,6 +305,23 @@ START_TEST(test_crlf_bom) {
         ck_assert_str_eq(meta_field(s, "author")->value, "me");
         ck_assert_uint_eq(s->body_line, 7);
         ck_assert_str_eq(s->body, "Body line\r\n");
+}
+END_TEST
+
+/* libyaml also breaks lines at a lone CR, NEL and U+2028; editors and our lines do not. */
+START_TEST(test_lines_unicode_breaks) {
+        _cleanup_(skill_freep) Skill *s = parse_ok(
+                "---\n"
+                "name: \"a\xc2\x85" "b\xe2\x80\xa8" "c\"\n"        /* 2 */
+                "description: \"x\ry\"\n"                              /* 3 */
+                "license: caf\xc3\xa9 \xf0\x9f\x98\x80\r\n"           /* 4 */
+                "compatibility: z\n"                                    /* 5 */
+                "---\n");
+
+        ck_assert_uint_eq(field(s, "name")->line, 2);
+        ck_assert_uint_eq(field(s, "description")->line, 3);
+        ck_assert_uint_eq(field(s, "license")->line, 4);
+        ck_assert_uint_eq(field(s, "compatibility")->line, 5);
 }
 END_TEST
 
@@ -403,12 +422,12 @@ START_TEST(test_huge_scalar) {
 }
 END_TEST
 
-static char *nested_text(size_t depth, const char *open, const char *close) {
+static char *nested_text(const char *key, size_t depth, const char *open, const char *close) {
         size_t lo = strlen(open), lc = strlen(close);
-        char *t = malloc(depth * (lo + lc) + 64), *p;
+        char *t = malloc(depth * (lo + lc) + strlen(key) + 64), *p;
 
         ck_assert_ptr_nonnull(t);
-        p = t + sprintf(t, "---\nname: x\ndeep: ");
+        p = t + sprintf(t, "---\nname: x\n%s: ", key);
         for (size_t i = 0; i < depth; i++)
                 p = mempcpy(p, open, lo);
         for (size_t i = 0; i < depth; i++)
@@ -418,9 +437,10 @@ static char *nested_text(size_t depth, const char *open, const char *close) {
 }
 
 START_TEST(test_deep_nesting) {
-        _cleanup_free_ char *seq = nested_text(10000, "[", "]"), *map = nested_text(10000, "{a: ", "}");
-        _cleanup_free_ char *at_limit = nested_text(SKILL_YAML_DEPTH_MAX - 1, "[", "]");
-        _cleanup_free_ char *over = nested_text(SKILL_YAML_DEPTH_MAX, "[", "]");
+        _cleanup_free_ char *seq = nested_text("deep", 10000, "[", "]");
+        _cleanup_free_ char *map = nested_text("deep", 10000, "{a: ", "}");
+        _cleanup_free_ char *at_limit = nested_text("deep", SKILL_YAML_DEPTH_MAX - 1, "[", "]");
+        _cleanup_free_ char *over = nested_text("deep", SKILL_YAML_DEPTH_MAX, "[", "]");
         _cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL, *e4 = NULL, *block = NULL, *meta = NULL;
         _cleanup_(skill_freep) Skill *ok = NULL;
         size_t n = 0;
@@ -447,8 +467,8 @@ START_TEST(test_deep_nesting) {
         assert_contains(e4, "SKILL.md:");
         assert_contains(e4, "nesting deeper than 32 levels");
 
-        meta = strdup("---\nallowed-tools: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n---\n");
-        ck_assert_ptr_nonnull(meta);
+        /* Inside allowed-tools, where the parser descends itself too. */
+        meta = nested_text("allowed-tools", 10000, "[", "]");
         free(e4);
         e4 = parse_fail(meta, -E2BIG);
         assert_contains(e4, "nesting deeper");
@@ -463,7 +483,8 @@ START_TEST(test_invalid_utf8) {
         _cleanup_free_ char *e4 = parse_fail_n(nul, sizeof(nul) - 1, -EILSEQ);
         _cleanup_free_ char *e5 = parse_fail("---\nname: \"a\\0b\"\n---\n", -EILSEQ);
         _cleanup_free_ char *e6 = parse_fail("---\nname: x\ndescription: \"\\ud800\"\n---\n", -EBADMSG);
-        _cleanup_(skill_freep) Skill *ok = parse_ok("---\nname: x\ndescription: caf\xc3\xa9 \"\\u00e9\"\n---\n");
+        _cleanup_(skill_freep) Skill *ok =
+                parse_ok("---\nname: x\ndescription: caf\xc3\xa9 \"\\u00e9\"\n---\n");
 
         ck_assert_str_eq(e1, "SKILL.md:3: the file is not valid UTF-8");
         ck_assert_str_eq(e2, "SKILL.md:4: the file is not valid UTF-8");
@@ -476,15 +497,18 @@ START_TEST(test_invalid_utf8) {
 END_TEST
 
 START_TEST(test_tags) {
-        _cleanup_free_ char *e1 = parse_fail("---\nname: x\ncmd: !!python/object/apply:os.system [\"id\"]\n---\n",
+        _cleanup_free_ char *e1 = parse_fail("---\nname: x\n"
+                                             "cmd: !!python/object/apply:os.system [\"id\"]\n---\n",
                                              -EOPNOTSUPP);
         _cleanup_free_ char *e2 = parse_fail("---\nname: !!str x\n---\n", -EOPNOTSUPP);
         _cleanup_free_ char *e3 = parse_fail("---\n!!map {name: x}\n---\n", -EOPNOTSUPP);
         _cleanup_free_ char *e4 = parse_fail("---\nmetadata:\n  a: !custom value\n---\n", -EOPNOTSUPP);
         _cleanup_free_ char *e5 = parse_fail("---\nname: ! x\n---\n", -EOPNOTSUPP);
-        _cleanup_free_ char *e6 = parse_fail("---\nx: !<tag:example.com,2000:evil> {a: 1}\n---\n", -EOPNOTSUPP);
+        _cleanup_free_ char *e6 =
+                parse_fail("---\nx: !<tag:example.com,2000:evil> {a: 1}\n---\n", -EOPNOTSUPP);
 
-        ck_assert_str_eq(e1, "SKILL.md:3: YAML tags are not supported (found tag:yaml.org,2002:python/object/apply:os.system)");
+        ck_assert_str_eq(e1, "SKILL.md:3: YAML tags are not supported "
+                             "(found tag:yaml.org,2002:python/object/apply:os.system)");
         ck_assert_str_eq(e2, "SKILL.md:2: YAML tags are not supported (found tag:yaml.org,2002:str)");
         assert_contains(e3, "YAML tags are not supported");
         ck_assert_str_eq(e4, "SKILL.md:3: YAML tags are not supported (found !custom)");
@@ -507,7 +531,8 @@ START_TEST(test_not_a_mapping) {
         _cleanup_free_ char *e2 = parse_fail("---\njust some text\n---\n", -EBADMSG);
         _cleanup_free_ char *e3 = parse_fail("---\n[a, b]\n---\n", -EBADMSG);
 
-        ck_assert_str_eq(e1, "SKILL.md:2: the frontmatter must be a YAML mapping of keys to values, found a list");
+        ck_assert_str_eq(e1, "SKILL.md:2: the frontmatter must be a YAML mapping of keys to values, "
+                             "found a list");
         assert_contains(e2, "must be a YAML mapping");
         assert_contains(e2, "found a scalar");
         assert_contains(e3, "found a list");
@@ -620,6 +645,7 @@ static Suite *skill_suite(void) {
         tcase_add_test(tc, test_allowed_tools_list);
         tcase_add_test(tc, test_unusable_known_values);
         tcase_add_test(tc, test_crlf_bom);
+        tcase_add_test(tc, test_lines_unicode_breaks);
         tcase_add_test(tc, test_frontmatter_shapes);
         tcase_add_test(tc, test_syntax_error);
         tcase_add_test(tc, test_load_at);
