@@ -362,7 +362,8 @@ static SkillValueKind scalar_kind(const yaml_event_t *ev, const char *text) {
 }
 
 /* Reads a mapping key. Complex keys ("? [a, b]") are refused: no skill needs them and they
- * would have no sensible text form. */
+ * would have no sensible text form. So are control characters: keys end up in diagnostics and
+ * listings, and no real key holds an escape sequence. */
 static int parser_key(Parser *p, const yaml_event_t *ev, const char *where, SkillField *f) {
         int r;
 
@@ -373,6 +374,9 @@ static int parser_key(Parser *p, const yaml_event_t *ev, const char *where, Skil
         if (r < 0)
                 return r;
         f->line = event_line(p, ev);
+        if (string_has_cc(f->key, strlen(f->key)))
+                return error_setf(p->error, -EBADMSG, "%s:%u: %s keys must not hold control characters",
+                                  p->file, f->line, where);
         return 0;
 }
 

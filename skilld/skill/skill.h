@@ -81,7 +81,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Skill *, skill_free);
  *   -EFBIG      larger than SKILL_MD_MAX, or a frontmatter larger than SKILL_FRONTMATTER_MAX
  *   -EILSEQ     invalid UTF-8 or a NUL byte anywhere in the file, or in a decoded value
  *   -EBADMSG    no frontmatter, an unclosed one, YAML syntax errors, a top level that is not a
- *               mapping, several documents, duplicate keys, keys that are not scalars
+ *               mapping, several documents, duplicate keys, keys that are not scalars or hold
+ *               control characters
  *   -EOPNOTSUPP anchors, aliases or explicit tags
  *   -E2BIG      nesting deeper than SKILL_YAML_DEPTH_MAX, more than SKILL_KEYS_MAX keys
  * filename is only used in messages and stored as md_filename. */

@@ -557,8 +557,13 @@ START_TEST(test_complex_keys) {
         _cleanup_free_ char *e1 = parse_fail("---\n? [a, b]\n: value\n---\n", -EBADMSG);
         _cleanup_free_ char *e2 = parse_fail("---\nmetadata:\n  {a: b}: c\n---\n", -EBADMSG);
 
+        _cleanup_free_ char *e3 = parse_fail("---\nname: x\n\"\\e[2Jevil\": 1\n---\n", -EBADMSG);
+        _cleanup_free_ char *e4 = parse_fail("---\nmetadata:\n  \"a\\tb\": c\n---\n", -EBADMSG);
+
         ck_assert_str_eq(e1, "SKILL.md:2: top-level keys must be plain strings");
         assert_contains(e2, "metadata keys must be plain strings");
+        ck_assert_str_eq(e3, "SKILL.md:3: top-level keys must not hold control characters");
+        ck_assert_str_eq(e4, "SKILL.md:3: metadata keys must not hold control characters");
 }
 END_TEST
 
