@@ -183,6 +183,17 @@ static int normalize_path(const char *path, char **ret) {
         return 0;
 }
 
+/* After a failed openat(..., O_NOFOLLOW) of name: O_DIRECTORY|O_NOFOLLOW reports a symlink as
+ * ENOTDIR, so look at what is there to tell a symlink (-ELOOP) from a missing folder. */
+static int open_error(int at, const char *name, int error) {
+        struct stat st;
+
+        if ((error == ENOTDIR || error == ELOOP) &&
+            fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISLNK(st.st_mode))
+                return -ELOOP;
+        return -error;
+}
+
 /* Opens a normalized relative path under dir_fd without following any symlink on the way.
  * -ELOOP for a symlink anywhere, -ENOENT/-ENOTDIR when it is missing. */
 static int open_beneath(int dir_fd, const char *path, int flags, int *ret_fd) {
@@ -193,12 +204,11 @@ static int open_beneath(int dir_fd, const char *path, int flags, int *ret_fd) {
         for (;;) {
                 const char *slash = strchr(p, '/');
                 _cleanup_free_ char *comp = NULL;
-                struct stat st;
 
                 if (!slash) {
                         fd = openat(at, p, flags | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
                         if (fd < 0)
-                                return -errno;
+                                return open_error(at, p, errno);
                         *ret_fd = fd;
                         return 0;
                 }
@@ -207,14 +217,8 @@ static int open_beneath(int dir_fd, const char *path, int flags, int *ret_fd) {
                 if (!comp)
                         return -ENOMEM;
                 fd = openat(at, comp, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
-                if (fd < 0) {
-                        int r = -errno;
-
-                        /* O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a symlink; say what it is. */
-                        if (fstatat(at, comp, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISLNK(st.st_mode))
-                                return -ELOOP;
-                        return r;
-                }
+                if (fd < 0)
+                        return open_error(at, comp, errno);
                 (void) safe_close(cur);
                 cur = at = fd;
                 p = slash + 1;

@@ -50,5 +50,6 @@ const char *interpreter_path(Interpreter i);
 
 /* Lists every script (a known extension, the executable bit or a "#!" line) directly in the
  * skill root and anywhere under scripts/ (not in __pycache__, node_modules or hidden folders),
- * as sorted paths relative to the root. Symlinks and special files are not scripts. */
+ * as sorted paths relative to the root. Symlinks and special files are not scripts; scripts/
+ * itself being a symlink is -ELOOP. A skill without scripts yields an empty list. */
 int skill_list_scripts(int dir_fd, char ***ret);

@@ -328,6 +328,10 @@ START_TEST(test_list_scripts) {
         for (size_t i = 0; i < ELEMENTSOF(expected); i++)
                 ck_assert_str_eq(list[i], expected[i]);
 
+        /* A symlinked scripts/ is refused rather than silently left out. */
+        ck_assert_int_eq(symlinkat("/usr/bin", empty.fd, "scripts"), 0);
+        ck_assert_int_eq(skill_list_scripts(empty.fd, &none), -ELOOP);
+        ck_assert_int_eq(unlinkat(empty.fd, "scripts", 0), 0);
         ck_assert_int_eq(skill_list_scripts(empty.fd, &none), 0);
         ck_assert_ptr_nonnull(none);
         ck_assert_uint_eq(strv_length(none), 0);
