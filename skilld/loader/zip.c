@@ -151,11 +151,17 @@ static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **r
         for (size_t i = 0; i < z->n; i++) {
                 ZipDirEntry *e = &z->entries[i];
 
-                r = loader_check_path_bounded(e->path, limits->max_depth + !!top,
-                                              limits->max_path + (top ? top_len + 1 : 0), e->name, error);
+                e->dest = !top ? e->path : e->path[top_len] == '\0' ? "" : e->path + top_len + 1;
+                if (top) {
+                        r = loader_check_path_bounded(e->path, UINT_MAX, SIZE_MAX, e->name, error);
+                        if (r >= 0 && !isempty(e->dest))
+                                r = loader_check_path_bounded(e->dest, limits->max_depth, limits->max_path,
+                                                              e->name, error);
+                } else
+                        r = loader_check_path_bounded(e->path, limits->max_depth, limits->max_path, e->name,
+                                                      error);
                 if (r < 0)
                         return r;
-                e->dest = !top ? e->path : e->path[top_len] == '\0' ? "" : e->path + top_len + 1;
         }
 
         qsort(z->entries, z->n, sizeof(ZipDirEntry), cmp_path);
@@ -167,12 +173,13 @@ static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **r
                                                   z->entries[i - 1].name);
 
                 /* A file "a" and an entry "a/b" cannot both exist. */
-                for (char *slash = strchr(e->path, '/'); slash; slash = strchr(slash + 1, '/')) {
+                for (const char *slash = strchr(e->path, '/'); slash; slash = strchr(slash + 1, '/')) {
+                        _cleanup_free_ char *prefix = strndup(e->path, slash - e->path);
                         ZipDirEntry *parent;
 
-                        *slash = '\0';
-                        parent = find_entry(z, e->path);
-                        *slash = '/';
+                        if (!prefix)
+                                return -ENOMEM;
+                        parent = find_entry(z, prefix);
                         if (parent && !parent->is_dir)
                                 return loader_entry_error(error, -EEXIST, e->name, "is below %s, which is a file",
                                                           parent->name);
