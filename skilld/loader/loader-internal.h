@@ -14,7 +14,8 @@
  * cannot forge terminal output. Returns -abs(r). */
 int loader_entry_error(char **error, int r, const char *name, const char *fmt, ...) _printf_(4, 5);
 /* The same for a name of len bytes that may hold NUL bytes (shown as \x00). */
-int loader_entry_errorn(char **error, int r, const char *name, size_t len, const char *fmt, ...) _printf_(5, 6);
+int loader_entry_errorn(char **error, int r, const char *name, size_t len,
+                        const char *fmt, ...) _printf_(5, 6);
 
 /* loader_check_path() with explicit bounds; messages name display (the entry as the archive or
  * directory spells it), which may differ from path. */
@@ -50,11 +51,17 @@ typedef enum TreeWalkFlags {
         TREE_WALK_SORT = 1 << 2,                /* sort bytewise by path */
 } TreeWalkFlags;
 
+typedef struct TreeList {
+        TreeEntry *entries;
+        size_t n;
+} TreeList;
+
+void tree_list_done(TreeList *l);
+#define _cleanup_tree_list_ _cleanup_(tree_list_done)
+
 /* Walks the tree below dir_fd without following any link, applying the path rules and caps of
- * limits and refusing anything but regular files and directories. */
-int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeEntry **ret, size_t *ret_n,
-              char **error);
-void tree_entries_free(TreeEntry *e, size_t n);
+ * limits (NULL: the defaults) and refusing anything but regular files and directories. */
+int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeList *ret, char **error);
 
 /* Opens a regular file at a relative path below dir_fd, refusing to pass through any symlink. */
 int tree_open_file(int dir_fd, const char *path, char **error);

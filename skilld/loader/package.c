@@ -42,7 +42,8 @@ static int write_header(struct archive *a, const char *path, mode_t type, mode_t
         archive_entry_set_uid(ae, 0);
         archive_entry_set_gid(ae, 0);
         if (archive_write_header(a, ae) != ARCHIVE_OK)
-                return loader_entry_error(error, -EIO, path, "cannot write: %s", strempty(archive_error_string(a)));
+                return loader_entry_error(error, -EIO, path, "cannot write: %s",
+                                          strempty(archive_error_string(a)));
         return 0;
 }
 
@@ -79,9 +80,9 @@ static int write_contents(struct archive *a, int dir_fd, const TreeEntry *e, cha
 int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
         _cleanup_loader_locale_ LoaderLocale locale = {};
         _cleanup_(archive_write_freep) struct archive *a = NULL;
-        TreeEntry *entries = NULL;
+        _cleanup_tree_list_ TreeList list = {};
+        _cleanup_free_ char *root = NULL;
         time_t mtime = package_mtime();
-        size_t n = 0;
         int r;
 
         if (isempty(name) || strchr(name, '/'))
@@ -91,46 +92,45 @@ int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
                 return r;
 
         /* The default limits: a package that would not load is no use. */
-        r = tree_walk(dir_fd, NULL, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &entries, &n, error);
+        r = tree_walk(dir_fd, NULL, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
         if (r < 0)
                 return r;
 
         loader_locale_enter(&locale);
         a = archive_write_new();
-        if (!a) {
-                r = -ENOMEM;
-                goto finish;
-        }
+        if (!a)
+                return -ENOMEM;
         if (archive_write_set_format_zip(a) != ARCHIVE_OK ||
             archive_write_zip_set_compression_deflate(a) != ARCHIVE_OK ||
             archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-            archive_write_open_fd(a, out_fd) != ARCHIVE_OK) {
-                r = error_setf(error, -EIO, "cannot start the zip: %s", strempty(archive_error_string(a)));
-                goto finish;
-        }
+            archive_write_open_fd(a, out_fd) != ARCHIVE_OK)
+                return error_setf(error, -EIO, "cannot start the zip: %s",
+                                  strempty(archive_error_string(a)));
 
-        {
-                _cleanup_free_ char *root = strdup_printf("%s/", name);
-
-                r = root ? write_header(a, root, S_IFDIR, 0755, 0, mtime, error) : -ENOMEM;
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                const TreeEntry *e = &entries[i];
+        root = strdup_printf("%s/", name);
+        if (!root)
+                return -ENOMEM;
+        r = write_header(a, root, S_IFDIR, 0755, 0, mtime, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < list.n; i++) {
+                const TreeEntry *e = &list.entries[i];
                 _cleanup_free_ char *p = NULL;
 
                 p = strdup_printf("%s/%s%s", name, e->path, S_ISDIR(e->type) ? "/" : "");
-                if (!p) {
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!p)
+                        return -ENOMEM;
                 r = write_header(a, p, e->type, e->mode, e->size, mtime, error);
-                if (r >= 0 && S_ISREG(e->type))
+                if (r < 0)
+                        return r;
+                if (S_ISREG(e->type)) {
                         r = write_contents(a, dir_fd, e, error);
+                        if (r < 0)
+                                return r;
+                }
         }
-        if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
-                r = error_setf(error, -EIO, "cannot finish the zip: %s", strempty(archive_error_string(a)));
-
-finish:
-        tree_entries_free(entries, n);
-        return r;
+        if (archive_write_close(a) != ARCHIVE_OK)
+                return error_setf(error, -EIO, "cannot finish the zip: %s",
+                                  strempty(archive_error_string(a)));
+        return 0;
 }

@@ -1,6 +1,7 @@
 /* The names an untrusted skill may use, whether they come from a zip's directory or from a
  * directory on disk: relative, plain UTF-8, no tricks with "..", backslashes or control
- * characters, bounded in length and depth. Also how such names appear in messages. */
+ * characters, bounded in length and depth. Also how such names appear in messages, and the
+ * UTF-8 locale libarchive needs to pass them through unchanged. */
 #include <stdarg.h>
 
 #include "error.h"
@@ -116,12 +117,14 @@ int loader_check_path_bounded(const char *path, unsigned max_depth, size_t max_p
                 size_t n = slash ? (size_t) (slash - p) : strlen(p);
 
                 if (n == 0)
-                        return loader_entry_error(error, -EINVAL, display, "empty path components are not allowed");
+                        return loader_entry_error(error, -EINVAL, display,
+                                                  "empty path components are not allowed");
                 if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
                         return loader_entry_error(error, -EINVAL, display,
                                                   "\".\" and \"..\" components are not allowed");
                 if (n > LOADER_NAME_MAX)
-                        return loader_entry_error(error, -EINVAL, display, "a component is longer than %u bytes",
+                        return loader_entry_error(error, -EINVAL, display,
+                                                  "a component is longer than %u bytes",
                                                   LOADER_NAME_MAX);
                 depth++;
                 if (!slash)
@@ -130,9 +133,11 @@ int loader_check_path_bounded(const char *path, unsigned max_depth, size_t max_p
         }
 
         if (len > max_path)
-                return loader_entry_error(error, -EINVAL, display, "path is longer than %zu bytes", max_path);
+                return loader_entry_error(error, -EINVAL, display, "path is longer than %zu bytes",
+                                          max_path);
         if (depth > max_depth)
-                return loader_entry_error(error, -EINVAL, display, "nested deeper than %u levels", max_depth);
+                return loader_entry_error(error, -EINVAL, display, "nested deeper than %u levels",
+                                          max_depth);
         return 0;
 }
 

@@ -72,20 +72,18 @@ int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error) {
         };
         _cleanup_(sha256_freep) Sha256 *h = NULL;
         char hex[SHA256_HEX_SIZE];
-        TreeEntry *entries = NULL;
-        size_t n = 0;
+        _cleanup_tree_list_ TreeList list = {};
         int r;
 
-        r = tree_walk(dir_fd, &limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &entries, &n, error);
+        r = tree_walk(dir_fd, &limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
         if (r < 0)
                 return r;
 
         r = sha256_new(&h);
         if (r >= 0)
                 r = sha256_update(h, TREE_HASH_MAGIC, strlen(TREE_HASH_MAGIC));
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = hash_entry(h, dir_fd, &entries[i], error);
-        tree_entries_free(entries, n);
+        for (size_t i = 0; r >= 0 && i < list.n; i++)
+                r = hash_entry(h, dir_fd, &list.entries[i], error);
         if (r >= 0)
                 r = sha256_final_hex(h, hex);
         if (r < 0)

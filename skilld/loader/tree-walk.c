@@ -21,31 +21,36 @@ typedef struct Walk {
         const LoaderLimits *limits;
         TreeWalkFlags flags;
         dev_t dev;
-        TreeEntry *entries;
-        size_t n, alloc;
+        TreeList list;
+        size_t alloc;
         uint64_t total_bytes;
         char **error;
 } Walk;
 
-void tree_entries_free(TreeEntry *e, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(e[i].path);
-        free(e);
+void tree_list_done(TreeList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->entries[i].path);
+        free(l->entries);
+        *l = (TreeList) {};
+}
+
+static void walk_done(Walk *w) {
+        tree_list_done(&w->list);
 }
 
 static int walk_push(Walk *w, char *path, const struct stat *st) {
-        if (w->n >= w->alloc) {
+        if (w->list.n >= w->alloc) {
                 size_t na = w->alloc == 0 ? 64 : w->alloc * 2;
-                TreeEntry *ne = reallocarray(w->entries, na, sizeof(TreeEntry));
+                TreeEntry *ne = reallocarray(w->list.entries, na, sizeof(TreeEntry));
 
                 if (!ne) {
                         free(path);
                         return -ENOMEM;
                 }
-                w->entries = ne;
+                w->list.entries = ne;
                 w->alloc = na;
         }
-        w->entries[w->n++] = (TreeEntry) {
+        w->list.entries[w->list.n++] = (TreeEntry) {
                 .path = path,
                 .type = st->st_mode & S_IFMT,
                 .mode = loader_normalize_mode(st->st_mode),
@@ -105,11 +110,13 @@ static int walk_dir(Walk *w, int fd, const char *prefix) {
 
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         return loader_entry_error(w->error, -errno, path, "cannot stat: %m");
-                if (w->n >= w->limits->max_entries)
-                        return loader_entry_error(w->error, -E2BIG, path, "too many entries (more than %" PRIu64 ")",
+                if (w->list.n >= w->limits->max_entries)
+                        return loader_entry_error(w->error, -E2BIG, path,
+                                                  "too many entries (more than %" PRIu64 ")",
                                                   w->limits->max_entries);
                 if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-                        return loader_entry_error(w->error, -EPERM, path, "%s", loader_kind_refusal(st.st_mode));
+                        return loader_entry_error(w->error, -EPERM, path, "%s",
+                                                  loader_kind_refusal(st.st_mode));
                 if (st.st_dev != w->dev)
                         return loader_entry_error(w->error, -EPERM, path, "mount points are not allowed");
 
@@ -119,11 +126,12 @@ static int walk_dir(Walk *w, int fd, const char *prefix) {
 
                         cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (cfd < 0)
-                                return loader_entry_error(w->error, -errno, path, "cannot open directory: %m");
+                                return loader_entry_error(w->error, -errno, path,
+                                                          "cannot open directory: %m");
                         r = walk_push(w, TAKE_PTR(path), &st);
                         if (r < 0)
                                 return r;
-                        p = w->entries[w->n - 1].path;
+                        p = w->list.entries[w->list.n - 1].path;
                         r = walk_dir(w, cfd, p);
                         if (r < 0)
                                 return r;
@@ -138,7 +146,8 @@ static int walk_dir(Walk *w, int fd, const char *prefix) {
                 w->total_bytes += st.st_size;
                 if (w->total_bytes > w->limits->max_total_bytes)
                         return loader_entry_error(w->error, -EFBIG, path, "the tree holds more than %s",
-                                                  format_bytes(buf, sizeof(buf), w->limits->max_total_bytes));
+                                                  format_bytes(buf, sizeof(buf),
+                                                               w->limits->max_total_bytes));
                 r = walk_push(w, TAKE_PTR(path), &st);
                 if (r < 0)
                         return r;
@@ -150,10 +159,9 @@ static int cmp_entry(const void *a, const void *b) {
         return strcmp(((const TreeEntry *) a)->path, ((const TreeEntry *) b)->path);
 }
 
-int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeEntry **ret, size_t *ret_n,
-              char **error) {
+int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeList *ret, char **error) {
         LoaderLimits def = LOADER_LIMITS_DEFAULT;
-        Walk w = {
+        _cleanup_(walk_done) Walk w = {
                 .limits = limits ?: &def,
                 .flags = flags,
                 .error = error,
@@ -168,14 +176,12 @@ int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeE
         w.dev = st.st_dev;
 
         r = walk_dir(&w, dir_fd, NULL);
-        if (r < 0) {
-                tree_entries_free(w.entries, w.n);
+        if (r < 0)
                 return r;
-        }
-        if (flags & TREE_WALK_SORT && w.n > 1)
-                qsort(w.entries, w.n, sizeof(TreeEntry), cmp_entry);
-        *ret = w.entries;
-        *ret_n = w.n;
+        if ((flags & TREE_WALK_SORT) && w.list.n > 1)
+                qsort(w.list.entries, w.list.n, sizeof(TreeEntry), cmp_entry);
+        *ret = w.list;
+        w.list = (TreeList) {};
         return 0;
 }
 

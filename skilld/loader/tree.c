@@ -19,15 +19,9 @@ static void rm_rf_and_freep(char **p) {
 }
 
 int loader_check_tree(int dir_fd, const LoaderLimits *limits, char **error) {
-        TreeEntry *entries = NULL;
-        size_t n = 0;
-        int r;
+        _cleanup_tree_list_ TreeList list = {};
 
-        r = tree_walk(dir_fd, limits, TREE_WALK_REFUSE_HARDLINKS, &entries, &n, error);
-        if (r < 0)
-                return r;
-        tree_entries_free(entries, n);
-        return 0;
+        return tree_walk(dir_fd, limits, TREE_WALK_REFUSE_HARDLINKS, &list, error);
 }
 
 SkillSource *skill_source_free(SkillSource *s) {
@@ -91,7 +85,8 @@ static char *fd_path(int fd) {
 }
 
 /* Takes dir_fd. */
-static int source_from_directory(int dir_fd, const char *path, const char *name_hint, const LoaderLimits *limits,
+static int source_from_directory(int dir_fd, const char *path, const char *name_hint,
+                                 const LoaderLimits *limits,
                                  SkillSource **ret, char **error) {
         _cleanup_(skill_source_freep) SkillSource *s = NULL;
         _cleanup_close_ int fd = dir_fd;

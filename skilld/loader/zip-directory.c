@@ -134,12 +134,14 @@ static int check_local_header(int fd, ZipDirEntry *e, uint64_t cd_offset, char *
         int r;
 
         if (e->offset + LOCAL_HEADER_SIZE > cd_offset)
-                return loader_entry_error(error, -EBADMSG, e->name, "local header lies outside the archive data");
+                return loader_entry_error(error, -EBADMSG, e->name,
+                                          "local header lies outside the archive data");
         r = pread_exact(fd, h, sizeof(h), e->offset);
         if (r < 0)
                 return loader_entry_error(error, r, e->name, "cannot read the local header");
         if (get32(h) != SIG_LOCAL)
-                return loader_entry_error(error, -EBADMSG, e->name, "no local header where the directory says");
+                return loader_entry_error(error, -EBADMSG, e->name,
+                                          "no local header where the directory says");
 
         name_len = get16(h + 26);
         extra_len = get16(h + 28);
@@ -166,8 +168,8 @@ static int check_local_header(int fd, ZipDirEntry *e, uint64_t cd_offset, char *
 }
 
 /* Reads one central directory header at *pos (advancing it) into e. */
-static int read_central_entry(int fd, uint64_t *pos, uint64_t cd_end, size_t index, const LoaderLimits *limits,
-                              ZipDirEntry *e, char **error) {
+static int read_central_entry(int fd, uint64_t *pos, uint64_t cd_end, size_t index,
+                              const LoaderLimits *limits, ZipDirEntry *e, char **error) {
         uint8_t h[CENTRAL_HEADER_SIZE];
         uint16_t made_by, flags, name_len, extra_len, comment_len, disk;
         uint32_t csize, usize, external, offset;
@@ -214,21 +216,26 @@ static int read_central_entry(int fd, uint64_t *pos, uint64_t cd_end, size_t ind
         if (name_len == 0)
                 return error_setf(error, -EINVAL, "entry %zu: empty names are not allowed", index + 1);
         if (name_len > name_max)
-                return loader_entry_errorn(error, -EINVAL, e->name, name_max + 1, "path is longer than %zu bytes",
+                return loader_entry_errorn(error, -EINVAL, e->name, name_max + 1,
+                                           "path is longer than %zu bytes",
                                            limits->max_path);
         if (memchr(e->name, '\0', name_len))
-                return loader_entry_errorn(error, -EINVAL, e->name, name_len, "names must not contain NUL bytes");
+                return loader_entry_errorn(error, -EINVAL, e->name, name_len,
+                                           "names must not contain NUL bytes");
 
         if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS))
-                return loader_entry_error(error, -EPROTONOSUPPORT, e->name, "encrypted entries are not supported");
+                return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
+                                          "encrypted entries are not supported");
         if (e->method != METHOD_STORED && e->method != METHOD_DEFLATE)
                 return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
                                           "compression method %u is not supported (only stored and deflate)",
                                           e->method);
         if (disk != 0)
-                return loader_entry_error(error, -EPROTONOSUPPORT, e->name, "multi-disk archives are not supported");
+                return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
+                                          "multi-disk archives are not supported");
         if (csize == UINT32_MAX || usize == UINT32_MAX || offset == UINT32_MAX)
-                return loader_entry_error(error, -EPROTONOSUPPORT, e->name, "zip64 entries are not supported");
+                return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
+                                          "zip64 entries are not supported");
 
         e->is_dir = e->name[name_len - 1] == '/';
         if ((made_by >> 8) == HOST_UNIX) {
@@ -287,6 +294,7 @@ int zip_directory_read(int fd, const LoaderLimits *limits, ZipDirectory **ret, c
         uint8_t eocd[EOCD_SIZE] = {}, magic[4];
         uint64_t eocd_offset = 0, cd_offset, cd_size, pos;
         uint16_t total;
+        size_t n_alloc;
         struct stat st;
         int r;
 
@@ -321,15 +329,16 @@ int zip_directory_read(int fd, const LoaderLimits *limits, ZipDirectory **ret, c
         /* No data in front of the archive (self-extractors) and nothing between the central
          * directory and its end record, so every reader finds the same entries. */
         if (cd_offset + cd_size != eocd_offset)
-                return error_setf(error, -EBADMSG, "corrupt zip archive: central directory is not where the end record says");
+                return error_setf(error, -EBADMSG,
+                                  "corrupt zip archive: central directory is not where the end record says");
 
         z = calloc(1, sizeof(ZipDirectory));
         if (!z)
                 return -ENOMEM;
         z->file_size = st.st_size;
         /* Room for one entry past the cap: it is read to be named in the refusal. */
-        z->entries = calloc(total <= limits->max_entries ? (size_t) total + 1 : (size_t) limits->max_entries + 1,
-                            sizeof(ZipDirEntry));
+        n_alloc = total <= limits->max_entries ? (size_t) total + 1 : (size_t) limits->max_entries + 1;
+        z->entries = calloc(n_alloc, sizeof(ZipDirEntry));
         if (!z->entries)
                 return -ENOMEM;
 
@@ -345,7 +354,8 @@ int zip_directory_read(int fd, const LoaderLimits *limits, ZipDirectory **ret, c
                         return r;
         }
         if (pos != eocd_offset)
-                return error_setf(error, -EBADMSG, "corrupt zip archive: central directory holds more than %u entries",
+                return error_setf(error, -EBADMSG,
+                                  "corrupt zip archive: central directory holds more than %u entries",
                                   total);
 
         r = check_overlaps(z, error);

@@ -90,13 +90,14 @@ static ZipDirEntry *find_entry(ZipDirectory *z, const char *path) {
 }
 
 /* The <name>/ layout package_skill.py writes: every entry below one folder, which holds
- * SKILL.md (or skill.md). Anything else is a flat zip, extracted as it is. */
+ * SKILL.md (or skill.md). Returns 1 and the folder name if so, 0 for a flat zip (extracted as
+ * it is). */
 static int detect_top_folder(const ZipDirectory *z, char **ret) {
         const char *first;
         bool has_md = false;
+        char *top;
         size_t n;
 
-        *ret = NULL;
         if (z->n == 0)
                 return 0;
         first = z->entries[0].path;
@@ -120,8 +121,11 @@ static int detect_top_folder(const ZipDirectory *z, char **ret) {
         }
         if (!has_md)
                 return 0;
-        *ret = strndup(first, n);
-        return *ret ? 0 : -ENOMEM;
+        top = strndup(first, n);
+        if (!top)
+                return -ENOMEM;
+        *ret = top;
+        return 1;
 }
 
 /* Judges the names as a whole before anything is written. */
@@ -181,7 +185,8 @@ static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **r
                                 return -ENOMEM;
                         parent = find_entry(z, prefix);
                         if (parent && !parent->is_dir)
-                                return loader_entry_error(error, -EEXIST, e->name, "is below %s, which is a file",
+                                return loader_entry_error(error, -EEXIST, e->name,
+                                                          "is below %s, which is a file",
                                                           parent->name);
                 }
         }
@@ -216,7 +221,8 @@ static int make_directory(int parent_fd, const char *name, const char *display, 
         fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 if (errno == ENOTDIR || errno == ELOOP)
-                        return loader_entry_error(error, -EEXIST, display, "conflicts with a file of the same name");
+                        return loader_entry_error(error, -EEXIST, display,
+                                                  "conflicts with a file of the same name");
                 return loader_entry_error(error, -errno, display, "cannot open directory: %m");
         }
         /* The umask may have taken bits away. */
@@ -278,7 +284,8 @@ static int extractor_account(Extractor *x, const ZipDirEntry *e, uint64_t file_b
                                           format_bytes(buf, sizeof(buf), l->max_total_bytes));
         if (x->total > l->ratio_min_bytes && x->total > u64_mul_sat(x->archive_size, l->max_ratio))
                 return loader_entry_error(x->error, -EFBIG, e->name,
-                                          "archive expands more than %" PRIu64 " times its size", l->max_ratio);
+                                          "archive expands more than %" PRIu64 " times its size",
+                                          l->max_ratio);
         return 0;
 }
 
@@ -321,7 +328,8 @@ static int extract_file(Extractor *x, struct archive *a, const ZipDirEntry *e, m
         }
         if (written != e->size)
                 return loader_entry_error(x->error, -EBADMSG, e->name,
-                                          "holds %" PRIu64 " bytes, its header says %" PRIu64, written, e->size);
+                                          "holds %" PRIu64 " bytes, its header says %" PRIu64,
+                                          written, e->size);
         if (fchmod(fd, mode) < 0)
                 return loader_entry_error(x->error, -errno, e->name, "cannot set mode: %m");
         return 0;
@@ -353,7 +361,8 @@ static int check_archive_entry(struct archive_entry *ae, const ZipDirEntry *e, c
         if (type != AE_IFREG && type != AE_IFDIR)
                 return loader_entry_error(error, -EPERM, e->name, "%s", loader_kind_refusal(type));
         if (archive_entry_is_encrypted(ae))
-                return loader_entry_error(error, -EPROTONOSUPPORT, e->name, "encrypted entries are not supported");
+                return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
+                                          "encrypted entries are not supported");
         if ((type == AE_IFDIR) != e->is_dir)
                 return loader_entry_error(error, -EBADMSG, e->name,
                                           "the zip's headers disagree on whether this is a directory");
@@ -391,7 +400,8 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
             archive_read_set_read_callback(a, source_read) != ARCHIVE_OK ||
             archive_read_set_skip_callback(a, source_skip) != ARCHIVE_OK ||
             archive_read_set_seek_callback(a, source_seek) != ARCHIVE_OK)
-                return error_setf(error, -EIO, "cannot set up the zip reader: %s", strempty(archive_error_string(a)));
+                return error_setf(error, -EIO, "cannot set up the zip reader: %s",
+                                  strempty(archive_error_string(a)));
         if (archive_read_open1(a) != ARCHIVE_OK)
                 return error_setf(error, -EPROTONOSUPPORT, "not a zip archive: %s",
                                   strempty(archive_error_string(a)));
@@ -423,7 +433,8 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
                         return -ENOMEM;
                 e = find_entry(z, path);
                 if (!e)
-                        return loader_entry_error(error, -EBADMSG, name, "not listed in the central directory");
+                        return loader_entry_error(error, -EBADMSG, name,
+                                                  "not listed in the central directory");
                 if (e->seen)
                         return loader_entry_error(error, -EEXIST, e->name, "duplicate entry");
                 e->seen = true;
@@ -441,8 +452,9 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
         }
 
         if (seen != z->n)
-                return error_setf(error, -EBADMSG, "corrupt zip archive: the central directory lists %zu entries, %zu were found",
-                                  z->n, seen);
+                return error_setf(error, -EBADMSG,
+                                  "corrupt zip archive: the central directory lists %zu entries, "
+                                  "%zu were found", z->n, seen);
         return 0;
 }
 

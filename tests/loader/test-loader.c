@@ -178,7 +178,8 @@ START_TEST(test_check_path) {
         for (size_t i = 0; i < ELEMENTSOF(good); i++) {
                 _cleanup_free_ char *error = NULL;
 
-                ck_assert_msg(loader_check_path(good[i], NULL, &error) == 0, "%s: %s", good[i], strna(error));
+                ck_assert_msg(loader_check_path(good[i], NULL, &error) == 0, "%s: %s", good[i],
+                              strna(error));
         }
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_free_ char *error = NULL;
@@ -239,7 +240,8 @@ START_TEST(test_zip_top_folder) {
         static const char md[] = "---\nname: my-skill\ndescription: x\n---\nBody\n";
         const ZipSpec specs[] = {
                 FILE_SPEC("my-skill/SKILL.md", md),
-                { .name = "my-skill/scripts/main.py", .mode = S_IFREG | 0755, .data = "print(1)\n", .size = 9 },
+                { .name = "my-skill/scripts/main.py", .mode = S_IFREG | 0755, .data = "print(1)\n",
+                  .size = 9 },
                 FILE_SPEC("my-skill/references/r\xc3\xa9" "f.md", "ref\n"),
         };
         _cleanup_case_ Case c = case_new();
@@ -284,7 +286,8 @@ END_TEST
 START_TEST(test_zip_flat) {
         const ZipSpec specs[] = {
                 FILE_SPEC("SKILL.md", "---\nname: flat\n---\n"),
-                { .name = "scripts/x.sh", .mode = S_IFREG | 0700, .data = "echo\n", .size = 5, .deflate = true },
+                { .name = "scripts/x.sh", .mode = S_IFREG | 0700, .data = "echo\n", .size = 5,
+                  .deflate = true },
         };
         _cleanup_case_ Case c = case_new();
         _cleanup_bytes_ Bytes zip = {};
@@ -460,7 +463,8 @@ START_TEST(test_evil_symlink) {
         _cleanup_bytes_ Bytes zip = {};
         /* A link out of the target, then a file written "through" it. */
         const ZipSpec specs[] = {
-                { .name = "link", .mode = S_IFLNK | 0777, .data = c.scratch.path, .size = strlen(c.scratch.path) },
+                { .name = "link", .mode = S_IFLNK | 0777, .data = c.scratch.path,
+                  .size = strlen(c.scratch.path) },
                 FILE_SPEC("link/evil", "escaped"),
         };
         const ArSpec ar[] = {
@@ -491,7 +495,8 @@ START_TEST(test_evil_special_files) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                const ZipSpec specs[] = { FILE_SPEC("SKILL.md", "x"), { .name = "special", .mode = kinds[i].mode } };
+                const ZipSpec specs[] = { FILE_SPEC("SKILL.md",
+                                                    "x"), { .name = "special", .mode = kinds[i].mode } };
 
                 refuse_zip(specs, ELEMENTSOF(specs), NULL, "special", kinds[i].reason);
         }
@@ -512,7 +517,8 @@ START_TEST(test_evil_duplicates) {
 END_TEST
 
 START_TEST(test_evil_names) {
-        const ZipSpec nul[] = { FILE_SPEC("SKILL.md", "x"), { .name = "ab\0../x", .name_len = 7, .mode = S_IFREG | 0644 } };
+        const ZipSpec nul[] = { FILE_SPEC("SKILL.md",
+                "x"), { .name = "ab\0../x", .name_len = 7, .mode = S_IFREG | 0644 } };
         const ZipSpec newline[] = { FILE_SPEC("a\nb", "x") };
         const ZipSpec escape[] = { FILE_SPEC("a\x1b[2J", "x") };
         const ZipSpec backslash[] = { FILE_SPEC("..\\x", "x") };
@@ -683,10 +689,19 @@ END_TEST
 
 START_TEST(test_evil_inconsistent_headers) {
         /* The central directory says one name, the local header another. */
-        const ZipSpec names[] = { { .name = "SKILL.md", .local_name = "../x", .mode = S_IFREG | 0644, .data = "x", .size = 1 } };
-        const ZipSpec nul[] = { { .name = "ab", .local_name = "ab\0x", .local_name_len = 4, .mode = S_IFREG | 0644, .data = "x", .size = 1 } };
-        const ZipSpec encrypted[] = { { .name = "secret", .mode = S_IFREG | 0644, .data = "x", .size = 1, .flags = 1 } };
-        const ZipSpec bzip2[] = { { .name = "packed", .mode = S_IFREG | 0644, .data = "x", .size = 1, .method = 12 } };
+        const ZipSpec names[] = {
+                { .name = "SKILL.md", .local_name = "../x", .mode = S_IFREG | 0644, .data = "x", .size = 1 },
+        };
+        const ZipSpec nul[] = {
+                { .name = "ab", .local_name = "ab\0x", .local_name_len = 4, .mode = S_IFREG | 0644,
+                  .data = "x", .size = 1 },
+        };
+        const ZipSpec encrypted[] = {
+                { .name = "secret", .mode = S_IFREG | 0644, .data = "x", .size = 1, .flags = 1 },
+        };
+        const ZipSpec bzip2[] = {
+                { .name = "packed", .mode = S_IFREG | 0644, .data = "x", .size = 1, .method = 12 },
+        };
 
         refuse_zip(names, 1, NULL, "SKILL.md", "local header name differs");
         refuse_zip(nul, 1, NULL, "ab", "local header name differs");
@@ -963,7 +978,8 @@ END_TEST
 
 START_TEST(test_hash_framing) {
         /* Moving bytes between a name and contents, or between two files, changes the hash. */
-        _cleanup_test_dir_ TestDir a = test_dir_new(), b = test_dir_new(), c = test_dir_new(), d = test_dir_new();
+        _cleanup_test_dir_ TestDir a = test_dir_new(), b = test_dir_new();
+        _cleanup_test_dir_ TestDir c = test_dir_new(), d = test_dir_new();
         char ha[65], hb[65], hc[65], hd[65];
 
         test_write_file(a.fd, "x", "yz", 0644);
@@ -1084,7 +1100,8 @@ START_TEST(test_package_deterministic) {
 
         make_skill_tree(src.fd);
         package_to(src.fd, "demo", out.fd, "a.skill");
-        ck_assert_int_eq(utimensat(src.fd, "SKILL.md", (struct timespec[]) { { 0, 0 }, { 999999, 0 } }, 0), 0);
+        ck_assert_int_eq(utimensat(src.fd, "SKILL.md", (struct timespec[]) { { 0, 0 }, { 999999,
+                                   0 } }, 0), 0);
         ck_assert_int_eq(fchownat(src.fd, "scripts/main.py", 4321, 4321, 0), 0);
         package_to(src.fd, "demo", out.fd, "b.skill");
         ck_assert_int_eq(read_full_file_at(out.fd, "a.skill", 1 << 20, true, &a, &na), 0);
@@ -1103,7 +1120,8 @@ START_TEST(test_package_refusals) {
         ck_assert_int_ge(fd, 0);
         {
                 _cleanup_free_ char *error = NULL;
-                assert_error(skill_package(src.fd, "a/b", fd, &error), &error, NULL, "not a valid folder name");
+                assert_error(skill_package(src.fd, "a/b", fd, &error), &error, NULL,
+                             "not a valid folder name");
         }
         {
                 _cleanup_free_ char *error = NULL;
@@ -1112,7 +1130,8 @@ START_TEST(test_package_refusals) {
         ck_assert_int_eq(symlinkat("/etc", src.fd, "scripts/etc"), 0);
         {
                 _cleanup_free_ char *error = NULL;
-                assert_error(skill_package(src.fd, "demo", fd, &error), &error, "scripts/etc", "symlinks are not allowed");
+                assert_error(skill_package(src.fd, "demo", fd, &error), &error, "scripts/etc",
+                             "symlinks are not allowed");
         }
 }
 END_TEST
@@ -1209,7 +1228,8 @@ START_TEST(test_source_refusals) {
         fifo = strjoin_path(t.path, "fifo");
         {
                 _cleanup_free_ char *error = NULL;
-                assert_error(skill_source_open(fifo, NULL, &s, &error), &error, fifo, "not a directory or a .skill file");
+                assert_error(skill_source_open(fifo, NULL, &s, &error), &error, fifo,
+                             "not a directory or a .skill file");
         }
         missing = strjoin_path(t.path, "missing");
         {
@@ -1223,7 +1243,8 @@ START_TEST(test_source_refusals) {
         ck_assert_int_eq(symlinkat("/etc/shadow", t.fd, "scripts/shadow"), 0);
         {
                 _cleanup_free_ char *error = NULL;
-                assert_error(skill_source_open(t.path, NULL, &s, &error), &error, "scripts/shadow", "symlinks");
+                assert_error(skill_source_open(t.path, NULL, &s, &error), &error, "scripts/shadow",
+                             "symlinks");
         }
         ck_assert_ptr_null(s);
 }

@@ -184,7 +184,8 @@ static inline void zip_build(const ZipSpec *specs, size_t n, Bytes *out) {
                 bytes_u16(&cd, 0);              /* comment */
                 bytes_u16(&cd, 0);              /* disk */
                 bytes_u16(&cd, 0);              /* internal attributes */
-                bytes_u32(&cd, s->mode ? s->mode << 16 : (name_len > 0 && s->name[name_len - 1] == '/' ? 0x10 : 0));
+                bytes_u32(&cd,
+                        s->mode ? s->mode << 16 : (name_len > 0 && s->name[name_len - 1] == '/' ? 0x10 : 0));
                 bytes_u32(&cd, offset);
                 bytes_put(&cd, s->name, name_len);
         }
@@ -239,7 +240,8 @@ static inline void ar_build(int format, int filter, const ArSpec *specs, size_t 
                 archive_entry_set_size(e, contents ? strlen(s->data) : 0);
                 ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
                 if (contents)
-                        ck_assert_int_eq(archive_write_data(a, s->data, strlen(s->data)), (la_ssize_t) strlen(s->data));
+                        ck_assert_int_eq(archive_write_data(a, s->data, strlen(s->data)),
+                                         (la_ssize_t) strlen(s->data));
                 archive_entry_free(e);
         }
         ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
