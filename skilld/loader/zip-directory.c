@@ -346,6 +346,7 @@ int zip_directory_read(int fd, const LoaderLimits *limits, ZipDirectory **ret, c
         for (size_t i = 0; i < total; i++) {
                 /* Counted before reading, so that a refused entry's name is freed with the rest. */
                 z->n++;
+                z->entries[i].index = i;
                 r = read_central_entry(fd, &pos, eocd_offset, i, limits, &z->entries[i], error);
                 if (r < 0)
                         return r;

@@ -16,6 +16,8 @@ typedef struct ZipDirEntry {
         uint64_t compressed_size;
         uint64_t size;          /* as declared; never trusted for limits */
 
+        size_t index;           /* position in the central directory */
+
         /* Filled in by the extractor. */
         char *path;             /* name without the trailing slash */
         const char *dest;       /* path below the target: path without the top folder */

@@ -83,6 +83,16 @@ static int cmp_path(const void *a, const void *b) {
         return strcmp(((const ZipDirEntry *) a)->path, ((const ZipDirEntry *) b)->path);
 }
 
+/* Ties broken by directory order, so the later of two duplicates is the one named. */
+static int cmp_path_index(const void *a, const void *b) {
+        const ZipDirEntry *x = a, *y = b;
+        int c = strcmp(x->path, y->path);
+
+        if (c != 0)
+                return c;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static ZipDirEntry *find_entry(ZipDirectory *z, const char *path) {
         ZipDirEntry key = { .path = (char *) path };
 
@@ -168,7 +178,7 @@ static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **r
                         return r;
         }
 
-        qsort(z->entries, z->n, sizeof(ZipDirEntry), cmp_path);
+        qsort(z->entries, z->n, sizeof(ZipDirEntry), cmp_path_index);
         for (size_t i = 0; i < z->n; i++) {
                 ZipDirEntry *e = &z->entries[i];
 

@@ -130,6 +130,7 @@ typedef struct ZipSpec {
         uint32_t declared_size;
         uint16_t flags;                 /* general purpose flags besides UTF-8 */
         uint16_t method;                /* forced compression method; 0: from deflate */
+        uint32_t central_csize;         /* compressed size the central directory claims; 0: real */
 } ZipSpec;
 
 static inline void zip_build(const ZipSpec *specs, size_t n, Bytes *out) {
@@ -177,7 +178,7 @@ static inline void zip_build(const ZipSpec *specs, size_t n, Bytes *out) {
                 bytes_u16(&cd, 0);
                 bytes_u16(&cd, 0x21);
                 bytes_u32(&cd, crc);
-                bytes_u32(&cd, packed.n);
+                bytes_u32(&cd, s->central_csize ?: packed.n);
                 bytes_u32(&cd, usize);
                 bytes_u16(&cd, name_len);
                 bytes_u16(&cd, 0);              /* extra */
