@@ -37,6 +37,7 @@ static char *escape_name(const char *name, size_t len) {
         return TAKE_PTR(out);
 }
 
+_printf_(5, 0)
 static int entry_errorv(char **error, int r, const char *name, size_t len, const char *fmt, va_list ap) {
         _cleanup_free_ char *escaped = NULL, *msg = NULL;
 

@@ -146,7 +146,7 @@ static void refuse_zip(const ZipSpec *specs, size_t n, const LoaderLimits *limit
 
 START_TEST(test_check_path) {
         static const char * const good[] = {
-                "a", "SKILL.md", "scripts/main.py", "a/b/c", "r\xc3\xa9" "f\xc3\xa9rences.md", ".hidden",
+                "a", "SKILL.md", "scripts/main.py", "a/b/c", ("r\xc3\xa9" "f\xc3\xa9rences.md"), ".hidden",
                 "a..b", "...", "x/.y", "\xf0\x9f\x98\x80",
         };
         static const struct {
@@ -1065,7 +1065,6 @@ static char *zip_listing(int dir_fd, const char *file) {
         locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0), saved;
         struct archive *a = archive_read_new();
         struct archive_entry *e;
-        _cleanup_free_ char *path = NULL;
         char *s = strdup("");
         int fd;
 
