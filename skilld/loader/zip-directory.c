@@ -283,9 +283,13 @@ static int check_overlaps(ZipDirectory *z, char **error) {
                 order[i] = &z->entries[i];
         qsort(order, z->n, sizeof(ZipDirEntry *), cmp_offset);
         for (size_t i = 0; i + 1 < z->n; i++)
-                if (order[i]->data_end > order[i + 1]->offset)
+                if (order[i]->data_end > order[i + 1]->offset) {
+                        /* Names are not judged yet: escape this one too. */
+                        _cleanup_free_ char *other = cescape(order[i]->name);
+
                         return loader_entry_error(error, -EBADMSG, order[i + 1]->name,
-                                                  "overlaps with entry %s", order[i]->name);
+                                                  "overlaps with entry %s", strna(other));
+                }
         return 0;
 }
 

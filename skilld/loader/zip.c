@@ -79,6 +79,20 @@ static la_int64_t source_seek(struct archive *a, void *userdata, la_int64_t offs
         return target;
 }
 
+/* libarchive's message for what went wrong, escaped (it may quote bytes from the archive) and
+ * without the newline some of its messages end in. */
+static char *archive_message(struct archive *a, const char *fallback) {
+        _cleanup_free_ char *s = strdup(archive_error_string(a) ?: fallback);
+        size_t n;
+
+        if (!s)
+                return NULL;
+        n = strlen(s);
+        while (n > 0 && strchr(" \t\n", s[n - 1]))
+                s[--n] = '\0';
+        return cescape(s);
+}
+
 static int cmp_path(const void *a, const void *b) {
         return strcmp(((const ZipDirEntry *) a)->path, ((const ZipDirEntry *) b)->path);
 }
@@ -323,9 +337,11 @@ static int extract_file(Extractor *x, struct archive *a, const ZipDirEntry *e, m
                 r = archive_read_data_block(a, &buf, &n, &offset);
                 if (r == ARCHIVE_EOF)
                         break;
-                if (r != ARCHIVE_OK)
-                        return loader_entry_error(x->error, -EBADMSG, e->name, "%s",
-                                                  archive_error_string(a) ?: "cannot read data");
+                if (r != ARCHIVE_OK) {
+                        _cleanup_free_ char *msg = archive_message(a, "cannot read data");
+
+                        return loader_entry_error(x->error, -EBADMSG, e->name, "%s", strna(msg));
+                }
                 if (offset < 0 || (uint64_t) offset != written)
                         return loader_entry_error(x->error, -EBADMSG, e->name, "data has holes");
                 r = extractor_account(x, e, written, n);
@@ -412,9 +428,11 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
             archive_read_set_seek_callback(a, source_seek) != ARCHIVE_OK)
                 return error_setf(error, -EIO, "cannot set up the zip reader: %s",
                                   strempty(archive_error_string(a)));
-        if (archive_read_open1(a) != ARCHIVE_OK)
-                return error_setf(error, -EPROTONOSUPPORT, "not a zip archive: %s",
-                                  strempty(archive_error_string(a)));
+        if (archive_read_open1(a) != ARCHIVE_OK) {
+                _cleanup_free_ char *msg = archive_message(a, "unreadable");
+
+                return error_setf(error, -EPROTONOSUPPORT, "not a zip archive: %s", strna(msg));
+        }
 
         for (;;) {
                 _cleanup_free_ char *path = NULL;
@@ -427,9 +445,11 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
                 if (r == ARCHIVE_EOF)
                         break;
                 name = archive_entry_pathname(ae);
-                if (r != ARCHIVE_OK)
-                        return loader_entry_error(error, -EBADMSG, name ?: "archive", "%s",
-                                                  archive_error_string(a) ?: "cannot read the entry header");
+                if (r != ARCHIVE_OK) {
+                        _cleanup_free_ char *msg = archive_message(a, "cannot read the entry header");
+
+                        return loader_entry_error(error, -EBADMSG, name ?: "archive", "%s", strna(msg));
+                }
                 if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_ZIP)
                         return error_setf(error, -EPROTONOSUPPORT, "not a zip archive");
                 if (!name)

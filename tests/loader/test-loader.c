@@ -686,7 +686,7 @@ START_TEST(test_evil_lying_sizes) {
                 { .name = "liar", .mode = S_IFREG | 0644, .data = zeros, .size = 64 * 1024, .deflate = true,
                   .lie_size = true, .declared_size = 16 },
         };
-        refuse_zip(small, 2, NULL, "liar", "size");
+        refuse_zip(small, 2, NULL, "liar", "wrong size");
 
         /* And a header claiming more than there is. */
         const ZipSpec more[] = {
