@@ -495,8 +495,10 @@ START_TEST(test_evil_special_files) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                const ZipSpec specs[] = { FILE_SPEC("SKILL.md",
-                                                    "x"), { .name = "special", .mode = kinds[i].mode } };
+                const ZipSpec specs[] = {
+                        FILE_SPEC("SKILL.md", "x"),
+                        { .name = "special", .mode = kinds[i].mode },
+                };
 
                 refuse_zip(specs, ELEMENTSOF(specs), NULL, "special", kinds[i].reason);
         }
@@ -517,8 +519,10 @@ START_TEST(test_evil_duplicates) {
 END_TEST
 
 START_TEST(test_evil_names) {
-        const ZipSpec nul[] = { FILE_SPEC("SKILL.md",
-                "x"), { .name = "ab\0../x", .name_len = 7, .mode = S_IFREG | 0644 } };
+        const ZipSpec nul[] = {
+                FILE_SPEC("SKILL.md", "x"),
+                { .name = "ab\0../x", .name_len = 7, .mode = S_IFREG | 0644 },
+        };
         const ZipSpec newline[] = { FILE_SPEC("a\nb", "x") };
         const ZipSpec escape[] = { FILE_SPEC("a\x1b[2J", "x") };
         const ZipSpec backslash[] = { FILE_SPEC("..\\x", "x") };
@@ -956,6 +960,7 @@ START_TEST(test_hash_known_answer) {
 END_TEST
 
 START_TEST(test_hash_sensitivity) {
+        const struct timespec times[2] = { { 0, 0 }, { 12345, 0 } };
         _cleanup_test_dir_ TestDir t = test_dir_new();
         char base[65], h[65];
 
@@ -963,7 +968,7 @@ START_TEST(test_hash_sensitivity) {
         tree_hash(t.fd, base);
 
         /* Times and owners do not count. */
-        ck_assert_int_eq(utimensat(t.fd, "SKILL.md", (struct timespec[]) { { 0, 0 }, { 12345, 0 } }, 0), 0);
+        ck_assert_int_eq(utimensat(t.fd, "SKILL.md", times, 0), 0);
         if (geteuid() == 0)
                 ck_assert_int_eq(fchownat(t.fd, "references/notes.md", 1234, 1234, 0), 0);
         tree_hash(t.fd, h);
@@ -1111,15 +1116,34 @@ START_TEST(test_package_layout) {
 }
 END_TEST
 
+/* Whether every entry of a zip has this mtime. */
+static bool zip_all_mtimes(int dir_fd, const char *file, time_t t) {
+        struct archive *a = archive_read_new();
+        struct archive_entry *e;
+        bool all = true;
+        int fd;
+
+        fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(archive_read_support_format_zip_seekable(a), ARCHIVE_OK);
+        ck_assert_int_eq(archive_read_open_fd(a, fd, 4096), ARCHIVE_OK);
+        while (archive_read_next_header(a, &e) == ARCHIVE_OK)
+                if (archive_entry_mtime(e) != t)
+                        all = false;
+        archive_read_free(a);
+        close(fd);
+        return all;
+}
+
 START_TEST(test_package_deterministic) {
+        const struct timespec times[2] = { { 0, 0 }, { 999999, 0 } };
         _cleanup_test_dir_ TestDir src = test_dir_new(), out = test_dir_new();
         _cleanup_free_ char *a = NULL, *b = NULL;
         size_t na, nb;
 
         make_skill_tree(src.fd);
         package_to(src.fd, "demo", out.fd, "a.skill");
-        ck_assert_int_eq(utimensat(src.fd, "SKILL.md", (struct timespec[]) { { 0, 0 }, { 999999,
-                                   0 } }, 0), 0);
+        ck_assert_int_eq(utimensat(src.fd, "SKILL.md", times, 0), 0);
         if (geteuid() == 0)
                 ck_assert_int_eq(fchownat(src.fd, "scripts/main.py", 4321, 4321, 0), 0);
         package_to(src.fd, "demo", out.fd, "b.skill");
@@ -1127,6 +1151,13 @@ START_TEST(test_package_deterministic) {
         ck_assert_int_eq(read_full_file_at(out.fd, "b.skill", 1 << 20, true, &b, &nb), 0);
         ck_assert_uint_eq(na, nb);
         ck_assert(memcmp(a, b, na) == 0);
+
+        /* 1980-01-02 unless $SOURCE_DATE_EPOCH says otherwise. */
+        ck_assert(zip_all_mtimes(out.fd, "a.skill", 315619200));
+        ck_assert_int_eq(setenv("SOURCE_DATE_EPOCH", "1700000000", 1), 0);
+        package_to(src.fd, "demo", out.fd, "c.skill");
+        ck_assert_int_eq(unsetenv("SOURCE_DATE_EPOCH"), 0);
+        ck_assert(zip_all_mtimes(out.fd, "c.skill", 1700000000));
 }
 END_TEST
 

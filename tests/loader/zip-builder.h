@@ -185,8 +185,10 @@ static inline void zip_build(const ZipSpec *specs, size_t n, Bytes *out) {
                 bytes_u16(&cd, 0);              /* comment */
                 bytes_u16(&cd, 0);              /* disk */
                 bytes_u16(&cd, 0);              /* internal attributes */
-                bytes_u32(&cd,
-                        s->mode ? s->mode << 16 : (name_len > 0 && s->name[name_len - 1] == '/' ? 0x10 : 0));
+                if (s->mode)
+                        bytes_u32(&cd, s->mode << 16);  /* Unix mode in the high half */
+                else
+                        bytes_u32(&cd, name_len > 0 && s->name[name_len - 1] == '/' ? 0x10 : 0);
                 bytes_u32(&cd, offset);
                 bytes_put(&cd, s->name, name_len);
         }
