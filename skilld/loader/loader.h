@@ -19,7 +19,7 @@ typedef struct LoaderLimits {
         uint64_t max_entries;           /* default 10,000 */
         uint64_t max_total_bytes;       /* uncompressed, counted as read; default 256 MiB */
         uint64_t max_file_bytes;        /* default = max_total_bytes */
-        uint64_t max_ratio;             /* uncompressed/compressed for the whole archive; default 200 */
+        uint64_t max_ratio;             /* uncompressed/archive size; default 200, UINT64_MAX: none */
         uint64_t ratio_min_bytes;       /* the ratio is checked once this much was read; default 1 MiB */
         unsigned max_depth;             /* path components, default 32 */
         size_t max_path;                /* bytes, default 1024 */
@@ -58,7 +58,8 @@ int loader_check_tree(int dir_fd, const LoaderLimits *limits, char **error);
  * private temporary directory that skill_source_free() removes. */
 typedef struct SkillSource {
         int dir_fd;
-        char *path;             /* the directory on disk (the temporary one for archives) */
+        char *path;             /* the directory on disk (the temporary one for archives); for a
+                                 * directory fd, where /proc says it is, or NULL */
         char *dir_name;         /* the folder name the skill name must equal, NULL if unknown */
         char *temp_dir;         /* the private 0700 directory holding path, removed on free */
         bool temporary;
