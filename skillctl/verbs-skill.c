@@ -71,7 +71,7 @@ static int inspect(const char *path, Inspected *ret, LintReport *report) {
                         fprintf(stderr, "skillctl: %s: %s\n", path, error ?: strerror(-r));
                         return errno_is_io(r) ? EXIT_USAGE : EXIT_INVALID;
                 }
-                (void) lint_report_add(report, LINT_ERROR, path, NULL, 0, "%s", error ?: strerror(-r));
+                (void) lint_report_add(report, LINT_ERROR, ".", NULL, 0, "%s", error ?: strerror(-r));
                 return EXIT_INVALID;
         }
 
@@ -81,7 +81,7 @@ static int inspect(const char *path, Inspected *ret, LintReport *report) {
                         fprintf(stderr, "skillctl: %s: %s\n", path, error ?: strerror(-r));
                         return errno_is_io(r) ? EXIT_USAGE : EXIT_INVALID;
                 }
-                (void) lint_report_add(report, LINT_ERROR, "SKILL.md", NULL, 0, "%s", error ?: strerror(-r));
+                (void) lint_report_add_error_message(report, "SKILL.md", error ?: strerror(-r));
                 return EXIT_INVALID;
         }
         return 0;
@@ -90,12 +90,18 @@ static int inspect(const char *path, Inspected *ret, LintReport *report) {
 static void print_diag(const char *path, const LintDiag *d) {
         _cleanup_free_ char *msg = cescape(d->message);
 
-        printf("%s/%s", path, d->file);
+        /* "." stands for the skill as a whole (say, an archive the loader refused). */
+        if (streq(d->file, "."))
+                printf("%s", path);
+        else
+                printf("%s/%s", path, d->file);
         if (d->line > 0)
                 printf(":%u", d->line);
         printf(": %s: ", lint_severity_to_string(d->severity));
-        if (d->key)
-                printf("%s: ", d->key);
+        if (d->key) {
+                _cleanup_free_ char *key = cescape(d->key);
+                printf("%s: ", key ?: d->key);
+        }
         printf("%s\n", msg ?: d->message);
 }
 
@@ -154,7 +160,7 @@ static int skill_lint_main(int argc, char *argv[]) {
                 return usage_error("skill lint", "expects exactly one PATH");
         path = argv[optind];
 
-        report = calloc(1, sizeof(LintReport));
+        report = lint_report_new();
         if (!report)
                 return log_oom(), EXIT_USAGE;
 
@@ -363,7 +369,7 @@ static int skill_package_main(int argc, char *argv[]) {
         if (!S_ISDIR(st.st_mode))
                 return usage_error(path, "not a directory (package takes a skill folder)");
 
-        report = calloc(1, sizeof(LintReport));
+        report = lint_report_new();
         if (!report)
                 return log_oom(), EXIT_USAGE;
         r = inspect(path, &i, report);

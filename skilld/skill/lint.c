@@ -4,6 +4,7 @@
  * member may be NULL, as a half-filled Skill must still lint without crashing. */
 #include "error.h"
 #include "lint.h"
+#include "parse-util.h"
 
 #define NAME_MAX_CHARS 64U
 #define DESCRIPTION_MAX_CHARS 1024U
@@ -80,6 +81,34 @@ int lint_report_add(LintReport *r, LintSeverity severity, const char *file, cons
         else
                 r->n_warnings++;
         return 0;
+}
+
+int lint_report_add_error_message(LintReport *r, const char *default_file, const char *message) {
+        _cleanup_free_ char *file = NULL;
+        const char *colon, *rest = message;
+        unsigned line = 0;
+
+        /* The parsers say "SKILL.md:4: what"; keep file and line as fields so they print once. */
+        colon = strchr(message, ':');
+        if (colon && colon > message) {
+                const char *p = colon + 1, *digits = p;
+
+                while (*p >= '0' && *p <= '9')
+                        p++;
+                if (p > digits && p - digits < 10 && p[0] == ':' && p[1] == ' ') {
+                        _cleanup_free_ char *num = strndup(digits, p - digits);
+
+                        if (!num)
+                                return -ENOMEM;
+                        if (safe_atou(num, &line) >= 0) {
+                                file = strndup(message, colon - message);
+                                if (!file)
+                                        return -ENOMEM;
+                                rest = p + 2;
+                        }
+                }
+        }
+        return lint_report_add(r, LINT_ERROR, file ?: default_file, NULL, line, "%s", rest);
 }
 
 bool skill_name_is_valid(const char *name) {

@@ -36,6 +36,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(LintReport *, lint_report_free);
 int lint_report_add(LintReport *r, LintSeverity severity, const char *file, const char *key,
                     unsigned line, const char *fmt, ...) _printf_(6, 7);
 
+/* Records a parser's error message ("SKILL.md:4: what") as an error diagnostic, taking the file
+ * and line out of the text when it starts with them. */
+int lint_report_add_error_message(LintReport *r, const char *default_file, const char *message);
+
 /* Checks the parsed skill and appends to report (what it adds is sorted by line). dir_name is
  * the basename of the skill folder (or the top-level folder of an archive), which the name must
  * equal; NULL skips that rule. Works on any Skill, however little of it was filled in. Returns

@@ -451,11 +451,30 @@ START_TEST(test_report) {
 }
 END_TEST
 
+START_TEST(test_error_message_to_diag) {
+        _cleanup_(lint_report_freep) LintReport *r = lint_report_new();
+
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(lint_report_add_error_message(r, "SKILL.md", "skill.md:12: YAML tags are not supported"), 0);
+        ck_assert_str_eq(r->diags[0].file, "skill.md");
+        ck_assert_uint_eq(r->diags[0].line, 12);
+        ck_assert_str_eq(r->diags[0].message, "YAML tags are not supported");
+
+        /* Text without a "file:line: " prefix is kept whole, under the default file. */
+        ck_assert_int_eq(lint_report_add_error_message(r, "SKILL.md", "no frontmatter: a: b"), 0);
+        ck_assert_str_eq(r->diags[1].file, "SKILL.md");
+        ck_assert_uint_eq(r->diags[1].line, 0);
+        ck_assert_str_eq(r->diags[1].message, "no frontmatter: a: b");
+        ck_assert_uint_eq(r->n_errors, 2);
+}
+END_TEST
+
 static Suite *lint_suite(void) {
         Suite *s = suite_create("lint");
         TCase *tc = tcase_create("rules");
 
         tcase_add_test(tc, test_valid);
+        tcase_add_test(tc, test_error_message_to_diag);
         tcase_add_test(tc, test_name_missing);
         tcase_add_test(tc, test_name_rules);
         tcase_add_test(tc, test_name_length);

@@ -60,6 +60,13 @@ check "warnings only: exit 0" test "$(rc)" = 0
 run skill lint --strict "$T/warn-skill"
 check "warnings with --strict: exit 1" test "$(rc)" = 1
 
+# A frontmatter that does not parse: one error, with the file and line once.
+mkdir -p "$T/yaml-skill"
+printf -- '---\nname: yaml-skill\ndescription: x\nbomb: &a [*a]\n---\n' >"$T/yaml-skill/SKILL.md"
+run skill lint "$T/yaml-skill"
+check "YAML alias: invalid" test "$(rc)" = 1
+check "YAML alias: error on line 4, file named once" grep -qx "$T/yaml-skill/SKILL.md:4: error: YAML anchors and aliases are not supported" "$T/out"
+
 run skill lint "$T/does-not-exist"
 check "missing path: exit 2" test "$(rc)" = 2
 check "missing path: 'skillctl: <what>: <why>' on stderr" grep -q "^skillctl: $T/does-not-exist: " "$T/err"
