@@ -5,11 +5,6 @@
 #include "log.h"
 #include "verbs.h"
 
-typedef struct Verb {
-        const char *name;
-        int (*run)(int argc, char *argv[]);
-} Verb;
-
 static const Verb verbs[] = {
         { "skill", verb_skill },
 };
@@ -69,15 +64,16 @@ int main(int argc, char *argv[]) {
         if (optind >= argc)
                 return usage_error("missing command", "try 'skillctl --help'");
 
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (streq(argv[optind], verbs[i].name)) {
-                        int vargc = argc - optind;
-                        char **vargv = argv + optind;
+        return dispatch_verb(verbs, ELEMENTSOF(verbs), argc - optind, argv + optind, "command");
+}
 
+int dispatch_verb(const Verb *table, size_t n, int argc, char *argv[], const char *what) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(argv[0], table[i].name)) {
                         optind = 0; /* reset getopt for the verb's own parsing */
-                        return verbs[i].run(vargc, vargv);
+                        return table[i].run(argc, argv);
                 }
 
-        fprintf(stderr, "skillctl: %s: unknown command (try 'skillctl --help')\n", argv[optind]);
+        fprintf(stderr, "skillctl: %s: unknown %s (try 'skillctl --help')\n", argv[0], what);
         return EXIT_USAGE;
 }

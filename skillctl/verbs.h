@@ -6,7 +6,15 @@
 #define EXIT_INVALID 1
 #define EXIT_USAGE 2
 
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char *argv[]);
+} Verb;
+
 int verb_skill(int argc, char *argv[]);
+
+/* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
+int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);
 
 /* Prints "skillctl: what: why" and returns EXIT_USAGE: the one way verbs report usage errors. */
 int usage_error(const char *what, const char *why);

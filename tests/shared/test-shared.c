@@ -1,0 +1,206 @@
+/* Tests for skilld/shared: the checked parsers, string helpers, atomic writes and hashing that
+ * everything else trusts. */
+#include "error.h"
+#include "fileio.h"
+#include "hash.h"
+#include "parse-util.h"
+#include "test-util.h"
+
+START_TEST(test_safe_atou64) {
+        uint64_t v = 7;
+
+        ck_assert_int_eq(safe_atou64("0", &v), 0);
+        ck_assert_uint_eq(v, 0);
+        ck_assert_int_eq(safe_atou64("18446744073709551615", &v), 0);
+        ck_assert_uint_eq(v, UINT64_MAX);
+        v = 7;
+        ck_assert_int_eq(safe_atou64("18446744073709551616", &v), -ERANGE);
+        ck_assert_int_eq(safe_atou64("-1", &v), -EINVAL);
+        ck_assert_int_eq(safe_atou64(" 1", &v), -EINVAL);
+        ck_assert_int_eq(safe_atou64("1x", &v), -EINVAL);
+        ck_assert_int_eq(safe_atou64("", &v), -EINVAL);
+        ck_assert_uint_eq(v, 7); /* untouched on failure */
+}
+END_TEST
+
+START_TEST(test_safe_atoi) {
+        int v = 5;
+        unsigned u = 5;
+
+        ck_assert_int_eq(safe_atoi("-12", &v), 0);
+        ck_assert_int_eq(v, -12);
+        ck_assert_int_eq(safe_atoi("2147483648", &v), -ERANGE);
+        ck_assert_int_eq(safe_atoi("12 ", &v), -EINVAL);
+        ck_assert_int_eq(safe_atou("4294967296", &u), -ERANGE);
+        ck_assert_uint_eq(u, 5);
+}
+END_TEST
+
+START_TEST(test_parse_size) {
+        uint64_t v = 0;
+
+        ck_assert_int_eq(parse_size("512", &v), 0);
+        ck_assert_uint_eq(v, 512);
+        ck_assert_int_eq(parse_size("256M", &v), 0);
+        ck_assert_uint_eq(v, 256ULL << 20);
+        ck_assert_int_eq(parse_size("1.5G", &v), 0);
+        ck_assert_uint_eq(v, 3ULL << 29);
+        ck_assert_int_eq(parse_size("64KiB", &v), 0);
+        ck_assert_uint_eq(v, 64ULL << 10);
+        ck_assert_int_eq(parse_size("1X", &v), -EINVAL);
+        ck_assert_int_eq(parse_size("-1M", &v), -EINVAL);
+        ck_assert_int_eq(parse_size("M", &v), -EINVAL);
+        ck_assert_int_eq(parse_size("99999999999T", &v), -ERANGE);
+}
+END_TEST
+
+START_TEST(test_parse_sec) {
+        uint64_t v = 0;
+
+        ck_assert_int_eq(parse_sec("30", &v), 0);
+        ck_assert_uint_eq(v, 30000000ULL);
+        ck_assert_int_eq(parse_sec("1.5", &v), 0);
+        ck_assert_uint_eq(v, 1500000ULL);
+        ck_assert_int_eq(parse_sec("500ms", &v), 0);
+        ck_assert_uint_eq(v, 500000ULL);
+        ck_assert_int_eq(parse_sec("2min", &v), 0);
+        ck_assert_uint_eq(v, 120000000ULL);
+        ck_assert_int_eq(parse_sec("1d", &v), -EINVAL);
+        ck_assert_int_eq(parse_sec("", &v), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_utf8_and_escape) {
+        _cleanup_free_ char *e1 = NULL, *e2 = NULL;
+
+        ck_assert(utf8_is_valid("plain", 5));
+        ck_assert(utf8_is_valid("h\xc3\xa9", 3));
+        ck_assert(!utf8_is_valid("\xc0\xaf", 2));               /* overlong '/' */
+        ck_assert(!utf8_is_valid("\xed\xa0\x80", 3));           /* surrogate */
+        ck_assert(!utf8_is_valid("\xf4\x90\x80\x80", 4));       /* past U+10FFFF */
+        ck_assert(!utf8_is_valid("\xe2\x82", 2));               /* truncated */
+        ck_assert(string_has_cc("a\nb", 3));
+        ck_assert(!string_has_cc("a b", 3));
+
+        /* A name with an escape sequence and a newline cannot forge a line of output. */
+        e1 = cescape("evil\x1b[2J\nfake: ok");
+        ck_assert_str_eq(e1, "evil\\x1b[2J\\x0afake: ok");
+        e2 = cescape("caf\xc3\xa9\xff");
+        ck_assert_str_eq(e2, "caf\xc3\xa9\\xff");
+}
+END_TEST
+
+START_TEST(test_strv) {
+        _cleanup_strv_free_ char **l = NULL, **c = NULL;
+
+        ck_assert_int_eq(strv_extend(&l, "b"), 0);
+        ck_assert_int_eq(strv_extend(&l, "a"), 0);
+        ck_assert_int_eq(strv_push(&l, strdup("c")), 0);
+        ck_assert_uint_eq(strv_length(l), 3);
+        strv_sort(l);
+        ck_assert_str_eq(l[0], "a");
+        ck_assert_str_eq(l[2], "c");
+        ck_assert(strv_contains(l, "b"));
+        ck_assert(!strv_contains(l, "d"));
+        c = strv_copy(l);
+        ck_assert_ptr_nonnull(c);
+        ck_assert_str_eq(c[1], "b");
+        ck_assert_ptr_null(c[3]);
+}
+END_TEST
+
+START_TEST(test_error_first_wins) {
+        _cleanup_free_ char *e = NULL;
+
+        ck_assert_int_eq(error_setf(&e, -EINVAL, "inner: %s", "why"), -EINVAL);
+        ck_assert_int_eq(error_setf(&e, EPERM, "outer"), -EPERM);
+        ck_assert_str_eq(e, "inner: why");
+        ck_assert_int_eq(error_setf(NULL, -ENOENT, "ignored"), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_atomic_write) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n;
+
+        ck_assert_int_eq(mkdir_p_at(t.fd, "a/b", 0755), 0);
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "a/b/f", "one", 3, 0600), 0);
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "a/b/f", "two!", 4, 0640), 0);
+        ck_assert_int_eq(read_full_file_at(t.fd, "a/b/f", 100, true, &buf, &n), 0);
+        ck_assert_str_eq(buf, "two!");
+        ck_assert_uint_eq(n, 4);
+        ck_assert_int_eq(fstatat(t.fd, "a/b/f", &st, 0), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0640);
+
+        /* No temporary file is left behind. */
+        ck_assert_int_eq(rm_rf_at(t.fd, "a/b/f"), 0);
+        ck_assert_int_eq(unlinkat(t.fd, "a/b", AT_REMOVEDIR), 0);
+
+        /* The cap is enforced. */
+        free(buf);
+        buf = NULL;
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "big", "0123456789", 10, 0644), 0);
+        ck_assert_int_eq(read_full_file_at(t.fd, "big", 9, true, &buf, &n), -EFBIG);
+        ck_assert_ptr_null(buf);
+}
+END_TEST
+
+START_TEST(test_read_nofollow) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_free_ char *buf = NULL;
+
+        test_write_file(t.fd, "target", "secret", 0644);
+        ck_assert_int_eq(symlinkat("target", t.fd, "link"), 0);
+        ck_assert_int_eq(read_full_file_at(t.fd, "link", 100, true, &buf, NULL), -ELOOP);
+        ck_assert_ptr_null(buf);
+}
+END_TEST
+
+START_TEST(test_sha256) {
+        _cleanup_(sha256_freep) Sha256 *h = NULL;
+        char hex[SHA256_HEX_SIZE];
+
+        ck_assert_int_eq(sha256_new(&h), 0);
+        ck_assert_int_eq(sha256_update(h, "abc", 3), 0);
+        ck_assert_int_eq(sha256_final_hex(h, hex), 0);
+        ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+START_TEST(test_rm_rf_does_not_follow_links) {
+        _cleanup_test_dir_ TestDir outside = test_dir_new(), t = test_dir_new();
+        struct stat st;
+
+        test_write_file(outside.fd, "keep", "x", 0644);
+        test_write_file(t.fd, "tree/file", "y", 0644);
+        ck_assert_int_eq(symlinkat(outside.path, t.fd, "tree/link"), 0);
+        ck_assert_int_eq(rm_rf_at(t.fd, "tree"), 0);
+        ck_assert_int_eq(fstatat(t.fd, "tree", &st, AT_SYMLINK_NOFOLLOW), -1);
+        ck_assert_int_eq(fstatat(outside.fd, "keep", &st, 0), 0);
+}
+END_TEST
+
+static Suite *shared_suite(void) {
+        Suite *s = suite_create("shared");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_safe_atou64);
+        tcase_add_test(tc, test_safe_atoi);
+        tcase_add_test(tc, test_parse_size);
+        tcase_add_test(tc, test_parse_sec);
+        tcase_add_test(tc, test_utf8_and_escape);
+        tcase_add_test(tc, test_strv);
+        tcase_add_test(tc, test_error_first_wins);
+        tcase_add_test(tc, test_atomic_write);
+        tcase_add_test(tc, test_read_nofollow);
+        tcase_add_test(tc, test_sha256);
+        tcase_add_test(tc, test_rm_rf_does_not_follow_links);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return test_run_suite(shared_suite());
+}
