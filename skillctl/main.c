@@ -7,12 +7,16 @@
 
 static const Verb verbs[] = {
         { "skill", verb_skill },
+        { "run",   verb_run },
 };
 
 static void help(void) {
         printf("Usage: skillctl [OPTIONS] COMMAND ...\n"
                "\n"
                "Run Agent Skills in a sandbox, and inspect and package them.\n"
+               "\n"
+               "Commands:\n"
+               "  run [OPTIONS] SKILL [--] [ARGS...]    Run a skill in a sandbox (see 'run --help')\n"
                "\n"
                "Skill commands:\n"
                "  skill lint PATH [--strict] [--json]   Validate a skill folder or .skill file\n"

@@ -12,6 +12,7 @@ typedef struct Verb {
 } Verb;
 
 int verb_skill(int argc, char *argv[]);
+int verb_run(int argc, char *argv[]);
 
 /* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
 int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);

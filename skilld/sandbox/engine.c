@@ -170,7 +170,7 @@ static bool script_path_valid(const char *p) {
 static int request_check(const RunRequest *req, char **error) {
         int r;
 
-        if (isempty(req->skill_dir))
+        if (isempty(req->skill_dir) && req->skill_dir_fd < 0)
                 return error_setf(error, -EINVAL, "No skill directory given");
         if (!req->script || !script_path_valid(req->script))
                 return error_setf(error, -EINVAL, "Script path '%s' must be relative and stay inside the skill",
@@ -267,10 +267,10 @@ static int check_script(SandboxRun *run) {
         char *p, *slash;
 
         if (fstat(run->skill_dir_fd, &st) < 0)
-                return run_fail(run, -errno, "Failed to stat the skill directory %s: %m", req->skill_dir);
+                return run_fail(run, -errno, "Failed to stat the skill directory %s: %m", strna(req->skill_dir));
         if (!run->userns && !other_may(&st, S_IXOTH))
                 return run_fail(run, -EACCES, "The skill directory %s is not accessible to the sandbox user "
-                                "(mode %04o); skill trees must be world-readable", req->skill_dir,
+                                "(mode %04o); skill trees must be world-readable", strna(req->skill_dir),
                                 st.st_mode & 07777);
 
         copy = strdup(req->script);
@@ -568,9 +568,18 @@ static int run_prepare(SandboxRun *run) {
         r = open_output_dir(run);
         if (r < 0)
                 return r;
-        run->skill_dir_fd = open(req->skill_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (req->skill_dir_fd >= 0) {
+                struct stat st;
+
+                run->skill_dir_fd = fcntl(req->skill_dir_fd, F_DUPFD_CLOEXEC, 3);
+                if (run->skill_dir_fd < 0)
+                        return run_fail(run, -errno, "Failed to duplicate the skill directory fd: %m");
+                if (fstat(run->skill_dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return run_fail(run, -ENOTDIR, "The skill directory fd is not a directory");
+        } else
+                run->skill_dir_fd = open(req->skill_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (run->skill_dir_fd < 0)
-                return run_fail(run, -errno, "Failed to open the skill directory %s: %m", req->skill_dir);
+                return run_fail(run, -errno, "Failed to open the skill directory %s: %m", strna(req->skill_dir));
         r = check_script(run);
         if (r < 0)
                 return r;

@@ -95,6 +95,7 @@ typedef struct RunFile {
 typedef struct RunRequest {
         const char *run_id;             /* 32 lowercase hex digits; NULL: a random one */
         const char *skill_dir;          /* host directory of the validated skill tree */
+        int skill_dir_fd;               /* the same, already open (preferred: no second lookup), or -1 */
         const char *skill_name;         /* recorded in the result */
         const char *skill_hash;         /* recorded in the result */
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
@@ -121,6 +122,7 @@ typedef struct RunRequest {
 #define RUN_REQUEST_INIT                                        \
         (RunRequest) {                                          \
                 .limits = SANDBOX_LIMITS_DEFAULT,               \
+                .skill_dir_fd = -EBADF,                         \
                 .stdout_fd = -EBADF,                            \
                 .stderr_fd = -EBADF,                            \
                 .cancel_fd = -EBADF,                            \
