@@ -1,0 +1,97 @@
+#!/bin/bash
+# skillctl run end to end, through the built binary: the examples, each reading its input through
+# a different channel (SKILL_INPUT_FILE, SANDBOX_INPUT, stdin), their outputs and artifacts, the
+# result JSON, and the exit statuses. Needs root (namespaces); prints TAP.
+set -u
+
+SKILLCTL=${SKILLCTL:?}
+SRC=${SKILLD_SOURCE_ROOT:?}
+EXAMPLES=$SRC/examples/skills
+
+if [ "$(id -u)" != 0 ]; then
+        echo "1..0 # SKIP skillctl run needs root here"
+        exit 0
+fi
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what" "command: $*" "stderr: $(head -c 2000 "$T/err")"; fi; }
+
+run() { "$SKILLCTL" run "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
+rc() { cat "$T/rc"; }
+json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d"+sys.argv[2]))' "$1" "$2"; }
+
+# json-transform reads SKILL_INPUT_FILE and writes /out/output.json.
+run "$EXAMPLES/json-transform" --json --output-dir "$T/jt" --input '{"numbers": [1, 2, 3.5], "text": "a b c d"}'
+check "json-transform exits 0" test "$(rc)" = 0
+check "json-transform output sum" test "$(json_get "$T/out" '["output"]["sum"]')" = 6.5
+check "json-transform output words" test "$(json_get "$T/out" '["output"]["words"]')" = 4
+check "json-transform output came from output.json" test "$(json_get "$T/out" '["output_source"]')" = output.json
+check "result.json written in --output-dir" test "$(json_get "$T/jt/result.json" '["status"]')" = succeeded
+check "result names the skill" test "$(json_get "$T/out" '["skill"]')" = json-transform
+check "result has the skill hash" test "$(json_get "$T/out" '["skill_hash"]' | wc -c)" = 65
+
+# make-artifacts reads SANDBOX_INPUT and writes files under /out/files.
+run "$EXAMPLES/make-artifacts" --output-dir "$T/ma" --input '{"rows": [{"item": "apples", "qty": 3}], "title": "Stock"}'
+check "make-artifacts exits 0" test "$(rc)" = 0
+check "make-artifacts table.csv copied" grep -q '^apples,3' "$T/ma/files/table.csv"
+check "make-artifacts report copied" grep -q '^# Stock' "$T/ma/files/report/summary.md"
+check "artifact hash matches the file" test "$(json_get "$T/ma/result.json" '["artifacts"][2]["sha256"]')" = \
+        "$(sha256sum "$T/ma/files/table.csv" | cut -d' ' -f1)"
+check "summary line names the artifacts" grep -q 'succeeded, exit 0, .* 3 artifacts in' "$T/err"
+
+# node-greet reads stdin; the input comes from a file, and from our stdin.
+echo '{"names": ["Ada"]}' >"$T/in.json"
+run "$EXAMPLES/node-greet" --input-file "$T/in.json"
+check "node-greet via --input-file" grep -q '"Hello, Ada!"' "$T/out"
+echo '{"names": ["Linus"]}' | "$SKILLCTL" run -q "$EXAMPLES/node-greet" --input-file - >"$T/out" 2>"$T/err"
+check "node-greet via --input-file -" grep -q '"Hello, Linus!"' "$T/out"
+check "--quiet prints no summary" test ! -s "$T/err"
+
+# Default output directory: ./skill-out/<run id>/
+run "$EXAMPLES/shell-report" --json
+id=$(json_get "$T/out" '["run_id"]')
+check "default output dir is ./skill-out/<run id>" test -f "$T/skill-out/$id/result.json"
+check "shell-report runs as the sandbox uid" test "$(json_get "$T/out" '["output"]["uid"]')" = \
+        "$(json_get "$T/out" '["uid"]')"
+
+# Arguments after "--" reach the script, options before and after SKILL reach skillctl.
+mkdir -p "$T/args/scripts"
+printf -- '---\nname: args\ndescription: Prints its arguments and its environment.\n---\n' >"$T/args/SKILL.md"
+printf '#!/bin/bash\nprintf "[%%s]" "$@"; echo; echo "greeting=$GREETING"; cat /work/data.txt\n' >"$T/args/scripts/main.sh"
+chmod -R a+rX "$T/args"
+echo "file content" >"$T/data"
+run --env GREETING=hi "$T/args" --file data.txt="$T/data" -- --flag "two words"
+check "args after -- reach the script" grep -qx -- '\[--flag\]\[two words\]' "$T/out"
+check "--env reaches the script" grep -qx 'greeting=hi' "$T/out"
+check "--file lands in /work" grep -qx 'file content' "$T/out"
+
+# Exit statuses.
+run "$EXAMPLES/always-fails"
+check "the skill's exit code is ours" test "$(rc)" = 3
+run "$EXAMPLES/node-greet" --input '{not json'
+check "invalid input JSON is 125" test "$(rc)" = 125
+check "invalid input JSON says so" grep -q 'not valid JSON' "$T/err"
+run "$EXAMPLES/node-greet" --env LD_PRELOAD=/x.so
+check "denied --env is 125" test "$(rc)" = 125
+run "$EXAMPLES/node-greet" --script scripts/nope.js
+check "missing script is 127" test "$(rc)" = 127
+run "$EXAMPLES/node-greet" --system
+check "--system without the service is 125" test "$(rc)" = 125
+check "--system says no service answered" grep -q 'no skilld service answered' "$T/err"
+printf '#!/bin/bash\nwhile :; do :; done\n' >"$T/args/scripts/main.sh"
+run "$T/args" --timeout 1
+check "timeout is 124" test "$(rc)" = 124
+check "timeout summary" grep -q '^skillctl: timeout' "$T/err"
+printf '#!/bin/bash\nkill -TERM $$\n' >"$T/args/scripts/main.sh"
+run "$T/args"
+check "killed by SIGTERM is 143" test "$(rc)" = 143
+
+echo "1..$n"
+[ "$failed" = 0 ]
