@@ -461,7 +461,8 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
                 r = make_dir("run/skill", 0755, e);
                 if (r < 0)
                         return r;
-                r = copy_fd_to(c->input_fd, SANDBOX_INPUT_PATH + 1, &input_budget, c->uid, c->gid, 0444, e);
+                /* Relative: we are building inside the new root. */
+                r = copy_fd_to(c->input_fd, &SANDBOX_INPUT_PATH[1], &input_budget, c->uid, c->gid, 0444, e);
                 if (r < 0)
                         return r;
         }
