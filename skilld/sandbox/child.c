@@ -325,9 +325,15 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
 }
 
 /* /proc of the new PID namespace (we are its PID 1), with the parts that configure the kernel
- * read-only even for a process that somehow had privileges. */
+ * read-only even for a process that somehow had privileges, and the host-wide parts that tell
+ * a skill about the kernel and other users' keys hidden (under /dev/null, or an empty tmpfs). */
 static int setup_proc(StepError *e) {
         static const char *const ro[] = { "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus" };
+        static const char *const masked_files[] = {
+                "proc/kcore", "proc/keys", "proc/key-users", "proc/timer_list", "proc/sched_debug",
+                "proc/latency_stats",
+        };
+        static const char *const masked_dirs[] = { "proc/acpi", "proc/scsi", "proc/asound" };
         int r;
 
         r = make_dir("proc", 0555, e);
@@ -339,6 +345,22 @@ static int setup_proc(StepError *e) {
                 if (access(ro[i], F_OK) < 0)
                         continue;
                 r = bind_mount(ro[i], ro[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(masked_files); i++) {
+                if (access(masked_files[i], F_OK) < 0)
+                        continue;
+                /* The host's /dev/null: the old root is still ours at this point. */
+                r = bind_mount("/dev/null", masked_files[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                               MOUNT_ATTR_NOEXEC, e);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(masked_dirs); i++) {
+                if (access(masked_dirs[i], F_OK) < 0)
+                        continue;
+                r = mount_tmpfs(masked_dirs[i], MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
                 if (r < 0)
                         return r;
         }

@@ -175,6 +175,9 @@ static int request_check(const RunRequest *req, char **error) {
         if (!req->script || !script_path_valid(req->script))
                 return error_setf(error, -EINVAL, "Script path '%s' must be relative and stay inside the skill",
                                   strna(req->script));
+        if (req->uid != (uid_t) -1 && (req->uid == 0 || req->uid == getuid() || geteuid() != 0))
+                return error_setf(error, -EINVAL, "The sandbox uid must be neither root nor the caller, and "
+                                  "can only be chosen by root");
         if (req->interpreter && req->interpreter[0] != '/')
                 return error_setf(error, -EINVAL, "Interpreter '%s' is not an absolute path", req->interpreter);
         if (isempty(req->output_dir))
@@ -519,6 +522,14 @@ static int prepare_identity(SandboxRun *run) {
                  * the sandbox's view too. */
                 run->uid = run->gid = SANDBOX_USERNS_ID + (getuid() == SANDBOX_USERNS_ID);
                 run->result->uid = getuid();
+                return 0;
+        }
+
+        /* The daemon allocates from its policy's range and keeps the uid reserved itself. */
+        if (run->req->uid != (uid_t) -1) {
+                run->uid = run->req->uid;
+                run->gid = (gid_t) run->req->uid;
+                run->result->uid = run->req->uid;
                 return 0;
         }
 

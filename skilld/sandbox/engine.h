@@ -107,6 +107,8 @@ typedef struct RunRequest {
         char **env;                     /* NAME=VALUE, checked with sandbox_env_check() */
         SandboxLimits limits;
         unsigned allow_missing;         /* SandboxLayer bits */
+        uid_t uid;                      /* root only: the run's uid and gid, reserved by the caller;
+                                         * (uid_t) -1: the engine takes one of its range per run */
         const char *output_dir;         /* artifacts, logs and result.json; created if missing */
         int stdout_fd;                  /* live copies of the skill's stdout/stderr, or -1 */
         int stderr_fd;
@@ -123,6 +125,7 @@ typedef struct RunRequest {
         (RunRequest) {                                          \
                 .limits = SANDBOX_LIMITS_DEFAULT,               \
                 .skill_dir_fd = -EBADF,                         \
+                .uid = (uid_t) -1,                              \
                 .stdout_fd = -EBADF,                            \
                 .stderr_fd = -EBADF,                            \
                 .cancel_fd = -EBADF,                            \
@@ -217,5 +220,9 @@ int run_result_exit_code(const RunResult *r);
 
 /* Runs the request to its end. Returns 0 with a result whenever a run was attempted (a setup
  * failure is a result with status error); negative errno, with a message, only when the
- * request itself is invalid or memory ran out. */
+ * request itself is invalid or memory ran out.
+ *
+ * The caller must be single-threaded (the sandbox is created with a raw clone3(), which does not
+ * run glibc's fork handlers; a daemon calls this from a forked worker or its only thread) and
+ * should ignore SIGPIPE if stdout_fd/stderr_fd may be pipes whose reader goes away. */
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error);

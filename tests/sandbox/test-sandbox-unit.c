@@ -119,7 +119,15 @@ START_TEST(test_request_refused) {
         ck_assert_int_eq(sandbox_run(&req, &res, &error), -EPERM);
         ck_assert_ptr_nonnull(strstr(error, "LD_PRELOAD"));
 
+        /* The sandbox uid may never be root's. */
         req.env = NULL;
+        req.uid = 0;
+        free(error);
+        error = NULL;
+        ck_assert_int_eq(sandbox_run(&req, &res, &error), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "neither root nor the caller"));
+        req.uid = (uid_t) -1;
+
         req.input_json = "{not json";
         free(error);
         error = NULL;

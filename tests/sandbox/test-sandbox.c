@@ -413,6 +413,26 @@ START_TEST(test_proc_shows_only_the_run) {
 }
 END_TEST
 
+START_TEST(test_proc_kernel_parts_hidden) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "for f in /proc/keys /proc/timer_list; do echo \"$f $(cat $f 2>/dev/null | wc -c)\"; done\n"
+                "(echo x > /proc/sys/kernel/hostname) 2>/dev/null && echo sysctl-written\n"
+                "echo \"acpi $(ls -A /proc/acpi 2>/dev/null | wc -l)\"\n");
+        _cleanup_free_ char *host = NULL;
+        size_t size = 0;
+
+        /* The host's has something to hide. */
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/timer_list", 64 << 20, false, &host, &size), 0);
+        ck_assert_uint_gt(size, 0);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(probe_value(t.res, "/proc/keys"), 0);
+        ck_assert_int_eq(probe_value(t.res, "/proc/timer_list"), 0);
+        ck_assert_int_eq(probe_value(t.res, "acpi"), 0);
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "sysctl-written"));
+}
+END_TEST
+
 START_TEST(test_kill_reaches_no_host_process) {
         _cleanup_test_run_ TestRun t = {};
         _cleanup_free_ char *body = NULL;
@@ -896,6 +916,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_tmp_and_home_private);
         tcase_add_test(tc, test_host_secrets_absent);
         tcase_add_test(tc, test_proc_shows_only_the_run);
+        tcase_add_test(tc, test_proc_kernel_parts_hidden);
         tcase_add_test(tc, test_kill_reaches_no_host_process);
         tcase_add_test(tc, test_environment_from_scratch);
         tcase_add_test(tc, test_no_network);
