@@ -518,6 +518,29 @@ static int reopen_here(int fd, int *ret, StepError *e) {
         return 0;
 }
 
+/* Whether path is on the kernel's initial rootfs (ramfs, or tmpfs when so configured), mounted
+ * as "rootfs"; /proc/self/mountinfo names it in the source field. */
+static bool is_rootfs(const char *path) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[1024];
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f)) {
+                char mount_point[PATH_MAX], source[256];
+                const char *sep = strstr(line, " - ");
+
+                /* "ID PARENT MAJ:MIN ROOT MOUNT_POINT ... - FSTYPE SOURCE OPTIONS" */
+                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mount_point) != 1 ||
+                    sscanf(sep + 3, "%*s %255s", source) != 1)
+                        continue;
+                if (streq(mount_point, path) && streq(source, "rootfs"))
+                        return true;
+        }
+        return false;
+}
+
 static int setup_rootfs(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF;
         char opts[64], skill_src[64];
@@ -563,10 +586,21 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
          * new root alone, without needing a directory to park the old root in. */
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
+        if (syscall(SYS_pivot_root, ".", ".") >= 0) {
+                if (umount2(".", MNT_DETACH) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to detach the old root");
+        } else if (errno == EINVAL && is_rootfs("/")) {
+                /* The host runs from its initramfs (the kernel's rootfs, as a VM booted from an
+                 * initramfs does), and rootfs can never be pivoted away from. Do what switch_root
+                 * does: move the new root over it and chroot. The old root stays underneath,
+                 * unreachable: no path leads to it, no fd of the skill points into it, and leaving
+                 * a chroot takes CAP_SYS_CHROOT, which the skill never has. */
+                if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to move the new root over the initramfs");
+                if (chroot(".") < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to enter the new root");
+        } else
                 return STEP_FAIL(e->what, errno, "Failed to pivot into the new root");
-        if (umount2(".", MNT_DETACH) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to detach the old root");
         if (chdir("/") < 0)
                 return STEP_FAIL(e->what, errno, "Failed to chdir to the new root");
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);

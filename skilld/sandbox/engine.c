@@ -86,7 +86,6 @@ typedef struct SandboxRun {
         size_t n_rlimits;
 
         uint64_t start_mono;
-        bool released;
         bool killed;
         bool timed_out;
         bool canceled;
@@ -772,7 +771,6 @@ static int run_start(SandboxRun *run) {
                 goto abort;
         }
         run->hold[1] = safe_close(run->hold[1]);
-        run->released = true;
         return 0;
 
 abort:
@@ -990,15 +988,6 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
         res->ended_at = now_usec(CLOCK_REALTIME);
         res->usage.wall_usec = now_usec(CLOCK_MONOTONIC) - run->start_mono;
 
-        if (!run->exited && !run->killed && !res->error) {
-                if (WIFEXITED(status))
-                        (void) run_fail(run, -EPROTO, "The sandbox init exited with status %d before the skill "
-                                        "ended", WEXITSTATUS(status));
-                else
-                        (void) run_fail(run, -EPROTO, "The sandbox init was killed by signal %s",
-                                        strna(sigabbrev_np(WTERMSIG(status))));
-        }
-
         /* Belt and braces: nothing may outlive the run, whatever the namespace did. */
         run->backend->kill(run->backend_state);
         r = run->backend->collect(run->backend_state, &outcome);
@@ -1007,6 +996,19 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
                         .usage = { RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN,
                                    RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN },
                 };
+
+        if (!run->exited && !run->killed && !res->error) {
+                if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && outcome.oom)
+                        /* An OOM kill of the cgroup (memory.oom.group) takes the init along: the
+                         * run ended for lack of memory, and had no chance to say so itself. */
+                        res->signal = SIGKILL;
+                else if (WIFEXITED(status))
+                        (void) run_fail(run, -EPROTO, "The sandbox init exited with status %d before the skill "
+                                        "ended", WEXITSTATUS(status));
+                else
+                        (void) run_fail(run, -EPROTO, "The sandbox init was killed by signal %s",
+                                        strna(sigabbrev_np(WTERMSIG(status))));
+        }
 
         res->usage.user_usec = outcome.usage.user_usec != RUN_USAGE_UNKNOWN ? outcome.usage.user_usec
                                                                             : timeval_usec(&ru.ru_utime);

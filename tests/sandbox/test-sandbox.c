@@ -722,9 +722,12 @@ START_TEST(test_daemon_is_killed_at_end) {
         /* Double fork, new session, stdio detached: the classic daemon, escaping its parent. */
         /* "[s]killd-test-..." matches the daemon's command line but not grep's own. */
         body = strdup_printf("( setsid bash -c '(exec -a %s sleep 600) </dev/null >/dev/null 2>&1 &' & )\n"
-                             "sleep 0.3\n"
-                             "ps_count=$(grep -l '[s]%s' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)\n"
-                             "echo \"running=$ps_count\"\n", marker, marker + 1);
+                             "for i in $(seq 1 200); do\n"
+                             "  n=$(grep -l '[s]%s' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)\n"
+                             "  [ \"$n\" -gt 0 ] && break\n"
+                             "  sleep 0.05\n"
+                             "done\n"
+                             "echo \"running=$n\"\n", marker, marker + 1);
         t = test_run_new(body);
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
