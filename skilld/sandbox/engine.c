@@ -29,6 +29,8 @@
 
 /* The largest input JSON accepted; it lives in the root tmpfs and, when small, the environment. */
 #define SANDBOX_INPUT_MAX (64U * 1024U * 1024U)
+/* The most --file input, in total, copied into /work. */
+#define SANDBOX_FILES_MAX (1024ULL * 1024 * 1024)
 /* The uid lock file for root runs (see identity.c). */
 #define SANDBOX_UID_LOCK "/run/skilld/sandbox-uids.lock"
 /* After the init is gone every writer of the pipes is gone; this only bounds a kernel that is
@@ -506,6 +508,9 @@ static int prepare_files(SandboxRun *run) {
                 if (!S_ISREG(st.st_mode))
                         return run_fail(run, -EINVAL, "Input file %s is not a regular file", f->name);
                 run->work_size += (uint64_t) st.st_size;
+                /* They live in memory (tmpfs) for the run's length. */
+                if (run->work_size - req->limits.tmpfs_size > SANDBOX_FILES_MAX)
+                        return run_fail(run, -EFBIG, "The input files are larger than 1G together");
         }
         return 0;
 }
