@@ -12,11 +12,9 @@
  * unprivileged caller without delegation) is -EOPNOTSUPP: "not here", and the engine falls back
  * to rlimits where the policy allows. */
 #include <linux/magic.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
-#include <time.h>
 
 #include "error.h"
 #include "fileio.h"
@@ -29,61 +27,6 @@ typedef struct Cgroup2 {
         char *path;                     /* the run's cgroup */
         int fd;
 } Cgroup2;
-
-static int cg_write(int dir_fd, const char *attr, const char *value) {
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t n;
-
-        fd = openat(dir_fd, attr, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        n = write(fd, value, strlen(value));
-        if (n < 0)
-                return -errno;
-        return n == (ssize_t) strlen(value) ? 0 : -EIO;
-}
-
-static int cg_write_path(const char *dir, const char *attr, const char *value) {
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        return cg_write(fd, attr, value);
-}
-
-static int cg_read(int dir_fd, const char *attr, char **ret) {
-        return read_full_file_at(dir_fd, attr, 64 * 1024, true, ret, NULL);
-}
-
-/* Finds "key value" in a flat-keyed file (memory.events, cpu.stat). */
-static int cg_read_key(int dir_fd, const char *attr, const char *key, uint64_t *ret) {
-        _cleanup_free_ char *text = NULL;
-        size_t kl = strlen(key);
-        int r;
-
-        r = cg_read(dir_fd, attr, &text);
-        if (r < 0)
-                return r;
-        for (char *line = text, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
-                        return safe_atou64(line + kl + 1, ret);
-        }
-        return -ENOENT;
-}
-
-static int cg_read_u64(int dir_fd, const char *attr, uint64_t *ret) {
-        _cleanup_free_ char *text = NULL;
-        int r;
-
-        r = cg_read(dir_fd, attr, &text);
-        if (r < 0)
-                return r;
-        text[strcspn(text, "\n")] = '\0';
-        return safe_atou64(text, ret);
-}
 
 static bool has_controllers(const char *dir) {
         static const char *const needed[] = { "memory", "pids", "cpu" };
@@ -117,29 +60,6 @@ static int find_mount(const char **ret) {
                 }
         }
         return -EOPNOTSUPP;
-}
-
-static int own_cgroup(char **ret) {
-        _cleanup_free_ char *text = NULL;
-        int r;
-
-        r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, false, &text, NULL);
-        if (r < 0)
-                return r;
-        for (char *line = text, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                if (startswith(line, "0::")) {
-                        char *p = strdup(line + 3);
-
-                        if (!p)
-                                return -ENOMEM;
-                        *ret = p;
-                        return 0;
-                }
-        }
-        return -ENOENT;
 }
 
 static bool is_delegated(const char *dir) {
@@ -192,7 +112,7 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
 
         if (find_mount(&mnt) < 0)
                 return error_setf(error, -EOPNOTSUPP, "no cgroup2 file system is mounted");
-        r = own_cgroup(&own);
+        r = cg_own_path(NULL, &own);
         if (r < 0)
                 return error_setf(error, -EOPNOTSUPP, "this process is in no cgroup2 cgroup");
         own_dir = strdup_printf("%s%s", mnt, streq(own, "/") ? "" : own);
@@ -292,32 +212,9 @@ static int cgroup2_place(void *state, pid_t pid, char **error) {
 static void cgroup2_kill(void *state) {
         Cgroup2 *cg = state;
 
-        if (cg_write(cg->fd, "cgroup.kill", "1") >= 0)
-                return;
-
-        /* Before Linux 5.14: kill what is listed until nothing is. New forks cannot outrun this
-         * for long, since every process of the run is also in a dying PID namespace. */
-        for (unsigned attempt = 0; attempt < 100; attempt++) {
-                _cleanup_free_ char *procs = NULL;
-                bool any = false;
-
-                if (cg_read(cg->fd, "cgroup.procs", &procs) < 0)
-                        return;
-                for (char *line = procs, *next; line && *line; line = next) {
-                        unsigned pid;
-
-                        next = strchr(line, '\n');
-                        if (next)
-                                *next++ = '\0';
-                        if (safe_atou(line, &pid) >= 0 && pid > 0) {
-                                (void) kill((pid_t) pid, SIGKILL);
-                                any = true;
-                        }
-                }
-                if (!any)
-                        return;
-                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
-        }
+        /* Before Linux 5.14 there is no cgroup.kill: then kill what is listed until nothing is. */
+        if (cg_write(cg->fd, "cgroup.kill", "1") < 0)
+                cg_kill_listed(cg->fd);
 }
 
 static int cgroup2_collect(void *state, SandboxOutcome *ret) {
@@ -357,14 +254,7 @@ static void *cgroup2_free(void *state) {
 
         if (!cg)
                 return NULL;
-
-        /* The last processes may take a moment to leave after dying; rmdir fails with EBUSY until
-         * they have. */
-        for (unsigned attempt = 0; attempt < 200; attempt++) {
-                if (rmdir(cg->path) >= 0 || errno != EBUSY)
-                        break;
-                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
-        }
+        cg_remove(cg->path);
         (void) safe_close(cg->fd);
         free(cg->path);
         free(cg);

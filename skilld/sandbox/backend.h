@@ -3,6 +3,7 @@
  * hold pipe, calls place() with its pid, and only then releases it. So a backend is "here is the
  * held child's pid, put it where limits apply" plus reading the outcome afterwards:
  *   cgroup2       a cgroup v2 subtree this process may write (delegated, or created as root)
+ *   cgroup1       as root, the memory, pids and cpu v1 hierarchies of hosts that still have them
  *   rlimit        per-process rlimits set inside the child, plus the engine's wall timer
  *   systemd-scope the daemon's: StartTransientUnit with the pid, through the same hooks */
 #pragma once
@@ -44,4 +45,5 @@ struct SandboxBackendOps {
 };
 
 extern const SandboxBackendOps sandbox_backend_cgroup2;
+extern const SandboxBackendOps sandbox_backend_cgroup1;
 extern const SandboxBackendOps sandbox_backend_rlimit;

@@ -352,6 +352,11 @@ static int open_output_dir(SandboxRun *run) {
         return 0;
 }
 
+static const SandboxBackendOps *const cgroup_backends[] = {
+        &sandbox_backend_cgroup2,
+        &sandbox_backend_cgroup1,
+};
+
 static int pick_backend(SandboxRun *run) {
         const RunRequest *req = run->req;
         _cleanup_free_ char *why = NULL;
@@ -367,15 +372,31 @@ static int pick_backend(SandboxRun *run) {
                 return 0;
         }
 
-        r = sandbox_backend_cgroup2.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state, &why);
-        if (r >= 0) {
-                run->backend = &sandbox_backend_cgroup2;
-                return 0;
+        /* cgroup2 first, then v1 hierarchies (root on hybrid hosts); each says why it cannot be
+         * used here, and only "not available" moves on. */
+        for (size_t i = 0; i < ELEMENTSOF(cgroup_backends); i++) {
+                _cleanup_free_ char *reason = NULL;
+
+                r = cgroup_backends[i]->prepare(&req->limits, run->result->run_id, NULL, &run->backend_state,
+                                                &reason);
+                if (r >= 0) {
+                        run->backend = cgroup_backends[i];
+                        return 0;
+                }
+                if (r != -EOPNOTSUPP)
+                        return run_fail(run, r, "Failed to set up the run's %s limits: %s", cgroup_backends[i]->name,
+                                        reason ?: strerror(-r));
+                if (reason) {
+                        char *joined = why ? strdup_printf("%s; %s", why, reason) : TAKE_PTR(reason);
+
+                        if (!joined)
+                                return -ENOMEM;
+                        free(why);
+                        why = joined;
+                }
         }
-        if (r != -EOPNOTSUPP)
-                return run_fail(run, r, "Failed to set up the run's cgroup: %s", why ?: strerror(-r));
         if (!(req->allow_missing & SANDBOX_LAYER_CGROUP))
-                return run_fail(run, r, "No cgroup v2 limits are available (%s), and running with rlimits "
+                return run_fail(run, -EOPNOTSUPP, "No cgroup limits are available (%s), and running with rlimits "
                                 "instead is not allowed", why ?: "unknown reason");
 
         r = sandbox_backend_rlimit.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state, NULL);

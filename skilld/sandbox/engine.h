@@ -115,7 +115,8 @@ typedef struct RunRequest {
         int cancel_fd;                  /* readable: cancel the run (an eventfd, signalfd, pipe), or -1 */
 
         /* Where the held child goes so the limits apply. NULL: cgroup v2 where this process may
-         * create cgroups with the memory, pids and cpu controllers, else rlimits. */
+         * create cgroups with the memory, pids and cpu controllers, else (root) the cgroup v1
+         * hierarchies, else rlimits if allow_missing has SANDBOX_LAYER_CGROUP. */
         const SandboxBackendOps *backend;
         void *backend_userdata;
 } RunRequest;

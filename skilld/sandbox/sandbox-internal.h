@@ -106,6 +106,20 @@ int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, RunRes
 int sandbox_env_check_all(char * const *env, char **error);
 int sandbox_env_build(char * const *extra, const char *input_json, char ***ret);
 
+/* cgroup-util.c: attribute files of a cgroup directory fd (or path). */
+int cg_write(int dir_fd, const char *attr, const char *value);
+int cg_write_path(const char *dir, const char *attr, const char *value);
+int cg_read(int dir_fd, const char *attr, char **ret);
+/* "key value" lines (memory.events, cpu.stat, ...). */
+int cg_read_key(int dir_fd, const char *attr, const char *key, uint64_t *ret);
+int cg_read_u64(int dir_fd, const char *attr, uint64_t *ret);
+/* SIGKILLs every process listed in cgroup.procs until none is left. */
+void cg_kill_listed(int dir_fd);
+/* rmdir(), waiting briefly for the last processes to leave. */
+void cg_remove(const char *path);
+/* This process's cgroup path in the v1 hierarchy of controller, or (NULL) in cgroup2. */
+int cg_own_path(const char *controller, char **ret);
+
 /* result.c */
 void run_result_add_skipped(RunResult *r, const char *path, const char *reason);
 

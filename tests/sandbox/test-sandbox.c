@@ -653,10 +653,15 @@ END_TEST
 
 /* ---- limits and how a run ends ---- */
 
+/* Runs with the backend the engine picks here (a cgroup when root has one), and with the rlimit
+ * fallback forced, so both stay covered on any host. */
+static const SandboxBackendOps *const test_backends[] = { NULL, &sandbox_backend_rlimit };
+
 START_TEST(test_memory_limit) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
         char *args[] = { (char *) "alloc", (char *) "1024", NULL };
 
+        t.req.backend = test_backends[_i];
         test_run_probe(&t, args);
         if (streq(t.res->backend, "rlimit")) {
                 /* rlimits refuse the allocation instead of killing. */
@@ -666,6 +671,7 @@ START_TEST(test_memory_limit) {
         } else {
                 assert_status(t.res, RUN_STATUS_OOM);
                 ck_assert_int_eq(run_result_exit_code(t.res), 137);
+                ck_assert_uint_le(t.res->usage.memory_peak, t.req.limits.memory_max);
         }
         ck_assert_ptr_null(strstr(strempty(t.res->stdout_stream.data), "allocated"));
 }
@@ -682,6 +688,7 @@ START_TEST(test_fork_bomb_contained) {
         pid_t pid;
         int status;
 
+        t.req.backend = test_backends[_i];
         t.req.limits.tasks_max = 32;
         t.req.limits.timeout_usec = 6ULL * 1000 * 1000;
         test_run_go(&t);
@@ -937,8 +944,8 @@ static Suite *sandbox_suite(void) {
         suite_add_tcase(s, tc);
 
         tc = tcase_create("limits");
-        tcase_add_test(tc, test_memory_limit);
-        tcase_add_test(tc, test_fork_bomb_contained);
+        tcase_add_loop_test(tc, test_memory_limit, 0, ELEMENTSOF(test_backends));
+        tcase_add_loop_test(tc, test_fork_bomb_contained, 0, ELEMENTSOF(test_backends));
         tcase_add_test(tc, test_busy_loop_timeout);
         tcase_add_test(tc, test_daemon_is_killed_at_end);
         tcase_add_test(tc, test_stdout_truncated_at_cap);

@@ -1,0 +1,207 @@
+/* The cgroup v1 backend, for hosts that still keep memory, pids and cpu in v1 hierarchies (the
+ * "hybrid" layout, where the cgroup2 mount has no controllers). Root only: v1 has no safe
+ * delegation. The run gets a child of our own cgroup in each hierarchy (v1 has no rule against
+ * processes in inner cgroups), with memory.limit_in_bytes (and memsw where swap is accounted,
+ * swappiness 0 where it is not), pids.max and the CFS quota; the held init is written into all
+ * of them before it is released.
+ *
+ * Unlike cgroup2 there is no cgroup.kill, no group OOM kill (the kernel kills the largest
+ * process, usually the one allocating) and no memory peak across the run other than
+ * memory.max_usage_in_bytes, which is exactly that. */
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "sandbox-internal.h"
+
+#define CPU_PERIOD_USEC 100000U
+
+typedef enum Hierarchy {
+        HIERARCHY_MEMORY,
+        HIERARCHY_PIDS,
+        HIERARCHY_CPU,
+        HIERARCHY_CPUACCT,      /* usage only; optional */
+        _HIERARCHY_MAX,
+} Hierarchy;
+
+static const char *const hierarchy_name[_HIERARCHY_MAX] = {
+        [HIERARCHY_MEMORY] = "memory",
+        [HIERARCHY_PIDS] = "pids",
+        [HIERARCHY_CPU] = "cpu",
+        [HIERARCHY_CPUACCT] = "cpuacct",
+};
+
+typedef struct Cgroup1 {
+        char *path[_HIERARCHY_MAX];     /* NULL where not created */
+        int fd[_HIERARCHY_MAX];
+} Cgroup1;
+
+static void *cgroup1_free(void *state) {
+        Cgroup1 *cg = state;
+
+        if (!cg)
+                return NULL;
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
+                /* With cpu and cpuacct co-mounted the second rmdir() finds nothing: harmless. */
+                if (cg->path[h])
+                        cg_remove(cg->path[h]);
+                (void) safe_close(cg->fd[h]);
+                free(cg->path[h]);
+        }
+        free(cg);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Cgroup1 *, cgroup1_free);
+
+/* Creates the run's cgroup in one hierarchy: /sys/fs/cgroup/<name> must be a v1 mount. */
+static int create_in(Cgroup1 *cg, Hierarchy h, const char *run_id, char **error) {
+        _cleanup_free_ char *own = NULL, *mnt = NULL;
+        struct statfs sf;
+        int r;
+
+        mnt = strdup_printf("/sys/fs/cgroup/%s", hierarchy_name[h]);
+        if (!mnt)
+                return -ENOMEM;
+        if (statfs(mnt, &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
+                return error_setf(error, -EOPNOTSUPP, "no cgroup v1 %s hierarchy is mounted", hierarchy_name[h]);
+        r = cg_own_path(hierarchy_name[h], &own);
+        if (r < 0)
+                return error_setf(error, -EOPNOTSUPP, "this process is in no v1 %s cgroup", hierarchy_name[h]);
+
+        cg->path[h] = strdup_printf("%s%s/skilld-run-%s", mnt, streq(own, "/") ? "" : own, run_id);
+        if (!cg->path[h])
+                return -ENOMEM;
+        /* cpu and cpuacct co-mounted: the same directory, created once. */
+        if (mkdir(cg->path[h], 0755) < 0 && !(errno == EEXIST && h == HIERARCHY_CPUACCT)) {
+                r = error_setf(error, -errno, "Failed to create %s: %m", cg->path[h]);
+                free(cg->path[h]);
+                cg->path[h] = NULL;
+                return r;
+        }
+        cg->fd[h] = open(cg->path[h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg->fd[h] < 0)
+                return error_setf(error, -errno, "Failed to open %s: %m", cg->path[h]);
+        return 0;
+}
+
+static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
+                           char **error) {
+        _cleanup_(cgroup1_freep) Cgroup1 *cg = NULL;
+        char buf[64];
+        int r;
+
+        if (geteuid() != 0)
+                return error_setf(error, -EOPNOTSUPP, "cgroup v1 limits need root");
+
+        cg = calloc(1, sizeof(Cgroup1));
+        if (!cg)
+                return -ENOMEM;
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
+                cg->fd[h] = -EBADF;
+
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
+                r = create_in(cg, h, run_id, error);
+                if (r < 0 && h == HIERARCHY_CPUACCT)
+                        break; /* usage figures then come from the init's rusage */
+                if (r < 0)
+                        return r;
+        }
+
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->memory_max);
+        r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.limit_in_bytes", buf);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set memory.limit_in_bytes: %s", strerror(-r));
+        /* memory+swap equal to memory: no swap. Without swap accounting the file is missing, and
+         * swappiness 0 keeps the cgroup's pages out of swap instead. */
+        r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.memsw.limit_in_bytes", buf);
+        if (r == -ENOENT)
+                r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.swappiness", "0");
+        if (r < 0)
+                return error_setf(error, r, "Failed to keep the run out of swap: %s", strerror(-r));
+
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->tasks_max);
+        r = cg_write(cg->fd[HIERARCHY_PIDS], "pids.max", buf);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set pids.max: %s", strerror(-r));
+
+        (void) snprintf(buf, sizeof(buf), "%u", CPU_PERIOD_USEC);
+        r = cg_write(cg->fd[HIERARCHY_CPU], "cpu.cfs_period_us", buf);
+        if (r >= 0) {
+                (void) snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t) limits->cpu_percent * CPU_PERIOD_USEC / 100);
+                r = cg_write(cg->fd[HIERARCHY_CPU], "cpu.cfs_quota_us", buf);
+        }
+        if (r < 0)
+                return error_setf(error, r, "Failed to set the CPU quota: %s", strerror(-r));
+
+        *ret_state = TAKE_PTR(cg);
+        return 0;
+}
+
+static int cgroup1_place(void *state, pid_t pid, char **error) {
+        Cgroup1 *cg = state;
+        char buf[32];
+        int r;
+
+        (void) snprintf(buf, sizeof(buf), "%d", (int) pid);
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
+                if (cg->fd[h] < 0)
+                        continue;
+                r = cg_write(cg->fd[h], "cgroup.procs", buf);
+                if (r < 0)
+                        return error_setf(error, r, "Failed to move the sandbox into %s: %s", cg->path[h],
+                                          strerror(-r));
+        }
+        return 0;
+}
+
+static void cgroup1_kill(void *state) {
+        Cgroup1 *cg = state;
+
+        /* Every process of the run is in the pids cgroup (pids can only be left by moving, which
+         * needs privileges the run does not have). */
+        cg_kill_listed(cg->fd[HIERARCHY_PIDS]);
+}
+
+static int cgroup1_collect(void *state, SandboxOutcome *ret) {
+        Cgroup1 *cg = state;
+        SandboxOutcome o = {
+                .usage = {
+                        .wall_usec = RUN_USAGE_UNKNOWN,
+                        .user_usec = RUN_USAGE_UNKNOWN,
+                        .system_usec = RUN_USAGE_UNKNOWN,
+                        .memory_peak = RUN_USAGE_UNKNOWN,
+                        .tasks_peak = RUN_USAGE_UNKNOWN,
+                },
+        };
+        uint64_t v;
+
+        /* "oom_kill" in memory.oom_control since Linux 4.13. */
+        if (cg_read_key(cg->fd[HIERARCHY_MEMORY], "memory.oom_control", "oom_kill", &v) >= 0 && v > 0)
+                o.oom = true;
+        if (cg_read_key(cg->fd[HIERARCHY_PIDS], "pids.events", "max", &v) >= 0 && v > 0)
+                o.tasks = true;
+        if (cg_read_u64(cg->fd[HIERARCHY_MEMORY], "memory.max_usage_in_bytes", &v) >= 0)
+                o.usage.memory_peak = v;
+        if (cg->fd[HIERARCHY_CPUACCT] >= 0) {
+                /* Nanoseconds. */
+                if (cg_read_u64(cg->fd[HIERARCHY_CPUACCT], "cpuacct.usage_user", &v) >= 0)
+                        o.usage.user_usec = v / 1000;
+                if (cg_read_u64(cg->fd[HIERARCHY_CPUACCT], "cpuacct.usage_sys", &v) >= 0)
+                        o.usage.system_usec = v / 1000;
+        }
+        *ret = o;
+        return 0;
+}
+
+const SandboxBackendOps sandbox_backend_cgroup1 = {
+        .name = "cgroup1",
+        .enforces = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TASKS | SANDBOX_LIMIT_CPU,
+        .child_rlimits = false,
+        .prepare = cgroup1_prepare,
+        .place = cgroup1_place,
+        .kill = cgroup1_kill,
+        .collect = cgroup1_collect,
+        .free = cgroup1_free,
+};

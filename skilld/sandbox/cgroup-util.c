@@ -1,0 +1,138 @@
+/* Reading and writing cgroup attribute files (v1 and v2 share the format) and tearing a run's
+ * cgroup down. */
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "fileio.h"
+#include "parse-util.h"
+#include "sandbox-internal.h"
+
+int cg_write(int dir_fd, const char *attr, const char *value) {
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        fd = openat(dir_fd, attr, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, value, strlen(value));
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t) strlen(value) ? 0 : -EIO;
+}
+
+int cg_write_path(const char *dir, const char *attr, const char *value) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return cg_write(fd, attr, value);
+}
+
+int cg_read(int dir_fd, const char *attr, char **ret) {
+        return read_full_file_at(dir_fd, attr, 64 * 1024, true, ret, NULL);
+}
+
+/* Finds "key value" in a flat-keyed file (memory.events, cpu.stat). */
+int cg_read_key(int dir_fd, const char *attr, const char *key, uint64_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t kl = strlen(key);
+        int r;
+
+        r = cg_read(dir_fd, attr, &text);
+        if (r < 0)
+                return r;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
+                        return safe_atou64(line + kl + 1, ret);
+        }
+        return -ENOENT;
+}
+
+int cg_read_u64(int dir_fd, const char *attr, uint64_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = cg_read(dir_fd, attr, &text);
+        if (r < 0)
+                return r;
+        text[strcspn(text, "\n")] = '\0';
+        return safe_atou64(text, ret);
+}
+
+void cg_kill_listed(int dir_fd) {
+        /* New forks cannot outrun this for long: every process of the run is also in a dying PID
+         * namespace. */
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                _cleanup_free_ char *procs = NULL;
+                bool any = false;
+
+                if (cg_read(dir_fd, "cgroup.procs", &procs) < 0)
+                        return;
+                for (char *line = procs, *next; line && *line; line = next) {
+                        unsigned pid;
+
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = '\0';
+                        if (safe_atou(line, &pid) >= 0 && pid > 0) {
+                                (void) kill((pid_t) pid, SIGKILL);
+                                any = true;
+                        }
+                }
+                if (!any)
+                        return;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+}
+
+void cg_remove(const char *path) {
+        /* The last processes may take a moment to leave after dying; rmdir fails with EBUSY until
+         * they have. */
+        for (unsigned attempt = 0; attempt < 200; attempt++) {
+                if (rmdir(path) >= 0 || errno != EBUSY)
+                        return;
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+}
+
+/* Whether the comma-separated list holds word. */
+static bool list_has(const char *list, const char *word) {
+        size_t n = strlen(word);
+
+        for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+                if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+int cg_own_path(const char *controller, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, false, &text, NULL);
+        if (r < 0)
+                return r;
+        /* "0::/path" for cgroup2; "N:ctrl1,ctrl2:/path" for each v1 hierarchy. */
+        for (char *line = text, *next; line && *line; line = next) {
+                char *controllers, *path;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                controllers = strchr(line, ':');
+                path = controllers ? strchr(controllers + 1, ':') : NULL;
+                if (!path)
+                        continue;
+                *controllers++ = '\0';
+                *path++ = '\0';
+                if (controller ? list_has(controllers, controller) : streq(line, "0") && isempty(controllers)) {
+                        *ret = strdup(path);
+                        return *ret ? 0 : -ENOMEM;
+                }
+        }
+        return -ENOENT;
+}
