@@ -166,15 +166,7 @@ static void cgroup1_kill(void *state) {
 
 static int cgroup1_collect(void *state, SandboxOutcome *ret) {
         Cgroup1 *cg = state;
-        SandboxOutcome o = {
-                .usage = {
-                        .wall_usec = RUN_USAGE_UNKNOWN,
-                        .user_usec = RUN_USAGE_UNKNOWN,
-                        .system_usec = RUN_USAGE_UNKNOWN,
-                        .memory_peak = RUN_USAGE_UNKNOWN,
-                        .tasks_peak = RUN_USAGE_UNKNOWN,
-                },
-        };
+        SandboxOutcome o = SANDBOX_OUTCOME_INIT;
         uint64_t v;
 
         /* "oom_kill" in memory.oom_control since Linux 4.13. */

@@ -219,15 +219,7 @@ static void cgroup2_kill(void *state) {
 
 static int cgroup2_collect(void *state, SandboxOutcome *ret) {
         Cgroup2 *cg = state;
-        SandboxOutcome o = {
-                .usage = {
-                        .wall_usec = RUN_USAGE_UNKNOWN,
-                        .user_usec = RUN_USAGE_UNKNOWN,
-                        .system_usec = RUN_USAGE_UNKNOWN,
-                        .memory_peak = RUN_USAGE_UNKNOWN,
-                        .tasks_peak = RUN_USAGE_UNKNOWN,
-                },
-        };
+        SandboxOutcome o = SANDBOX_OUTCOME_INIT;
         uint64_t v;
 
         if (cg_read_key(cg->fd, "memory.events", "oom_kill", &v) >= 0 && v > 0)

@@ -20,15 +20,7 @@ static void rlimit_kill(void *state) {
 }
 
 static int rlimit_collect(void *state, SandboxOutcome *ret) {
-        *ret = (SandboxOutcome) {
-                .usage = {
-                        .wall_usec = RUN_USAGE_UNKNOWN,
-                        .user_usec = RUN_USAGE_UNKNOWN,
-                        .system_usec = RUN_USAGE_UNKNOWN,
-                        .memory_peak = RUN_USAGE_UNKNOWN,
-                        .tasks_peak = RUN_USAGE_UNKNOWN,
-                },
-        };
+        *ret = SANDBOX_OUTCOME_INIT;
         return 0;
 }
 

@@ -19,6 +19,18 @@ typedef struct SandboxOutcome {
         RunUsage usage;                 /* fields it knows; RUN_USAGE_UNKNOWN elsewhere */
 } SandboxOutcome;
 
+/* Nothing observed, every figure unknown: what collect() starts from. */
+#define SANDBOX_OUTCOME_INIT                                    \
+        (SandboxOutcome) {                                      \
+                .usage = {                                      \
+                        .wall_usec = RUN_USAGE_UNKNOWN,         \
+                        .user_usec = RUN_USAGE_UNKNOWN,         \
+                        .system_usec = RUN_USAGE_UNKNOWN,       \
+                        .memory_peak = RUN_USAGE_UNKNOWN,       \
+                        .tasks_peak = RUN_USAGE_UNKNOWN,        \
+                },                                              \
+        }
+
 struct SandboxBackendOps {
         const char *name;
 

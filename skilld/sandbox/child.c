@@ -729,10 +729,6 @@ fail:
         _exit(SANDBOX_EXIT_SETUP);
 }
 
-static uint64_t timeval_usec(const struct timeval *tv) {
-        return (uint64_t) tv->tv_sec * 1000000ULL + (uint64_t) tv->tv_usec;
-}
-
 /* PID 1 of the run. It never runs untrusted code: it waits, reaps and forwards. Signals sent to
  * it from inside the namespace cannot kill it (the kernel protects a namespace init from
  * signals it has no handler for) and the blocked ones land in sigwaitinfo() below. */

@@ -916,6 +916,16 @@ static int read_streams(SandboxRun *run) {
         return r;
 }
 
+/* Whatever the control socket and the two streams have ready. */
+static int read_ready(SandboxRun *run) {
+        int r;
+
+        r = read_control(run);
+        if (r < 0)
+                return r;
+        return read_streams(run);
+}
+
 /* Until the init exits: streams, messages, cancel, deadline. */
 static int run_watch(SandboxRun *run) {
         uint64_t deadline = run->start_mono + run->req->limits.timeout_usec;
@@ -954,10 +964,7 @@ static int run_watch(SandboxRun *run) {
                         return -errno;
                 }
 
-                r = read_control(run);
-                if (r < 0)
-                        return r;
-                r = read_streams(run);
+                r = read_ready(run);
                 if (r < 0)
                         return r;
                 if (i_cancel != SIZE_MAX && (p[i_cancel].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -987,18 +994,11 @@ static int run_drain(SandboxRun *run) {
                         break;
                 if (poll(p, 3, (int) ((end - now) / 1000 + 1)) < 0 && errno != EINTR)
                         return -errno;
-                r = read_control(run);
-                if (r < 0)
-                        return r;
-                r = read_streams(run);
+                r = read_ready(run);
                 if (r < 0)
                         return r;
         }
         return 0;
-}
-
-static uint64_t timeval_usec(const struct timeval *tv) {
-        return (uint64_t) tv->tv_sec * 1000000ULL + (uint64_t) tv->tv_usec;
 }
 
 /* Reaps the init and gathers usage: the backend's figures where it has them, else what the
@@ -1018,10 +1018,7 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
         run->backend->kill(run->backend_state);
         r = run->backend->collect(run->backend_state, &outcome);
         if (r < 0)
-                outcome = (SandboxOutcome) {
-                        .usage = { RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN,
-                                   RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN },
-                };
+                outcome = SANDBOX_OUTCOME_INIT;
 
         if (!run->exited && !run->killed && !res->error) {
                 if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && outcome.oom)

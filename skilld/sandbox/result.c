@@ -46,6 +46,10 @@ uint64_t now_usec(clockid_t clock) {
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
+uint64_t timeval_usec(const struct timeval *tv) {
+        return (uint64_t) tv->tv_sec * 1000000ULL + (uint64_t) tv->tv_usec;
+}
+
 void run_result_add_skipped(RunResult *r, const char *path, const char *reason) {
         RunSkipped *s;
 

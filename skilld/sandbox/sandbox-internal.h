@@ -125,5 +125,6 @@ void run_result_add_skipped(RunResult *r, const char *path, const char *reason);
 
 /* time */
 uint64_t now_usec(clockid_t clock);
+uint64_t timeval_usec(const struct timeval *tv);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
