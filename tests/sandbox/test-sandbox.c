@@ -304,6 +304,19 @@ START_TEST(test_exit_code_and_signal) {
 }
 END_TEST
 
+START_TEST(test_init_forwards_signals) {
+        /* SIGTERM to the init (PID 1) reaches the skill's main process, which handles it. */
+        _cleanup_test_run_ TestRun t = test_run_new("trap 'echo got-term; exit 7' TERM\n"
+                                                    "kill -TERM 1\n"
+                                                    "sleep 20 & wait\n");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_FAILED);
+        ck_assert_int_eq(t.res->exit_code, 7);
+        ck_assert_str_eq(t.res->stdout_stream.data, "got-term\n");
+}
+END_TEST
+
 START_TEST(test_exec_failures) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
 
@@ -918,6 +931,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_output_from_stdout);
         tcase_add_test(tc, test_input_files_in_work);
         tcase_add_test(tc, test_exit_code_and_signal);
+        tcase_add_test(tc, test_init_forwards_signals);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         suite_add_tcase(s, tc);
