@@ -32,7 +32,17 @@ static inline uint64_t test_now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
-static inline void test_bus_start(TestBus *b) {
+/* The allow-all policy most tests want. */
+#define TEST_BUS_POLICY_ALLOW_ALL                                       \
+        "  <policy context=\"default\">\n"                              \
+        "    <allow user=\"*\"/>\n"                                     \
+        "    <allow own=\"*\"/>\n"                                      \
+        "    <allow send_destination=\"*\"/>\n"                         \
+        "    <allow receive_sender=\"*\"/>\n"                           \
+        "  </policy>\n"
+
+/* Starts a bus whose configuration holds policy (policy and include elements). */
+static inline void test_bus_start_with(TestBus *b, const char *policy) {
         _cleanup_free_ char *conf = NULL, *conf_path = NULL;
         _cleanup_close_pair_ int pipe_fds[2] = { -EBADF, -EBADF };
         char buf[512] = {};
@@ -49,13 +59,8 @@ static inline void test_bus_start(TestBus *b) {
                 "  <type>session</type>\n"
                 "  <listen>unix:tmpdir=%s</listen>\n"
                 "  <auth>EXTERNAL</auth>\n"
-                "  <policy context=\"default\">\n"
-                "    <allow user=\"*\"/>\n"
-                "    <allow own=\"*\"/>\n"
-                "    <allow send_destination=\"*\"/>\n"
-                "    <allow receive_sender=\"*\"/>\n"
-                "  </policy>\n"
-                "</busconfig>\n", b->dir.path);
+                "%s"
+                "</busconfig>\n", b->dir.path, policy);
         ck_assert_ptr_nonnull(conf);
         test_write_file(b->dir.fd, "bus.conf", conf, 0644);
         conf_path = strdup_printf("--config-file=%s/bus.conf", b->dir.path);
@@ -87,6 +92,10 @@ static inline void test_bus_start(TestBus *b) {
         buf[strcspn(buf, "\n")] = 0;
         b->address = strdup(buf);
         ck_assert_ptr_nonnull(b->address);
+}
+
+static inline void test_bus_start(TestBus *b) {
+        test_bus_start_with(b, TEST_BUS_POLICY_ALLOW_ALL);
 }
 
 static inline void test_bus_stop(TestBus *b) {
