@@ -14,20 +14,20 @@
 
 #define SKILLD_ERROR_PREFIX "io.skilld.Skilld1.Error."
 
-#define SKILLD_ERROR_NO_SUCH_RUN              SKILLD_ERROR_PREFIX "NoSuchRun"             /* ESRCH */
-#define SKILLD_ERROR_NO_SUCH_SKILL            SKILLD_ERROR_PREFIX "NoSuchSkill"           /* ENOPKG */
-#define SKILLD_ERROR_NO_SUCH_ARTIFACT         SKILLD_ERROR_PREFIX "NoSuchArtifact"        /* ENOENT, by name */
-#define SKILLD_ERROR_INVALID_SKILL            SKILLD_ERROR_PREFIX "InvalidSkill"          /* EBADMSG */
-#define SKILLD_ERROR_SKILL_EXISTS             SKILLD_ERROR_PREFIX "SkillExists"           /* EEXIST */
-#define SKILLD_ERROR_LIMIT_EXCEEDED           SKILLD_ERROR_PREFIX "LimitExceeded"         /* E2BIG */
-#define SKILLD_ERROR_QUOTA_EXCEEDED           SKILLD_ERROR_PREFIX "QuotaExceeded"         /* EUSERS, EDQUOT */
-#define SKILLD_ERROR_NO_SPACE                 SKILLD_ERROR_PREFIX "NoSpace"               /* ENOSPC */
-#define SKILLD_ERROR_NETWORK_NOT_ALLOWED      SKILLD_ERROR_PREFIX "NetworkNotAllowed"     /* EPERM, by name */
-#define SKILLD_ERROR_RUN_ACTIVE               SKILLD_ERROR_PREFIX "RunActive"             /* EBUSY */
-#define SKILLD_ERROR_RUN_FINISHED             SKILLD_ERROR_PREFIX "RunFinished"           /* EALREADY */
-#define SKILLD_ERROR_NO_RESULT                SKILLD_ERROR_PREFIX "NoResult"              /* ENODATA */
-#define SKILLD_ERROR_POLICY_INVALID           SKILLD_ERROR_PREFIX "PolicyInvalid"         /* ENOTRECOVERABLE */
-#define SKILLD_ERROR_ISOLATION_UNAVAILABLE    SKILLD_ERROR_PREFIX "IsolationUnavailable"  /* ENOSYS */
+#define SKILLD_ERROR_NO_SUCH_RUN           SKILLD_ERROR_PREFIX "NoSuchRun"              /* ESRCH */
+#define SKILLD_ERROR_NO_SUCH_SKILL         SKILLD_ERROR_PREFIX "NoSuchSkill"            /* ENOPKG */
+#define SKILLD_ERROR_NO_SUCH_ARTIFACT      SKILLD_ERROR_PREFIX "NoSuchArtifact"         /* ENOENT, by name */
+#define SKILLD_ERROR_INVALID_SKILL         SKILLD_ERROR_PREFIX "InvalidSkill"           /* EBADMSG */
+#define SKILLD_ERROR_SKILL_EXISTS          SKILLD_ERROR_PREFIX "SkillExists"            /* EEXIST */
+#define SKILLD_ERROR_LIMIT_EXCEEDED        SKILLD_ERROR_PREFIX "LimitExceeded"          /* E2BIG */
+#define SKILLD_ERROR_QUOTA_EXCEEDED        SKILLD_ERROR_PREFIX "QuotaExceeded"          /* EUSERS, EDQUOT */
+#define SKILLD_ERROR_NO_SPACE              SKILLD_ERROR_PREFIX "NoSpace"                /* ENOSPC */
+#define SKILLD_ERROR_NETWORK_NOT_ALLOWED   SKILLD_ERROR_PREFIX "NetworkNotAllowed"      /* EPERM, by name */
+#define SKILLD_ERROR_RUN_ACTIVE            SKILLD_ERROR_PREFIX "RunActive"              /* EBUSY */
+#define SKILLD_ERROR_RUN_FINISHED          SKILLD_ERROR_PREFIX "RunFinished"            /* EALREADY */
+#define SKILLD_ERROR_NO_RESULT             SKILLD_ERROR_PREFIX "NoResult"               /* ENODATA */
+#define SKILLD_ERROR_POLICY_INVALID        SKILLD_ERROR_PREFIX "PolicyInvalid"          /* ENOTRECOVERABLE */
+#define SKILLD_ERROR_ISOLATION_UNAVAILABLE SKILLD_ERROR_PREFIX "IsolationUnavailable"   /* ENOSYS */
 
 /* Name to errno, for sd_bus_error_add_map(). Ends with SD_BUS_ERROR_MAP_END. */
 extern const sd_bus_error_map skilld_bus_error_map[];

@@ -240,7 +240,8 @@ static int reply_to_verdict(sd_bus_message *reply, const char *action, sd_bus_er
         if (e) {
                 /* SECURITY: polkit unreachable, timed out or failing means denied. */
                 if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT, SD_BUS_ERROR_DISCONNECTED))
+                                           SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT,
+                                           SD_BUS_ERROR_DISCONNECTED))
                         sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                           "Authorization for %s is not available (polkit does not answer): "
                                           "access denied.", action);
@@ -256,8 +257,8 @@ static int reply_to_verdict(sd_bus_message *reply, const char *action, sd_bus_er
                 r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
         if (r < 0) {
                 sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                  "Authorization for %s failed (unexpected reply from polkit): access denied.",
-                                  action);
+                                  "Authorization for %s failed (unexpected reply from polkit): "
+                                  "access denied.", action);
                 return -EACCES;
         }
 

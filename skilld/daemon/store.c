@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "log.h"
 #include "parse-util.h"
 #include "store.h"
 
@@ -129,17 +130,9 @@ int store_open(const char *root, Store **ret) {
         if (!s->root)
                 return -ENOMEM;
 
-        /* mkdir_p_at() walks relative to a directory fd; anchor absolute paths at "/". */
-        if (s->root[0] == '/') {
-                _cleanup_close_ int slash = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-                if (slash < 0)
-                        return -errno;
-                r = s->root[1] ? mkdir_p_at(slash, s->root + 1, 0700) : 0;
-        } else
-                r = mkdir_p_at(AT_FDCWD, s->root, 0700);
-        if (r < 0)
-                return r;
+        /* Only the last component: its parents (/var/lib) are the system's, not ours to create. */
+        if (mkdir(s->root, 0700) < 0 && errno != EEXIST)
+                return -errno;
         s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->root_fd < 0)
                 return -errno;
@@ -536,7 +529,8 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
                 return error_setf(error, -E2BIG, "The result of run %s is too large to store.", run->id);
         result = cJSON_ParseWithLength(result_json, n);
         if (!result || !cJSON_IsObject(result) || result_summary(result, &status, &exit_code) < 0)
-                return error_setf(error, -EINVAL, "The result of run %s is not a valid result object.", run->id);
+                return error_setf(error, -EINVAL, "The result of run %s is not a valid result object.",
+                                  run->id);
 
         r = open_run_dir(s, run->id, &fd);
         if (r < 0)
@@ -585,10 +579,13 @@ int store_run_remove(Store *s, StoreRun *run) {
         (void) rm_rf_at(s->runs_fd, tmp);
         if (renameat(s->runs_fd, run->id, s->runs_fd, tmp) < 0)
                 return -errno;
+        /* From here on the run is gone; what rm_rf_at() leaves, store_load() deletes later. */
         r = rm_rf_at(s->runs_fd, tmp);
+        if (r < 0)
+                log_debug_errno(r, "Failed to delete %s, leaving it for the next start: %m", tmp);
         index_remove(s, run);
         store_run_free(run);
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 int store_run_read_request(Store *s, const StoreRun *run, char **ret) {
@@ -631,7 +628,8 @@ int store_run_open_log(Store *s, const StoreRun *run, const char *stream, bool f
         if (r < 0)
                 return r;
         if (for_writing)
-                fd = openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                fd = openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                            0600);
         else
                 fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
@@ -686,12 +684,16 @@ int store_run_open_artifact(Store *s, const StoreRun *run, const char *path, int
                 next = strtok_r(NULL, "/", &save);
                 if (streq(component, "..") || streq(component, "."))
                         return error_setf(error, -EINVAL, "Invalid artifact path '%s'.", shown);
-                fd = openat(cur, component, next ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-                                                 : O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (next)
+                        fd = openat(cur, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                else
+                        fd = openat(cur, component,
+                                    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
                 if (fd < 0) {
                         r = -errno;
                         if (r == -ELOOP || r == -ENOTDIR)
-                                return error_setf(error, -EPERM, "Artifact '%s' is not a regular file.", shown);
+                                return error_setf(error, -EPERM, "Artifact '%s' is not a regular file.",
+                                                  shown);
                         return error_setf(error, r == -ENOENT ? -ENOENT : r, "Run %s has no artifact '%s'.",
                                           run->id, shown);
                 }
@@ -878,7 +880,10 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                         continue;
                 }
 
-                q = store_run_id_is_valid(de->d_name) ? load_run(s, de->d_name, now, &stats, &run) : -EBADMSG;
+                if (store_run_id_is_valid(de->d_name))
+                        q = load_run(s, de->d_name, now, &stats, &run);
+                else
+                        q = -EBADMSG;
                 if (q == -EBADMSG) {
                         q = quarantine(s, de->d_name);
                         if (q >= 0)
@@ -984,14 +989,20 @@ int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char
         mark_over_cap(sorted, doomed, n, UID_INVALID, retention->max_runs, retention->max_bytes);
 
         for (size_t i = 0; i < n; i++) {
+                char id[STORE_RUN_ID_LEN + 1];
+
                 if (!doomed[i])
                         continue;
-                r = strv_extend(&removed, sorted[i]->id);
+                memcpy(id, sorted[i]->id, sizeof(id));
+                r = store_run_remove(s, sorted[i]);
+                if (r < 0) {
+                        if (ret == 0)
+                                ret = r;
+                        continue;
+                }
+                r = strv_extend(&removed, id);
                 if (r < 0)
                         return r;
-                r = store_run_remove(s, sorted[i]);
-                if (r < 0 && ret == 0)
-                        ret = r;
         }
 
         if (ret_removed)
@@ -1012,12 +1023,14 @@ int store_check_space(Store *s, uint64_t min_free_bytes, uint64_t min_free_perce
         avail = u64_mul_sat(sv.f_bavail, sv.f_frsize);
         total = u64_mul_sat(sv.f_blocks, sv.f_frsize);
         if (avail < min_free_bytes || u64_mul_sat(avail, 100) < u64_mul_sat(total, min_free_percent))
-                return error_setf(error, -ENOSPC, "Not enough free space to keep results in %s: %s available, "
+                return error_setf(error, -ENOSPC,
+                                  "Not enough free space to keep results in %s: %s available, "
                                   "the policy keeps %s and %" PRIu64 "%% free. Refusing new runs.",
                                   s->root, format_bytes(avail_s, sizeof(avail_s), avail),
                                   format_bytes(min_s, sizeof(min_s), min_free_bytes), min_free_percent);
         if (sv.f_files > 0 && sv.f_favail == 0)
-                return error_setf(error, -ENOSPC, "No free inodes left to keep results in %s. Refusing new runs.",
+                return error_setf(error, -ENOSPC,
+                                  "No free inodes left to keep results in %s. Refusing new runs.",
                                   s->root);
         return 0;
 }

@@ -93,14 +93,16 @@ typedef struct Store Store;
 
 bool store_run_id_is_valid(const char *id) _pure_;
 
-/* Opens (creating where missing, 0700) ROOT, ROOT/runs and ROOT/quarantine. root NULL means
- * STORE_DEFAULT_ROOT. The store is empty until store_load(). */
+/* Opens ROOT, ROOT/runs and ROOT/quarantine, creating them 0700 where missing (the parent of
+ * ROOT must exist). root NULL means STORE_DEFAULT_ROOT. The store is empty until store_load(). */
 int store_open(const char *root, Store **ret);
 Store *store_free(Store *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_free);
 
 /* Scans every record, settles the ones a dead service left behind (see above), quarantines the
- * unreadable ones. now_usec: the time recorded for interruptions, 0 for now. */
+ * unreadable ones. Called once when the service starts: it replaces the index, so earlier
+ * StoreRun pointers are invalid afterwards. now_usec: the time recorded for interruptions, 0 for
+ * now. Returns the first I/O error met, after loading every record it could. */
 int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats);
 
 StoreRun *store_get_run(Store *s, const char *id);
@@ -119,7 +121,8 @@ int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec);
 int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error);
 /* Ends a run that will have no result. */
 int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec);
-/* Deletes a final run and its files; -EBUSY for a run still queued or running. run is freed. */
+/* Deletes a final run and its files; -EBUSY for a run still queued or running. On success run is
+ * freed. */
 int store_run_remove(Store *s, StoreRun *run);
 
 int store_run_read_request(Store *s, const StoreRun *run, char **ret);

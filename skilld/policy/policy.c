@@ -109,9 +109,11 @@ typedef struct PolicyKey {
         PolicyLimit limit;      /* for limits.*: which one, to apply its floor while parsing */
 } PolicyKey;
 
-#define LIMIT_KEYS(name, l, vtype)                                                                     \
-        { "limits." name ".default", vtype, offsetof(Policy, defaults.value[l]), false, l },          \
-        { "limits." name ".max", vtype, offsetof(Policy, maximums.value[l]), false, l }
+#define KEY(path, type, field, infinity_ok) \
+        { path, type, offsetof(Policy, field), infinity_ok, _POLICY_LIMIT_INVALID }
+#define LIMIT_KEYS(name, l, type)                                                       \
+        { "limits." name ".default", type, offsetof(Policy, defaults.value[l]), false, l }, \
+        { "limits." name ".max", type, offsetof(Policy, maximums.value[l]), false, l }
 
 static const PolicyKey policy_keys[] = {
         LIMIT_KEYS("memory", POLICY_LIMIT_MEMORY, VALUE_SIZE),
@@ -122,23 +124,23 @@ static const PolicyKey policy_keys[] = {
         LIMIT_KEYS("stderr", POLICY_LIMIT_STDERR, VALUE_SIZE),
         LIMIT_KEYS("output", POLICY_LIMIT_OUTPUT, VALUE_SIZE),
         LIMIT_KEYS("tmpfs", POLICY_LIMIT_TMPFS, VALUE_SIZE),
-        { "uids.first", VALUE_UID, offsetof(Policy, uid_first), false, _POLICY_LIMIT_INVALID },
-        { "uids.count", VALUE_UID_COUNT, offsetof(Policy, uid_count), false, _POLICY_LIMIT_INVALID },
-        { "uids.allow-low", VALUE_BOOL, offsetof(Policy, uid_allow_low), false, _POLICY_LIMIT_INVALID },
-        { "concurrency.per-user", VALUE_COUNT, offsetof(Policy, max_active_per_user), false, _POLICY_LIMIT_INVALID },
-        { "concurrency.global", VALUE_COUNT, offsetof(Policy, max_active), false, _POLICY_LIMIT_INVALID },
-        { "queue.per-user", VALUE_COUNT, offsetof(Policy, max_queued_per_user), false, _POLICY_LIMIT_INVALID },
-        { "queue.global", VALUE_COUNT, offsetof(Policy, max_queued), false, _POLICY_LIMIT_INVALID },
-        { "retention.max-runs", VALUE_COUNT, offsetof(Policy, retention.max_runs), true, _POLICY_LIMIT_INVALID },
-        { "retention.max-bytes", VALUE_SIZE, offsetof(Policy, retention.max_bytes), true, _POLICY_LIMIT_INVALID },
-        { "retention.max-age", VALUE_DURATION, offsetof(Policy, retention.max_age_usec), true, _POLICY_LIMIT_INVALID },
-        { "retention.per-user.max-runs", VALUE_COUNT, offsetof(Policy, retention.max_runs_per_user), true, _POLICY_LIMIT_INVALID },
-        { "retention.per-user.max-bytes", VALUE_SIZE, offsetof(Policy, retention.max_bytes_per_user), true, _POLICY_LIMIT_INVALID },
-        { "store.min-free", VALUE_SIZE, offsetof(Policy, min_free_bytes), false, _POLICY_LIMIT_INVALID },
-        { "store.min-free-percent", VALUE_PERCENT, offsetof(Policy, min_free_percent), false, _POLICY_LIMIT_INVALID },
-        { "isolation.may-be-missing", VALUE_LAYERS, offsetof(Policy, isolation_may_be_missing), false, _POLICY_LIMIT_INVALID },
-        { "network.allowed-skills", VALUE_NETWORK, 0, false, _POLICY_LIMIT_INVALID },
-        { "service.idle-timeout", VALUE_DURATION, offsetof(Policy, idle_timeout_usec), false, _POLICY_LIMIT_INVALID },
+        KEY("uids.first", VALUE_UID, uid_first, false),
+        KEY("uids.count", VALUE_UID_COUNT, uid_count, false),
+        KEY("uids.allow-low", VALUE_BOOL, uid_allow_low, false),
+        KEY("concurrency.per-user", VALUE_COUNT, max_active_per_user, false),
+        KEY("concurrency.global", VALUE_COUNT, max_active, false),
+        KEY("queue.per-user", VALUE_COUNT, max_queued_per_user, false),
+        KEY("queue.global", VALUE_COUNT, max_queued, false),
+        KEY("retention.max-runs", VALUE_COUNT, retention.max_runs, true),
+        KEY("retention.max-bytes", VALUE_SIZE, retention.max_bytes, true),
+        KEY("retention.max-age", VALUE_DURATION, retention.max_age_usec, true),
+        KEY("retention.per-user.max-runs", VALUE_COUNT, retention.max_runs_per_user, true),
+        KEY("retention.per-user.max-bytes", VALUE_SIZE, retention.max_bytes_per_user, true),
+        KEY("store.min-free", VALUE_SIZE, min_free_bytes, false),
+        KEY("store.min-free-percent", VALUE_PERCENT, min_free_percent, false),
+        KEY("isolation.may-be-missing", VALUE_LAYERS, isolation_may_be_missing, false),
+        KEY("network.allowed-skills", VALUE_NETWORK, network_skills, false), /* both lists */
+        KEY("service.idle-timeout", VALUE_DURATION, idle_timeout_usec, false),
 };
 
 #define N_POLICY_KEYS ELEMENTSOF(policy_keys)
@@ -513,7 +515,8 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
                 return r < 0 ? r : -EBADMSG;
         }
         if (tag) {
-                r = parser_error(p, event_line(ev), NULL, "YAML tags are not allowed ('%s')", (const char *) tag);
+                r = parser_error(p, event_line(ev), NULL, "YAML tags are not allowed ('%s')",
+                                 (const char *) tag);
                 return r < 0 ? r : -EBADMSG;
         }
         return 0;
@@ -569,12 +572,20 @@ static const char *event_kind(const yaml_event_t *ev) {
         }
 }
 
+/* An empty plain value ("key:" alone, "~", "null"), as opposed to "" written out. */
+static bool is_null_event(const yaml_event_t *ev) {
+        const char *v = (const char *) ev->data.scalar.value;
+
+        return ev->type == YAML_SCALAR_EVENT && ev->data.scalar.plain_implicit &&
+                (ev->data.scalar.length == 0 || streq(v, "~") || streq(v, "null"));
+}
+
 /* The text of a scalar event, or NULL (after recording why) when it cannot be a value. */
 static int scalar_text(Parser *p, const yaml_event_t *ev, const char *key, const char **ret) {
         const char *v = (const char *) ev->data.scalar.value;
         size_t n = ev->data.scalar.length;
 
-        if (n == 0 || (ev->data.scalar.plain_implicit && (streq(v, "~") || streq(v, "null")))) {
+        if (n == 0 || is_null_event(ev)) {
                 *ret = NULL;
                 return parser_error(p, event_line(ev), key, "no value given");
         }
@@ -728,8 +739,8 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                         break;
                 if (ev.type != YAML_SCALAR_EVENT) {
                         bad = true;
-                        r = parser_error(p, event_line(&ev), k->path, "list items must be single values, not %s",
-                                         event_kind(&ev));
+                        r = parser_error(p, event_line(&ev), k->path,
+                                         "list items must be single values, not %s", event_kind(&ev));
                         if (r >= 0)
                                 r = parser_skip(p, &ev, depth + 1);
                         if (r < 0)
@@ -760,8 +771,8 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                         if (l < 0) {
                                 bad = true;
                                 r = parser_error(p, event_line(&ev), k->path,
-                                                 "unknown isolation layer '%s' (known: userns, pidns, netns, ipcns, "
-                                                 "utsns, cgroupns, seccomp, cgroup)", shown);
+                                                 "unknown isolation layer '%s' (known: userns, pidns, "
+                                                 "netns, ipcns, utsns, cgroupns, seccomp, cgroup)", shown);
                                 if (r < 0)
                                         return r;
                                 continue;
@@ -775,7 +786,8 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                         if (!is_hex(h, 64)) {
                                 bad = true;
                                 r = parser_error(p, event_line(&ev), k->path,
-                                                 "not a SHA-256 hash (sha256: and 64 hex digits): '%s'", shown);
+                                                 "not a SHA-256 hash (sha256: and 64 hex digits): '%s'",
+                                                 shown);
                                 if (r < 0)
                                         return r;
                                 continue;
@@ -814,6 +826,16 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
         return 0;
 }
 
+static int parser_empty_list(Parser *p, const PolicyKey *k) {
+        if (k->type == VALUE_LAYERS)
+                p->policy->isolation_may_be_missing = 0;
+        else {
+                p->policy->network_skills = strv_free(p->policy->network_skills);
+                p->policy->network_hashes = strv_free(p->policy->network_hashes);
+        }
+        return 0;
+}
+
 static int parser_value(Parser *p, const PolicyKey *k, const yaml_event_t *ev, unsigned depth) {
         bool is_list = k->type == VALUE_LAYERS || k->type == VALUE_NETWORK;
         size_t errors_before = strv_length(*p->errors);
@@ -821,6 +843,8 @@ static int parser_value(Parser *p, const PolicyKey *k, const yaml_event_t *ev, u
 
         if (ev->type == YAML_SEQUENCE_START_EVENT && is_list)
                 r = parser_list(p, k, ev, depth);
+        else if (is_list && is_null_event(ev))
+                r = parser_empty_list(p, k); /* "may-be-missing:" alone: nothing listed */
         else if (ev->type == YAML_SCALAR_EVENT)
                 r = parser_scalar(p, k, ev);
         else {
@@ -886,9 +910,12 @@ static int parser_mapping(Parser *p, const char *prefix, unsigned depth) {
                 else if (section_exists(path)) {
                         if (vev.type == YAML_MAPPING_START_EVENT)
                                 r = parser_mapping(p, path, depth + 1);
+                        else if (is_null_event(&vev))
+                                r = 0; /* "limits:" with every key below commented out */
                         else {
                                 r = parser_error(p, event_line(&vev), shown,
-                                                 "expected a mapping of further keys, got %s", event_kind(&vev));
+                                                 "expected a mapping of further keys, got %s",
+                                                 event_kind(&vev));
                                 if (r >= 0)
                                         r = parser_skip(p, &vev, depth);
                         }
@@ -945,8 +972,8 @@ static int parser_stream(Parser *p) {
                         r = 0; /* "---" alone: an empty policy */
                 else {
                         r = parser_error(p, event_line(&root), NULL,
-                                         "the policy must be a mapping of sections (limits:, uids:, ...), not %s",
-                                         event_kind(&root));
+                                         "the policy must be a mapping of sections (limits:, uids:, ...), "
+                                         "not %s", event_kind(&root));
                         return r < 0 ? r : -EBADMSG;
                 }
                 if (r < 0)
@@ -990,11 +1017,13 @@ static int merge_file(Policy *p, const char *path, PolicyLoadFlags flags, char *
 
         r = read_full_fd(fd, POLICY_FILE_MAX, &data, &size);
         if (r == -EFBIG)
-                return errors_add(errors, "%s: larger than %u KiB", path, POLICY_FILE_MAX / 1024) < 0 ? -ENOMEM : r;
+                return errors_add(errors, "%s: larger than %u KiB", path,
+                                  POLICY_FILE_MAX / 1024) < 0 ? -ENOMEM : r;
         if (r < 0)
                 return errors_add(errors, "%s: cannot read: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
         if (memchr(data, 0, size))
-                return errors_add(errors, "%s: holds a NUL byte, not a text file", path) < 0 ? -ENOMEM : -EBADMSG;
+                return errors_add(errors, "%s: holds a NUL byte, not a text file",
+                                  path) < 0 ? -ENOMEM : -EBADMSG;
 
         r = strv_extend(&p->sources, path);
         if (r < 0)
@@ -1082,33 +1111,37 @@ static int validate_uids(const Policy *p, char ***errors) {
 
         /* uids.first > 0 and uids.count > 0 are enforced while parsing. */
         if (last > UINT32_MAX - 2) {
-                r = validate_error(p, errors, "uids.count", "the range %" PRIu64 "..%" PRIu64 " reaches past the "
-                                   "largest usable uid %" PRIu32, first, last, UINT32_MAX - 2);
+                r = validate_error(p, errors, "uids.count",
+                                   "the range %" PRIu64 "..%" PRIu64 " reaches past the largest usable "
+                                   "uid %" PRIu32, first, last, UINT32_MAX - 2);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
         }
         /* SECURITY: 65534 is nobody and owns files on many hosts; 65535 is the 16-bit "-1". */
         if (first <= 65535 && last >= 65534) {
-                r = validate_error(p, errors, "uids.first", "the range %" PRIu64 "..%" PRIu64 " contains 65534 "
-                                   "(nobody) or 65535, which runs must never use", first, last);
+                r = validate_error(p, errors, "uids.first",
+                                   "the range %" PRIu64 "..%" PRIu64 " contains 65534 (nobody) or 65535, "
+                                   "which runs must never use", first, last);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
         } else if (first < 65536 && !p->uid_allow_low) {
                 /* SECURITY: below 65536 live system users, regular users and DynamicUser= services.
                  * A run under such a uid could read or signal what that user owns. */
-                r = validate_error(p, errors, "uids.first", "the range %" PRIu64 "..%" PRIu64 " overlaps the "
-                                   "uids of system and regular users (below 65536); set uids.allow-low: yes "
-                                   "if those uids are truly unused", first, last);
+                r = validate_error(p, errors, "uids.first",
+                                   "the range %" PRIu64 "..%" PRIu64 " overlaps the uids of system and "
+                                   "regular users (below 65536); set uids.allow-low: yes if those uids "
+                                   "are truly unused", first, last);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
         }
         /* Each active run holds its own uid; a uid is not reused while a run still holds it. */
         if (p->uid_count < p->max_active) {
-                r = validate_error(p, errors, "uids.count", "%" PRIu32 " uids cannot serve concurrency.global "
-                                   "(%" PRIu64 ") runs at once", p->uid_count, p->max_active);
+                r = validate_error(p, errors, "uids.count",
+                                   "%" PRIu32 " uids cannot serve concurrency.global (%" PRIu64 ") runs "
+                                   "at once", p->uid_count, p->max_active);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
@@ -1120,14 +1153,16 @@ static int validate_caps(const Policy *p, char ***errors) {
         int ret = 0, r;
 
         if (p->max_active_per_user > p->max_active) {
-                r = validate_error(p, errors, "concurrency.per-user", "%" PRIu64 " is above concurrency.global "
-                                   "(%" PRIu64 ")", p->max_active_per_user, p->max_active);
+                r = validate_error(p, errors, "concurrency.per-user",
+                                   "%" PRIu64 " is above concurrency.global (%" PRIu64 ")",
+                                   p->max_active_per_user, p->max_active);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
         }
         if (p->max_queued_per_user > p->max_queued) {
-                r = validate_error(p, errors, "queue.per-user", "%" PRIu64 " is above queue.global (%" PRIu64 ")",
+                r = validate_error(p, errors, "queue.per-user",
+                                   "%" PRIu64 " is above queue.global (%" PRIu64 ")",
                                    p->max_queued_per_user, p->max_queued);
                 if (r == -ENOMEM)
                         return r;
@@ -1146,7 +1181,12 @@ static int validate_caps(const Policy *p, char ***errors) {
         if (p->retention.max_bytes_per_user != POLICY_INFINITY &&
             p->retention.max_bytes != POLICY_INFINITY &&
             p->retention.max_bytes_per_user > p->retention.max_bytes) {
-                r = validate_error(p, errors, "retention.per-user.max-bytes", "is above retention.max-bytes");
+                char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+
+                r = validate_error(p, errors, "retention.per-user.max-bytes",
+                                   "%s is above retention.max-bytes (%s)",
+                                   format_bytes(a, sizeof(a), p->retention.max_bytes_per_user),
+                                   format_bytes(b, sizeof(b), p->retention.max_bytes));
                 if (r == -ENOMEM)
                         return r;
                 ret = r;
@@ -1274,7 +1314,8 @@ int policy_resolve_limits(const Policy *p, const PolicyLimits *asked, PolicyLimi
         bool raised = false;
 
         for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++) {
-                uint64_t v = asked && asked->value[l] != POLICY_LIMIT_UNSET ? asked->value[l] : p->defaults.value[l];
+                bool is_asked = asked && asked->value[l] != POLICY_LIMIT_UNSET;
+                uint64_t v = is_asked ? asked->value[l] : p->defaults.value[l];
                 _cleanup_free_ char *shown = NULL, *bound = NULL;
 
                 if (v < limit_floor[l] || v > p->maximums.value[l]) {
@@ -1285,9 +1326,11 @@ int policy_resolve_limits(const Policy *p, const PolicyLimits *asked, PolicyLimi
                         if (!shown || !bound)
                                 return -ENOMEM;
                         if (low)
-                                return error_setf(error, -EINVAL, "The %s limit %s is below the minimum of %s.",
+                                return error_setf(error, -EINVAL,
+                                                  "The %s limit %s is below the minimum of %s.",
                                                   limit_names[l], shown, bound);
-                        return error_setf(error, -E2BIG, "The %s limit %s is above the maximum the policy allows (%s).",
+                        return error_setf(error, -E2BIG,
+                                          "The %s limit %s is above the maximum the policy allows (%s).",
                                           limit_names[l], shown, bound);
                 }
                 if (v > p->defaults.value[l])

@@ -11,6 +11,8 @@
 #define NOBODY 65534
 #define NAME "io.skilld.Skilld1"
 #define PATH "/io/skilld/Skilld1"
+#define MANAGER NAME ".Manager"
+#define PROPERTIES "org.freedesktop.DBus.Properties"
 
 static TestBus test_bus;
 static sd_event *event;
@@ -53,7 +55,8 @@ static void setup(void) {
                 "    <allow receive_type=\"method_return\"/>\n"
                 "    <allow receive_type=\"error\"/>\n"
                 "    <allow receive_type=\"signal\"/>\n"
-                "    <allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus\"/>\n"
+                "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+                "           send_interface=\"org.freedesktop.DBus\"/>\n"
                 "  </policy>\n"
                 "  <include ignore_missing=\"no\">%s</include>\n", conf);
 
@@ -62,8 +65,10 @@ static void setup(void) {
         test_bus_start_with(&test_bus, policy);
 
         service = test_bus_connect(&test_bus, event);
-        ck_assert_int_ge(sd_bus_add_object_vtable(service, NULL, PATH, NAME ".Manager", manager_vtable, NULL), 0);
-        ck_assert_int_ge(sd_bus_add_object_vtable(service, NULL, PATH, NAME ".Debug", debug_vtable, NULL), 0);
+        ck_assert_int_ge(sd_bus_add_object_vtable(service, NULL, PATH, NAME ".Manager", manager_vtable,
+                                                  NULL), 0);
+        ck_assert_int_ge(sd_bus_add_object_vtable(service, NULL, PATH, NAME ".Debug", debug_vtable, NULL),
+                         0);
         ck_assert_int_ge(sd_bus_request_name(service, NAME, 0), 0);
 }
 
@@ -94,20 +99,22 @@ _noreturn_ static void prober(int out_fd) {
                 sd_bus_message_unref(_reply);                                           \
         } while (0)
 
-        PROBE("manager", sd_bus_call_method(bus, NAME, PATH, NAME ".Manager", "Ping", &_e, &_reply, ""));
-        PROBE("get", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Properties", "Get", &_e, &_reply,
-                                        "ss", NAME ".Manager", "Version"));
-        PROBE("getall", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Properties", "GetAll", &_e,
-                                           &_reply, "s", NAME ".Manager"));
-        PROBE("set", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Properties", "Set", &_e, &_reply,
-                                        "ssv", NAME ".Manager", "Version", "s", "9"));
+        PROBE("manager", sd_bus_call_method(bus, NAME, PATH, MANAGER, "Ping", &_e, &_reply, ""));
+        PROBE("get", sd_bus_call_method(bus, NAME, PATH, PROPERTIES, "Get", &_e, &_reply,
+                                        "ss", MANAGER, "Version"));
+        PROBE("getall", sd_bus_call_method(bus, NAME, PATH, PROPERTIES, "GetAll", &_e, &_reply,
+                                           "s", MANAGER));
+        PROBE("set", sd_bus_call_method(bus, NAME, PATH, PROPERTIES, "Set", &_e, &_reply,
+                                        "ssv", MANAGER, "Version", "s", "9"));
         PROBE("introspect", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Introspectable",
                                                "Introspect", &_e, &_reply, ""));
-        PROBE("peer", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Peer", "Ping", &_e, &_reply, ""));
+        PROBE("peer", sd_bus_call_method(bus, NAME, PATH, "org.freedesktop.DBus.Peer", "Ping", &_e, &_reply,
+                                         ""));
         PROBE("debug", sd_bus_call_method(bus, NAME, PATH, NAME ".Debug", "Ping", &_e, &_reply, ""));
         /* Asked directly: sd_bus_request_name() would not tell a refusal from a queued request. */
-        PROBE("own", sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                        "RequestName", &_e, &_reply, "su", NAME, 4 /* do not queue */));
+        PROBE("own", sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "RequestName", &_e, &_reply,
+                                        "su", NAME, 4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */));
         _exit(0);
 }
 

@@ -68,7 +68,8 @@ static uint64_t read_start_time(pid_t pid) {
         p = strrchr(stat, ')');
         ck_assert_ptr_nonnull(p);
         /* field 3 is the first after ") "; skip to field 22 */
-        ck_assert_int_eq(sscanf(p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+        ck_assert_int_eq(sscanf(p + 2,
+                                "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
                                 "%*s %llu", &v), 1);
         return v;
 }
@@ -151,7 +152,8 @@ static const sd_bus_vtable fake_vtable[] = {
 static void fake_start(void) {
         fake.bus = test_bus_connect(&test_bus, event);
         ck_assert_int_eq(sd_bus_add_object_vtable(fake.bus, NULL, "/org/freedesktop/PolicyKit1/Authority",
-                                                  "org.freedesktop.PolicyKit1.Authority", fake_vtable, &fake), 0);
+                                                  "org.freedesktop.PolicyKit1.Authority", fake_vtable,
+                                                  &fake), 0);
         ck_assert_int_ge(sd_bus_request_name(fake.bus, "org.freedesktop.PolicyKit1", 0), 0);
 }
 
@@ -162,7 +164,8 @@ static void fake_release(void) {
 }
 
 static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        char * const details[] = { (char *) "skill", (char *) "demo", (char *) "script", (char *) "main.sh", NULL };
+        char * const details[] = { (char *) "skill", (char *) "demo", (char *) "script", (char *) "main.sh",
+                                  NULL };
         TestDaemon *d = userdata;
         const char *action;
         int r;
@@ -213,7 +216,8 @@ static void daemon_start(bool with_polkit_bus) {
         daemon_.good_uid = UID_INVALID;
         daemon_.caller_uid = UID_INVALID;
         daemon_.listen_fd = -EBADF;
-        ck_assert_int_eq(sd_bus_add_object_vtable(daemon_.bus, NULL, TEST_PATH, TEST_NAME, daemon_vtable, &daemon_), 0);
+        ck_assert_int_eq(sd_bus_add_object_vtable(daemon_.bus, NULL, TEST_PATH, TEST_NAME, daemon_vtable,
+                                                  &daemon_), 0);
         ck_assert_int_ge(sd_bus_request_name(daemon_.bus, TEST_NAME, 0), 0);
         ck_assert_int_eq(polkit_registry_new(with_polkit_bus ? daemon_.bus : NULL, &daemon_.registry), 0);
 }
@@ -291,7 +295,10 @@ _noreturn_ static void client_main(const ClientOptions *o, int result_fd, int re
         if (sd_bus_message_new_method_call(bus, &m, o->direct_path ? NULL : TEST_NAME, TEST_PATH, TEST_NAME,
                                            o->method) < 0)
                 _exit(6);
-        r = o->arg2 ? sd_bus_message_append(m, "ss", o->arg1, o->arg2) : sd_bus_message_append(m, "s", o->arg1);
+        if (o->arg2)
+                r = sd_bus_message_append(m, "ss", o->arg1, o->arg2);
+        else
+                r = sd_bus_message_append(m, "s", o->arg1);
         if (r < 0 || sd_bus_message_set_allow_interactive_authorization(m, o->interactive) < 0)
                 _exit(7);
 
@@ -359,7 +366,8 @@ static const char *client_wait(Client *c) {
         test_event_run_until(event, client_done, c);
         if (!endswith(c->result, "\nsent")) {
                 ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
-                ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed: status %d", status);
+                ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed: status %d",
+                              status);
         }
         c->result[c->n] = 0;
         ck_assert_ptr_nonnull(strchr(c->result, '\n'));
@@ -401,7 +409,8 @@ START_TEST(test_authorized) {
         ck_assert_str_eq(run_client(&c, &o), "ok:authorized");
         ck_assert_uint_eq(fake.n_calls, 1);
         ck_assert_str_eq(fake.kind, "system-bus-name");
-        ck_assert_msg(strncmp(c.result, fake.name, strlen(fake.name)) == 0 && c.result[strlen(fake.name)] == '\n',
+        ck_assert_msg(strncmp(c.result, fake.name, strlen(fake.name)) == 0 &&
+                      c.result[strlen(fake.name)] == '\n',
                       "subject %s is not the caller (%s)", fake.name, c.result);
         ck_assert_str_eq(fake.action, "io.skilld.run");
         ck_assert_uint_eq(fake.flags, 0);
@@ -429,7 +438,8 @@ START_TEST(test_denied) {
         set_verdict(0, "io.skilld.run", VERDICT_YES);
 
         ck_assert_str_eq(run_client(&c, &o),
-                         "error:org.freedesktop.DBus.Error.AccessDenied:Not authorized to perform io.skilld.run-unlisted.");
+                         "error:org.freedesktop.DBus.Error.AccessDenied:"
+                         "Not authorized to perform io.skilld.run-unlisted.");
         ck_assert_uint_eq(fake.n_calls, 1);
         test_event_run_until(event, registry_empty, NULL);
         client_done_free(&c);
@@ -445,8 +455,8 @@ START_TEST(test_challenge) {
         set_verdict(0, "io.skilld.network", VERDICT_CHALLENGE);
 
         ck_assert(startswith(run_client(&c, &o),
-                             "error:org.freedesktop.DBus.Error.InteractiveAuthorizationRequired:Authentication is "
-                             "required for io.skilld.network"));
+                             "error:org.freedesktop.DBus.Error.InteractiveAuthorizationRequired:"
+                             "Authentication is required for io.skilld.network"));
         ck_assert_uint_eq(fake.flags, 0);
         client_done_free(&c);
 
@@ -467,7 +477,8 @@ START_TEST(test_polkit_absent) {
 
         daemon_start(true); /* nobody owns org.freedesktop.PolicyKit1 */
         ck_assert_str_eq(run_client(&c, &o),
-                         "error:org.freedesktop.DBus.Error.AccessDenied:Authorization for io.skilld.run is not "
+                         "error:org.freedesktop.DBus.Error.AccessDenied:"
+                         "Authorization for io.skilld.run is not "
                          "available (polkit does not answer): access denied.");
         ck_assert_uint_eq(daemon_.n_dispatch, 2);
         test_event_run_until(event, registry_empty, NULL);
@@ -483,7 +494,8 @@ START_TEST(test_no_polkit_bus) {
         daemon_start(false);
         set_verdict(0, "io.skilld.run", VERDICT_YES);
         ck_assert_str_eq(run_client(&c, &o),
-                         "error:org.freedesktop.DBus.Error.AccessDenied:Authorization for io.skilld.run is not "
+                         "error:org.freedesktop.DBus.Error.AccessDenied:"
+                         "Authorization for io.skilld.run is not "
                          "available (no polkit): access denied.");
         ck_assert_uint_eq(fake.n_calls, 0);
         ck_assert_uint_eq(daemon_.n_dispatch, 1);
@@ -548,7 +560,8 @@ START_TEST(test_registry_freed_while_deciding) {
 END_TEST
 
 START_TEST(test_two_actions) {
-        ClientOptions o = { .method = "CheckTwo", .arg1 = "io.skilld.run-unlisted", .arg2 = "io.skilld.network" };
+        ClientOptions o = { .method = "CheckTwo", .arg1 = "io.skilld.run-unlisted",
+                           .arg2 = "io.skilld.network" };
         Client c;
 
         fake_start();
@@ -564,7 +577,8 @@ START_TEST(test_two_actions) {
 
         set_verdict(1, "io.skilld.network", VERDICT_NO);
         ck_assert_str_eq(run_client(&c, &o),
-                         "error:org.freedesktop.DBus.Error.AccessDenied:Not authorized to perform io.skilld.network.");
+                         "error:org.freedesktop.DBus.Error.AccessDenied:"
+                         "Not authorized to perform io.skilld.network.");
         ck_assert_uint_eq(fake.n_calls, 4);
         test_event_run_until(event, registry_empty, NULL);
         client_done_free(&c);
@@ -639,8 +653,8 @@ START_TEST(test_unix_process_subject) {
         ck_assert_int_eq(bind(daemon_.listen_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
         ck_assert_int_eq(chmod(path, 0666), 0);
         ck_assert_int_eq(listen(daemon_.listen_fd, 4), 0);
-        ck_assert_int_eq(sd_event_add_io(event, &listen_source, daemon_.listen_fd, EPOLLIN, on_direct_connection,
-                                         NULL), 0);
+        ck_assert_int_eq(sd_event_add_io(event, &listen_source, daemon_.listen_fd, EPOLLIN,
+                                         on_direct_connection, NULL), 0);
 
         ck_assert_str_eq(run_client(&c, &o), "ok:authorized");
         ck_assert_str_eq(fake.kind, "unix-process");
@@ -660,9 +674,11 @@ START_TEST(test_invalid_arguments) {
         char * const odd[] = { (char *) "key-without-value", NULL };
 
         daemon_start(true);
-        ck_assert_int_eq(sd_bus_message_new_method_call(daemon_.bus, &m, TEST_NAME, TEST_PATH, TEST_NAME, "Check"), 0);
+        ck_assert_int_eq(sd_bus_message_new_method_call(daemon_.bus, &m, TEST_NAME, TEST_PATH, TEST_NAME,
+                                                        "Check"), 0);
         ck_assert_int_eq(polkit_check_async(daemon_.registry, m, NULL, NULL, UID_INVALID, NULL), -EINVAL);
-        ck_assert_int_eq(polkit_check_async(daemon_.registry, m, "io.skilld.run", odd, UID_INVALID, NULL), -EINVAL);
+        ck_assert_int_eq(polkit_check_async(daemon_.registry, m, "io.skilld.run", odd, UID_INVALID, NULL),
+                         -EINVAL);
         ck_assert_int_eq(polkit_check_async(NULL, m, "io.skilld.run", NULL, UID_INVALID, NULL), -EINVAL);
         ck_assert_uint_eq(polkit_registry_pending(NULL), 0);
 }

@@ -120,7 +120,8 @@ START_TEST(test_create_and_list) {
         _cleanup_(store_freep) Store *s = open_store();
         _cleanup_free_ StoreRun **list = NULL;
         _cleanup_free_ char *request = NULL, *error = NULL;
-        StoreRunInfo bad = { .id = "not-an-id", .owner = 1, .skill_name = "x", .skill_hash = "y", .script = "z" };
+        StoreRunInfo bad = { .id = "not-an-id", .owner = 1, .skill_name = "x", .skill_hash = "y",
+                            .script = "z" };
         StoreRun *a, *b, *c, *r = NULL;
         size_t n;
 
@@ -207,7 +208,8 @@ START_TEST(test_lifecycle) {
         ck_assert_int_eq(store_run_finish(s, run, "{\"status\":7}", 0, &error), -EINVAL);
         error = mfree_str(error);
 
-        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"failed\",\"exit_code\":3}", 160 * SEC, &error), 0);
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"failed\",\"exit_code\":3}", 160 * SEC,
+                                          &error), 0);
         ck_assert_int_eq(run->state, RUN_FINISHED);
         ck_assert_str_eq(run->status, "failed");
         ck_assert_int_eq(run->exit_code, 3);
@@ -251,7 +253,8 @@ START_TEST(test_crash_recovery) {
         interrupted = create(s, 4, 1001, 40 * SEC);
         ck_assert_int_eq(store_run_set_running(s, running, 21 * SEC), 0);
         ck_assert_int_eq(store_run_set_running(s, finished, 31 * SEC), 0);
-        ck_assert_int_eq(store_run_finish(s, finished, "{\"status\":\"succeeded\",\"exit_code\":0}", 0, &error), 0);
+        ck_assert_int_eq(store_run_finish(s, finished, "{\"status\":\"succeeded\",\"exit_code\":0}", 0,
+                                          &error), 0);
         ck_assert_int_eq(store_run_interrupt(s, interrupted, "canceled before start", 41 * SEC), 0);
         (void) queued;
 
@@ -305,7 +308,8 @@ START_TEST(test_result_without_state) {
         ck_assert_int_eq(store_load(s, 0, NULL), 0);
         run = create(s, 1, 1000, 10 * SEC);
         ck_assert_int_eq(store_run_set_running(s, run, 11 * SEC), 0);
-        put("runs/00000000000000000000000000000001/result.json", "{\"status\":\"timeout\",\"exit_code\":null}");
+        put("runs/00000000000000000000000000000001/result.json",
+            "{\"status\":\"timeout\",\"exit_code\":null}");
 
         s = reopen_store(TAKE_PTR(s), &stats);
         ck_assert_uint_eq(stats.repaired, 1);
@@ -340,7 +344,8 @@ START_TEST(test_corrupted_records_quarantined) {
         put("runs/00000000000000000000000000000003/result.json", "[\"not an object\"]"); /* bad result */
         put("runs/00000000000000000000000000000004/state.json", "{\"state\":\"dancing\"}");
         put("runs/00000000000000000000000000000005/request.json",                         /* wrong id */
-            "{\"id\":\"00000000000000000000000000000099\",\"owner\":0,\"skill\":{\"name\":\"x\",\"hash\":\"y\"},"
+            "{\"id\":\"00000000000000000000000000000099\",\"owner\":0,"
+            "\"skill\":{\"name\":\"x\",\"hash\":\"y\"},"
             "\"script\":\"z\",\"created_usec\":1}");
         put("runs/junk", "not a record");
         put("runs/NOTANID/request.json", "{}");
@@ -376,7 +381,8 @@ static StoreRun *finished_run(Store *s, unsigned n, uid_t owner, uint64_t end) {
         StoreRun *run = create(s, n, owner, end - 5 * SEC);
 
         ck_assert_int_eq(store_run_set_running(s, run, end - 4 * SEC), 0);
-        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"succeeded\",\"exit_code\":0}", end, &error), 0);
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"succeeded\",\"exit_code\":0}", end,
+                                          &error), 0);
         return run;
 }
 
@@ -397,7 +403,8 @@ START_TEST(test_gc_counts_and_age) {
         finished_run(s, 11, 1001, 150 * SEC);                   /* b1 */
         finished_run(s, 12, 1001, 250 * SEC);                   /* b2 */
         finished_run(s, 13, 1001, 350 * SEC);                   /* b3 */
-        ck_assert_int_eq(store_run_set_running(s, create(s, 14, 1001, 50 * SEC), 60 * SEC), 0); /* b4, active */
+        /* b4, active */
+        ck_assert_int_eq(store_run_set_running(s, create(s, 14, 1001, 50 * SEC), 60 * SEC), 0);
 
         ck_assert_int_eq(store_gc(s, &r, 1000 * SEC, &removed), 0);
         /* age: a1 (100 s) and b1 (150 s) ended more than 800 s before 1000 s;

@@ -49,7 +49,8 @@ static void check_one(const char *yaml, const char *expected) {
 
         ck_assert_ptr_nonnull(errors);
         ck_assert_msg(strv_length(errors) == 1 && streq(errors[0], expected),
-                      "expected \"%s\", got \"%s\" (%zu problems)", expected, errors[0], strv_length(errors));
+                      "expected \"%s\", got \"%s\" (%zu problems)",
+                      expected, errors[0], strv_length(errors));
 }
 
 static Policy *load_one(const char *yaml) {
@@ -197,25 +198,31 @@ START_TEST(test_every_key) {
         ck_assert_uint_eq(strv_length(p->network_skills), 1);
         ck_assert_str_eq(p->network_skills[0], "web-fetch");
         ck_assert_uint_eq(strv_length(p->network_hashes), 1);
-        ck_assert_str_eq(p->network_hashes[0], "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+        ck_assert_str_eq(p->network_hashes[0],
+                         "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
         ck_assert_uint_eq(p->idle_timeout_usec, 120 * sec);
 }
 END_TEST
 
 START_TEST(test_empty_files) {
         _cleanup_(policy_freep) Policy *a = load_one(""), *b = load_one("# only a comment\n"),
-                                       *c = load_one("---\n"), *d = NULL;
+                                       *c = load_one("---\n"), *d = NULL, *e = NULL;
 
         ck_assert_int_eq(policy_new_default(&d), 0);
         assert_policy_equal(a, d);
         assert_policy_equal(b, d);
         assert_policy_equal(c, d);
+
+        /* A section whose keys are all commented out is empty, not an error. */
+        e = load_one("limits:\n  # memory:\n  #   max: 8G\nretention:\n  per-user: ~\n");
+        assert_policy_equal(e, d);
 }
 END_TEST
 
 /* The admin file changes one key; the rest of the vendor file stays. Lists replace lists. */
 START_TEST(test_layering) {
-        char * const paths[] = { (char *) "vendor.yaml", (char *) "missing.yaml", (char *) "admin.yaml", NULL };
+        char * const paths[] = { (char *) "vendor.yaml", (char *) "missing.yaml", (char *) "admin.yaml",
+                                NULL };
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_strv_free_ char **errors = NULL;
 
@@ -240,6 +247,12 @@ START_TEST(test_layering) {
         ck_assert(policy_layer_may_be_missing(p, ISOLATION_CGROUP));
         ck_assert(!policy_layer_may_be_missing(p, ISOLATION_USERNS));                  /* replaced */
         ck_assert(!policy_layer_may_be_missing(p, ISOLATION_SECCOMP));
+        p = policy_free(p);
+
+        /* An empty list value empties the list of the layer below. */
+        put("admin.yaml", "isolation:\n  may-be-missing:\n");
+        ck_assert_int_eq(policy_load_files(paths, POLICY_LOAD_MISSING_OK, &p, &errors), 0);
+        ck_assert_uint_eq(p->isolation_may_be_missing, 0);
         p = policy_free(p);
 
         /* Without MISSING_OK a missing layer is an error. */
@@ -280,14 +293,14 @@ START_TEST(test_value_errors) {
         check_one("limits:\n  memory: {max: infinity}\n",
                   "policy.yaml:2: limits.memory.max: not a size: 'infinity' (like 512M or 4G)");
         check_one("isolation:\n  may-be-missing: [userns, selinux]\n",
-                  "policy.yaml:2: isolation.may-be-missing: unknown isolation layer 'selinux' (known: userns, "
-                  "pidns, netns, ipcns, utsns, cgroupns, seccomp, cgroup)");
+                  "policy.yaml:2: isolation.may-be-missing: unknown isolation layer 'selinux' "
+                  "(known: userns, pidns, netns, ipcns, utsns, cgroupns, seccomp, cgroup)");
         check_one("network:\n  allowed-skills:\n    - ok-name\n    - sha256:1234\n",
                   "policy.yaml:4: network.allowed-skills: not a SHA-256 hash (sha256: and 64 hex digits): "
                   "'sha256:1234'");
         check_one("network:\n  allowed-skills: [Bad_Name]\n",
-                  "policy.yaml:2: network.allowed-skills: not a skill name (a-z, 0-9 and inner hyphens, at most 64) "
-                  "or sha256:HASH: 'Bad_Name'");
+                  "policy.yaml:2: network.allowed-skills: not a skill name (a-z, 0-9 and inner "
+                  "hyphens, at most 64) or sha256:HASH: 'Bad_Name'");
         /* A name with an escape sequence is shown escaped, never raw. */
         check_one("limits:\n  memory: {max: \"\\e[31m\"}\n",
                   "policy.yaml:2: limits.memory.max: value is too long or holds control characters");
@@ -297,7 +310,8 @@ END_TEST
 START_TEST(test_structure_errors) {
         check_one("limits:\n  memroy:\n    max: 1G\n", "policy.yaml:2: limits.memroy: unknown key");
         check_one("limits: {}\nlimts: {}\n", "policy.yaml:2: limts: unknown key");
-        check_one("limits:\n  memory:\n    max: 1G\n    max: 2G\n", "policy.yaml:4: limits.memory.max: duplicate key");
+        check_one("limits:\n  memory:\n    max: 1G\n    max: 2G\n",
+                  "policy.yaml:4: limits.memory.max: duplicate key");
         check_one("limits: {}\nlimits: {}\n", "policy.yaml:2: limits: duplicate key");
         check_one("limits:\n  memory: 1G\n",
                   "policy.yaml:2: limits.memory: expected a mapping of further keys, got a single value");
@@ -310,7 +324,8 @@ START_TEST(test_structure_errors) {
         check_one("isolation:\n  may-be-missing: [[userns]]\n",
                   "policy.yaml:2: isolation.may-be-missing: list items must be single values, not a list");
         check_one("- limits\n",
-                  "policy.yaml:1: the policy must be a mapping of sections (limits:, uids:, ...), not a list");
+                  "policy.yaml:1: the policy must be a mapping of sections (limits:, uids:, ...), "
+                  "not a list");
         check_one("limits: {}\n---\nuids: {}\n", "policy.yaml:2: only one YAML document is allowed");
         check_one("? [a, b]\n: c\n", "policy.yaml:1: keys must be plain names, not a list");
 }
@@ -320,12 +335,14 @@ START_TEST(test_hostile_yaml) {
         _cleanup_strv_free_ char **errors = NULL;
         char deep[4096] = "limits: ";
 
-        check_one("limits:\n  memory: &m {max: 1G}\n  tasks: *m\n", "policy.yaml:2: YAML anchors are not allowed");
+        check_one("limits:\n  memory: &m {max: 1G}\n  tasks: *m\n",
+                  "policy.yaml:2: YAML anchors are not allowed");
         check_one("x: &a 1\n", "policy.yaml:1: YAML anchors are not allowed");
         check_one("limits:\n  tasks:\n    max: *undefined\n", "policy.yaml:3: YAML aliases are not allowed");
         check_one("limits:\n  tasks:\n    max: !!int 5\n",
                   "policy.yaml:3: YAML tags are not allowed ('tag:yaml.org,2002:int')");
-        check_one("limits: !custom\n  tasks: {max: 5}\n", "policy.yaml:1: YAML tags are not allowed ('!custom')");
+        check_one("limits: !custom\n  tasks: {max: 5}\n",
+                  "policy.yaml:1: YAML tags are not allowed ('!custom')");
 
         /* Deep nesting under an unknown key: skipped until the depth cap, then refused. */
         for (int i = 0; i < 1000; i++)
@@ -349,7 +366,8 @@ START_TEST(test_syntax_errors) {
         errors = check("limits:\n  memory:\n    max: 1G\n   tasks: 3\n");
         ck_assert_ptr_nonnull(errors);
         ck_assert_uint_eq(strv_length(errors), 1);
-        ck_assert_str_eq(errors[0], "policy.yaml:4: syntax error: did not find expected key (while parsing a "
+        ck_assert_str_eq(errors[0],
+                         "policy.yaml:4: syntax error: did not find expected key (while parsing a "
                          "block mapping from line 2)");
         errors = strv_free(errors);
 
@@ -427,15 +445,15 @@ START_TEST(test_validation) {
                   "policy.yaml:2: limits.timeout.default: 2h is above limits.timeout.max (1h)");
 
         check_one("uids:\n  first: 1000\n  count: 100\n",
-                  "policy.yaml:2: uids.first: the range 1000..1099 overlaps the uids of system and regular users "
-                  "(below 65536); set uids.allow-low: yes if those uids are truly unused");
+                  "policy.yaml:2: uids.first: the range 1000..1099 overlaps the uids of system and "
+                  "regular users (below 65536); set uids.allow-low: yes if those uids are truly unused");
         ck_assert_ptr_null(check("uids:\n  first: 1000\n  count: 100\n  allow-low: yes\n"));
         check_one("uids:\n  first: 65500\n  count: 100\n  allow-low: yes\n",
-                  "policy.yaml:2: uids.first: the range 65500..65599 contains 65534 (nobody) or 65535, which runs "
-                  "must never use");
+                  "policy.yaml:2: uids.first: the range 65500..65599 contains 65534 (nobody) or 65535, "
+                  "which runs must never use");
         check_one("uids:\n  first: 4294967000\n  count: 1000\n",
-                  "policy.yaml:3: uids.count: the range 4294967000..4294967999 reaches past the largest usable "
-                  "uid 4294967293");
+                  "policy.yaml:3: uids.count: the range 4294967000..4294967999 reaches past the largest "
+                  "usable uid 4294967293");
         check_one("uids:\n  count: 8\n",
                   "policy.yaml:2: uids.count: 8 uids cannot serve concurrency.global (16) runs at once");
         check_one("concurrency:\n  per-user: 20\n",
@@ -449,7 +467,8 @@ START_TEST(test_validation) {
         ck_assert_int_eq(policy_load_files(paths, 0, &p, &errors), -EINVAL);
         ck_assert_ptr_null(p);
         ck_assert_uint_eq(strv_length(errors), 1);
-        ck_assert_str_eq(errors[0], "vendor.yaml:2: limits.memory.default: 1.0G is above limits.memory.max (768.0M)");
+        ck_assert_str_eq(errors[0],
+                         "vendor.yaml:2: limits.memory.default: 1.0G is above limits.memory.max (768.0M)");
 }
 END_TEST
 
@@ -461,7 +480,8 @@ START_TEST(test_trusted_files) {
         put("policy.yaml", "limits: {tasks: {max: 5000}}\n");
         ck_assert_int_eq(chmod("policy.yaml", 0666), 0);
         ck_assert_int_eq(policy_load_files(paths, POLICY_LOAD_TRUSTED, &p, &errors), -EPERM);
-        ck_assert_str_eq(errors[0], "policy.yaml: refusing a policy not owned by root or writable by group or others");
+        ck_assert_str_eq(errors[0],
+                         "policy.yaml: refusing a policy not owned by root or writable by group or others");
         errors = strv_free(errors);
 
         ck_assert_int_eq(chmod("policy.yaml", 0644), 0);
@@ -543,7 +563,9 @@ START_TEST(test_network_allowed) {
         ck_assert(!policy_network_allowed(p, "web-fetch", NULL, false));       /* self-declared name */
         ck_assert(!policy_network_allowed(p, "other", "deadbeef", true));
         ck_assert(policy_network_allowed(p, "anything", h, false));
-        ck_assert(policy_network_allowed(p, "anything", "sha256:00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff", false));
+        ck_assert(policy_network_allowed(p, "anything",
+                                         "sha256:00112233445566778899AABBCCDDEEFF"
+                                         "00112233445566778899aabbccddeeff", false));
         ck_assert(!policy_network_allowed(p, NULL, "", false));
 }
 END_TEST
