@@ -8,7 +8,7 @@
 #
 # Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
 # SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_INJECT_FAILURE=1, SKILLD_VM_MEMORY (MiB),
-# SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER.
+# SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT (see README.md).
 set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -85,13 +85,18 @@ vm_split_results() {
 # failed. For each failed test, its last lines of output are shown.
 vm_report() {
     local qemu_rc=$1 plan passed=0 failed=0 skipped=0 line name from
-    local -a failed_names=() pending=()
+    local -a failed_names=() skipped_names=() pending=()
 
     while IFS= read -r line; do
         case $line in
         "1.."*) plan=${line#1..} ;;
         "# "*) pending+=("${line#\# }") ;;
-        "ok "*"# SKIP"*) skipped=$((skipped + 1)); pending=() ;;
+        "ok "*"# SKIP"*)
+            name=${line#ok }
+            name=${name#* - }
+            skipped=$((skipped + 1))
+            skipped_names+=("${name% # SKIP*}")
+            pending=() ;;
         "ok "*) passed=$((passed + 1)); pending=() ;;
         "not ok "*)
             name=${line#not ok }
@@ -106,14 +111,21 @@ vm_report() {
     done <"$VM_LAST/tap.log"
 
     vm_log "$((passed + skipped + failed)) tests: $passed passed, $failed failed, $skipped skipped"
+    # A skip inside the VM usually means a test did not see the real system it was written for.
+    [[ $skipped -eq 0 ]] || vm_log "skipped: ${skipped_names[*]}"
     if [[ $qemu_rc -eq 124 ]]; then
         vm_log "the VM did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
     elif [[ $qemu_rc -ne 0 ]]; then
         vm_log "qemu exited with status $qemu_rc"
     fi
     if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$VM_LAST/results.log"); then
-        vm_log "the in-VM suite never finished (boot failure, hang or crash); console tail:"
-        tail -n 30 "$VM_LAST/console.log" | sed 's/^/    /' >&2
+        if [[ -s "$VM_LAST/console.log" ]]; then
+            vm_log "the in-VM suite never finished (boot failure, hang or crash); console tail:"
+            tail -n 30 "$VM_LAST/console.log" | sed 's/^/    /' >&2
+        else
+            vm_log "the in-VM suite never finished and the console stayed empty: the kernel" \
+                "never started (with SKILLD_VM_ACCEL=kvm, try tcg)"
+        fi
         failed_names+=("(suite did not finish)")
     elif [[ -z "${plan:-}" || $plan -ne $((passed + skipped + failed)) ]]; then
         failed_names+=("(plan of ${plan:-?} tests, $((passed + skipped + failed)) reported)")

@@ -123,7 +123,7 @@ vm_build_base() {
     pkgs=$(vm_packages | paste -sd, -)
     tree="$out/tree"
     mkdir -p "$tree" "$VM_CACHE/debs"
-    vm_log "building the base image: debootstrap $VM_SUITE from $mirror (about 90 s)"
+    vm_log "building the base image: debootstrap $VM_SUITE from $mirror (1 to 2 minutes)"
     if ! debootstrap --variant=minbase --include="$pkgs" --cache-dir="$VM_CACHE/debs" \
             "$VM_SUITE" "$tree" "$mirror" >"$out/debootstrap.log" 2>&1; then
         tail -n 30 "$out/debootstrap.log" >&2

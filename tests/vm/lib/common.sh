@@ -68,4 +68,8 @@ vm_ensure_tools() {
     vm_log "installing host packages: ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >&2 || vm_die "apt-get install ${missing[*]} failed"
+    for pair in "$@"; do
+        prog=${pair%%:*}
+        command -v "$prog" >/dev/null 2>&1 || vm_die "$prog still missing after installing ${pair#*:}"
+    done
 }

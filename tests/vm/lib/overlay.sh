@@ -163,6 +163,7 @@ SKILLD_VERSION=$version
 SKILLD_PREFIX=$prefix
 SKILLD_SOURCE_ROOT=$VM_SOURCE_ROOT
 SKILLD_BUILD_ROOT=$VM_BUILD_ROOT
+: "\${SKILLD_VM_TEST_TIMEOUT:=${SKILLD_VM_TEST_TIMEOUT:-300}}"
 EOF
     meson introspect --installed "$build" |
         python3 -c 'import json, sys; print("\n".join(sorted(json.load(sys.stdin).values())))' \
