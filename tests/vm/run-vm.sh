@@ -148,8 +148,10 @@ vm_boot_tests() {
     printf '%q ' "${QEMU[@]}" >"$VM_LAST/qemu.cmdline"
     echo >>"$VM_LAST/qemu.cmdline"
     vm_log "booting ($VM_ACCEL, at most $VM_TIMEOUT s); console: $VM_LAST/console.log"
-    timeout --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null >"$VM_LAST/qemu.log" 2>&1 ||
-        qemu_rc=$?
+    # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the test
+    # (both signal the group) takes qemu along instead of leaving it running.
+    timeout --foreground --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null \
+        >"$VM_LAST/qemu.log" 2>&1 || qemu_rc=$?
     vm_log "VM ran for $(vm_since "$start") s"
     vm_split_results
     vm_report "$qemu_rc"
