@@ -71,13 +71,14 @@ vm_qemu_cmdline() {
 
 # Splits results.log into the TAP stream and the journal, by the markers test-main prints.
 vm_split_results() {
-    tr -d '\r' <"$VM_LAST/results.log" | awk -v tap="$VM_LAST/tap.log" -v journal="$VM_LAST/journal.log" '
-        /^==> skilld-vm: tests begin/   { part = "tap"; next }
-        /^==> skilld-vm: tests end/     { part = ""; next }
-        /^==> skilld-vm: journal begin/ { part = "journal"; next }
-        /^==> skilld-vm: journal end/   { part = ""; next }
-        part == "tap"     { print > tap }
-        part == "journal" { print > journal }'
+    tr -d '\r' <"$VM_LAST/results.log" |
+        awk -v tap="$VM_LAST/tap.log" -v journal="$VM_LAST/journal.log" '
+            /^==> skilld-vm: tests begin/   { part = "tap"; next }
+            /^==> skilld-vm: tests end/     { part = ""; next }
+            /^==> skilld-vm: journal begin/ { part = "journal"; next }
+            /^==> skilld-vm: journal end/   { part = ""; next }
+            part == "tap"     { print > tap }
+            part == "journal" { print > journal }'
     touch "$VM_LAST/tap.log" "$VM_LAST/journal.log"
 }
 
@@ -134,7 +135,8 @@ vm_report() {
     printf 'vm: %d passed, %d failed\n' "$passed" "$failed"
     if [[ ${#failed_names[@]} -gt 0 ]]; then
         vm_log "FAILED: ${failed_names[*]}"
-        vm_log "VM logs: $VM_LAST/ (console.log: serial console, journal.log: the VM's journal, tap.log: test output)"
+        vm_log "VM logs: $VM_LAST/ (console.log: serial console," \
+            "journal.log: the VM's journal, tap.log: test output)"
         return 1
     fi
     vm_log "logs: $VM_LAST/"

@@ -30,12 +30,14 @@ vm_base_key() {
 }
 
 # The archive URL of $VM_SUITE's main component, as this machine's apt configuration has it
-# (one-line .list or deb822 .sources alike: apt parses them for us). No mirror is ever written
+# (one-line .list or deb822 .sources alike: apt parses them for us; --no-release-info reads the
+# sources alone, so a machine that never ran apt-get update works too). No mirror is ever written
 # into the repository.
 vm_apt_mirror() {
     # shellcheck disable=SC2016 # $(...) are apt's format fields, not shell
-    apt-get indextargets --format '$(RELEASE) $(COMPONENT) $(REPO_URI)' 'Created-By: Packages' \
-        2>/dev/null | awk -v s="$VM_SUITE" '$1 == s && $2 == "main" { print $3; exit }'
+    apt-get indextargets --no-release-info --format '$(RELEASE) $(COMPONENT) $(REPO_URI)' \
+        'Created-By: Packages' 2>/dev/null |
+        awk -v s="$VM_SUITE" '$1 == s && $2 == "main" { print $3; exit }'
 }
 
 # Downloads the cloud kernel through apt (the metapackage names the current ABI package) and
@@ -114,10 +116,6 @@ vm_build_base() {
     [[ $EUID -eq 0 ]] || vm_skip_or_die "building the VM base image needs root (debootstrap)"
     vm_ensure_tools debootstrap:debootstrap cpio:cpio dpkg-deb:dpkg
     mirror=$(vm_apt_mirror)
-    if [[ -z "$mirror" ]]; then
-        vm_apt_update
-        mirror=$(vm_apt_mirror)
-    fi
     [[ -n "$mirror" ]] || vm_die "no '$VM_SUITE main' source in this machine's apt configuration"
 
     pkgs=$(vm_packages | paste -sd, -)
@@ -168,6 +166,8 @@ vm_ensure_base() {
         trap 'rm -rf "$tmp"' EXIT
         vm_build_base "$tmp"
         touch "$tmp/ready"
+        # mktemp made it 0700; others may read a base (SKILLD_VM_CACHE_DIR shared).
+        chmod 0755 "$tmp"
         rm -rf "$dir"
         mv "$tmp" "$dir"
         trap - EXIT

@@ -70,6 +70,7 @@ vm_ensure_tools() {
         "${missing[@]}" >&2 || vm_die "apt-get install ${missing[*]} failed"
     for pair in "$@"; do
         prog=${pair%%:*}
-        command -v "$prog" >/dev/null 2>&1 || vm_die "$prog still missing after installing ${pair#*:}"
+        command -v "$prog" >/dev/null 2>&1 ||
+            vm_die "$prog still missing after installing ${pair#*:}"
     done
 }

@@ -7,5 +7,6 @@ set -euo pipefail
 
 assert_eq systemd "$(cat /proc/1/comm)" "PID 1"
 systemctl --version | head -n 1
-failed=$(systemctl list-units --state=failed --no-legend --plain | grep -v '^skilld-vm-test' || true)
+failed=$(systemctl list-units --state=failed --no-legend --plain |
+    grep -v '^skilld-vm-test' || true)
 [[ -z "$failed" ]] || fail "units failed during boot: $failed"
