@@ -13,15 +13,6 @@ VM_TIMEOUT_MULTIPLIER=${SKILLD_VM_TIMEOUT_MULTIPLIER:-4}
 VM_SOURCE_ROOT=/srv/skilld-vm/source
 VM_BUILD_ROOT=/srv/skilld-vm/build
 
-# Reads a key of the build's meson-info.json (e.g. directories.source).
-vm_meson_info() {
-    python3 -c 'import json, sys
-v = json.load(open(sys.argv[1] + "/meson-info/meson-info.json"))
-for k in sys.argv[2].split("."):
-    v = v[k]
-print(v)' "$1" "$2"
-}
-
 # Copies the regular files and symlinks listed NUL-separated on stdin, relative to $1, to the
 # same paths under $2.
 vm_copy_list() {
@@ -53,17 +44,6 @@ vm_stage_trees() {
         -o -path ./tests/vm/last \) -prune -o \( -type f -o -type l \) \
         ! -name '.ninja_*' ! -name build.ninja ! -name compile_commands.json -print0) |
         vm_copy_list "$build" "$stage$VM_BUILD_ROOT"
-}
-
-# Writes the wrappers for the build's tests of $VM_MESON_SUITES into $3; prints how many.
-vm_stage_meson_tests() {
-    local src=$1 build=$2 tests_dir=$3
-    local -a suites
-    read -r -a suites <<<"$VM_MESON_SUITES"
-
-    meson introspect --tests "$build" >"$VM_WORK/tests.json"
-    python3 "$VM_DIR/lib/meson-tests.py" "$VM_WORK/tests.json" "$tests_dir" \
-        "$VM_TIMEOUT_MULTIPLIER" "$src" "$VM_SOURCE_ROOT" "$build" "$VM_BUILD_ROOT" "${suites[@]}"
 }
 
 # The test SKILLD_VM_INJECT_FAILURE=1 adds, proving that a failing in-VM test fails the run and
@@ -133,13 +113,21 @@ vm_pack_overlay() {
 
 # Builds $VM_WORK/overlay.cpio.gz for build directory $1.
 vm_build_overlay() {
-    local build=$1 stage="$VM_WORK/overlay" tests_dir n_meson version prefix src start
+    local build=$1 stage="$VM_WORK/overlay" lib_dir tests_dir src n_meson start
+    local -a suites
     start=$(vm_now)
+    read -r -a suites <<<"$VM_MESON_SUITES"
+
+    # Up to date before anything is copied from it; meson install then has nothing to build.
+    meson compile -C "$build" >"$VM_WORK/compile.log" 2>&1 || {
+        cat "$VM_WORK/compile.log" >&2
+        vm_die "building $build failed"
+    }
 
     rm -rf "$stage"
+    lib_dir="$stage/usr/lib/skilld-vm"
+    tests_dir="$lib_dir/tests.d"
     mkdir -p "$stage"
-    tests_dir="$stage/usr/lib/skilld-vm/tests.d"
-
     # The rig's files first: they are normalized to world-readable, root-owned files, which
     # must not happen to the modes the project's install sets.
     cp -a "$VM_DIR/rootfs/." "$stage/"
@@ -148,29 +136,14 @@ vm_build_overlay() {
     if [[ "${SKILLD_VM_INJECT_FAILURE:-0}" == 1 ]]; then
         vm_stage_injected_failure "$tests_dir"
     fi
-    src=$(vm_meson_info "$build" directories.source)
+    IFS=$'\t' read -r src n_meson < <(python3 "$VM_DIR/lib/meson-stage.py" "$build" "$lib_dir" \
+        "$tests_dir" "$VM_TIMEOUT_MULTIPLIER" "$VM_SOURCE_ROOT" "$VM_BUILD_ROOT" "${suites[@]}")
+    [[ -n "$n_meson" ]] || vm_die "reading $build/meson-info failed"
     vm_stage_trees "$src" "$build" "$stage"
-    n_meson=$(vm_stage_meson_tests "$src" "$build" "$tests_dir")
     chmod -R u+w,go-w,a+rX "$stage"
 
-    version=$(meson introspect --projectinfo "$build" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
-    prefix=$(meson introspect --buildoptions "$build" |
-        python3 -c 'import json, sys
-print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
-    cat >"$stage/usr/lib/skilld-vm/project.env" <<EOF
-SKILLD_VERSION=$version
-SKILLD_PREFIX=$prefix
-SKILLD_SOURCE_ROOT=$VM_SOURCE_ROOT
-SKILLD_BUILD_ROOT=$VM_BUILD_ROOT
-: "\${SKILLD_VM_TEST_TIMEOUT:=${SKILLD_VM_TEST_TIMEOUT:-300}}"
-EOF
-    meson introspect --installed "$build" |
-        python3 -c 'import json, sys; print("\n".join(sorted(json.load(sys.stdin).values())))' \
-        >"$stage/usr/lib/skilld-vm/installed.list"
-
-    # Rebuilds first when needed, like `meson install` always does.
-    meson install -C "$build" --destdir "$stage" --quiet >"$VM_WORK/install.log" 2>&1 || {
+    meson install -C "$build" --no-rebuild --destdir "$stage" --quiet \
+        >"$VM_WORK/install.log" 2>&1 || {
         cat "$VM_WORK/install.log" >&2
         vm_die "meson install --destdir failed"
     }
