@@ -49,6 +49,8 @@ def wrapper(test, suite, multiplier, moves):
         f'cd {shlex.quote(workdir)}',
         # meson sets it per run to catch reads of uninitialized malloc memory.
         'export MALLOC_PERTURB_=${MALLOC_PERTURB_:-$((RANDOM % 255 + 1))}',
+        # check's own per-test timeouts (CK_DEFAULT_TIMEOUT) stretch by the same factor.
+        f'export CK_TIMEOUT_MULTIPLIER={multiplier}',
     ]
     for key, value in sorted((test.get('env') or {}).items()):
         lines.append(f'export {key}={shlex.quote(relocate(value, moves))}')
