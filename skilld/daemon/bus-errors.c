@@ -1,0 +1,90 @@
+/* See bus-errors.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bus-errors.h"
+
+const sd_bus_error_map skilld_bus_error_map[] = {
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_SUCH_RUN, ESRCH),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_SUCH_SKILL, ENOPKG),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_SUCH_ARTIFACT, ENOENT),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_INVALID_SKILL, EBADMSG),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_SKILL_EXISTS, EEXIST),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_LIMIT_EXCEEDED, E2BIG),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_QUOTA_EXCEEDED, EUSERS),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_SPACE, ENOSPC),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NETWORK_NOT_ALLOWED, EPERM),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_RUN_ACTIVE, EBUSY),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_RUN_FINISHED, EALREADY),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_RESULT, ENODATA),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_POLICY_INVALID, ENOTRECOVERABLE),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_ISOLATION_UNAVAILABLE, ENOSYS),
+        SD_BUS_ERROR_MAP_END,
+};
+
+int bus_errors_register(void) {
+        int r;
+
+        r = sd_bus_error_add_map(skilld_bus_error_map);
+        return r < 0 ? r : 0;
+}
+
+const char *bus_error_name_from_errno(int error) {
+        /* ENOENT and EPERM are deliberately absent: they arise everywhere, and a stray one must
+         * not claim that an artifact is missing or that the policy refused network. */
+        switch (abs(error)) {
+        case ESRCH:
+                return SKILLD_ERROR_NO_SUCH_RUN;
+        case ENOPKG:
+                return SKILLD_ERROR_NO_SUCH_SKILL;
+        case EBADMSG:
+                return SKILLD_ERROR_INVALID_SKILL;
+        case EEXIST:
+                return SKILLD_ERROR_SKILL_EXISTS;
+        case E2BIG:
+                return SKILLD_ERROR_LIMIT_EXCEEDED;
+        case EUSERS:
+        case EDQUOT:
+                return SKILLD_ERROR_QUOTA_EXCEEDED;
+        case ENOSPC:
+                return SKILLD_ERROR_NO_SPACE;
+        case EBUSY:
+                return SKILLD_ERROR_RUN_ACTIVE;
+        case EALREADY:
+                return SKILLD_ERROR_RUN_FINISHED;
+        case ENODATA:
+                return SKILLD_ERROR_NO_RESULT;
+        case ENOTRECOVERABLE:
+                return SKILLD_ERROR_POLICY_INVALID;
+        case ENOSYS:
+                return SKILLD_ERROR_ISOLATION_UNAVAILABLE;
+        default:
+                return NULL;
+        }
+}
+
+int bus_error_set_errnof(sd_bus_error *error, int r, const char *format, ...) {
+        const char *name = bus_error_name_from_errno(r);
+        char *message = NULL;
+        va_list ap;
+        int k;
+
+        r = -abs(r);
+        if (!format)
+                return name ? sd_bus_error_set(error, name, NULL) : sd_bus_error_set_errno(error, r);
+
+        va_start(ap, format);
+        k = vasprintf(&message, format, ap);
+        va_end(ap);
+        if (k < 0)
+                return sd_bus_error_set_errno(error, -ENOMEM);
+
+        if (name)
+                (void) sd_bus_error_set(error, name, message);
+        else
+                (void) sd_bus_error_set_errnof(error, r, "%s", message);
+        free(message);
+        return r;
+}

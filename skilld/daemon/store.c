@@ -1,0 +1,1036 @@
+/* See store.h. The in-memory index mirrors what is on disk and is rebuilt by store_load(); every
+ * change is written to disk before the index is updated, so the index never claims more than the
+ * disk holds. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "log.h"
+#include "parse-util.h"
+#include "store.h"
+
+#define NEW_PREFIX ".#new-"
+#define DEL_PREFIX ".#del-"
+#define TEMP_PREFIX ".#"
+#define STATE_MAX (64U * 1024U)
+#define QUARANTINE_ATTEMPTS 100U
+/* Deeper artifact trees are not counted further: the engine caps depth far below this. */
+#define USAGE_DEPTH_MAX 64U
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+struct Store {
+        char *root;
+        int root_fd;
+        int runs_fd;
+        int quarantine_fd;
+        StoreRun **runs;
+        size_t n_runs;
+};
+
+static const char * const state_names[_RUN_STATE_MAX] = {
+        [RUN_QUEUED] = "queued",
+        [RUN_RUNNING] = "running",
+        [RUN_FINISHED] = "finished",
+        [RUN_INTERRUPTED] = "interrupted",
+};
+
+const char *run_state_to_string(RunState s) {
+        if (s < 0 || s >= _RUN_STATE_MAX)
+                return NULL;
+        return state_names[s];
+}
+
+RunState run_state_from_string(const char *s) {
+        for (RunState i = 0; s && i < _RUN_STATE_MAX; i++)
+                if (streq(state_names[i], s))
+                        return i;
+        return _RUN_STATE_INVALID;
+}
+
+bool store_run_id_is_valid(const char *id) {
+        if (!id || strlen(id) != STORE_RUN_ID_LEN)
+                return false;
+        for (size_t i = 0; i < STORE_RUN_ID_LEN; i++)
+                if (!strchr("0123456789abcdef", id[i]))
+                        return false;
+        return true;
+}
+
+static uint64_t now_or(uint64_t now_usec) {
+        struct timespec ts;
+
+        if (now_usec > 0)
+                return now_usec;
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+static StoreRun *store_run_free(StoreRun *run) {
+        if (!run)
+                return NULL;
+        free(run->skill_name);
+        free(run->skill_hash);
+        free(run->script);
+        free(run->status);
+        free(run->reason);
+        free(run);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(StoreRun *, store_run_free);
+
+Store *store_free(Store *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_runs; i++)
+                store_run_free(s->runs[i]);
+        free(s->runs);
+        safe_close(s->root_fd);
+        safe_close(s->runs_fd);
+        safe_close(s->quarantine_fd);
+        free(s->root);
+        free(s);
+        return NULL;
+}
+
+/* Opens a directory below dir_fd, creating it 0700, and tightens a looser mode: the store holds
+ * every user's results and must never be readable by them directly. */
+static int open_private_dir(int dir_fd, const char *name, int *ret_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (mkdirat(dir_fd, name, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int store_open(const char *root, Store **ret) {
+        _cleanup_(store_freep) Store *s = NULL;
+        int r;
+
+        s = calloc(1, sizeof(Store));
+        if (!s)
+                return -ENOMEM;
+        s->root_fd = s->runs_fd = s->quarantine_fd = -EBADF;
+        s->root = strdup(root ?: STORE_DEFAULT_ROOT);
+        if (!s->root)
+                return -ENOMEM;
+
+        /* Only the last component: its parents (/var/lib) are the system's, not ours to create. */
+        if (mkdir(s->root, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s->root_fd < 0)
+                return -errno;
+        r = open_private_dir(s->root_fd, "runs", &s->runs_fd);
+        if (r < 0)
+                return r;
+        r = open_private_dir(s->root_fd, "quarantine", &s->quarantine_fd);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int index_add(Store *s, StoreRun *run) {
+        StoreRun **n;
+
+        n = reallocarray(s->runs, s->n_runs + 1, sizeof(StoreRun *));
+        if (!n)
+                return -ENOMEM;
+        s->runs = n;
+        s->runs[s->n_runs++] = run;
+        return 0;
+}
+
+static void index_remove(Store *s, StoreRun *run) {
+        for (size_t i = 0; i < s->n_runs; i++)
+                if (s->runs[i] == run) {
+                        memmove(s->runs + i, s->runs + i + 1, (s->n_runs - i - 1) * sizeof(StoreRun *));
+                        s->n_runs--;
+                        return;
+                }
+}
+
+StoreRun *store_get_run(Store *s, const char *id) {
+        if (!store_run_id_is_valid(id))
+                return NULL;
+        for (size_t i = 0; i < s->n_runs; i++)
+                if (streq(s->runs[i]->id, id))
+                        return s->runs[i];
+        return NULL;
+}
+
+static int cmp_created(const void *a, const void *b) {
+        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
+
+        if (x->created_usec != y->created_usec)
+                return x->created_usec < y->created_usec ? -1 : 1;
+        return strcmp(x->id, y->id);
+}
+
+int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n) {
+        StoreRun **l;
+        size_t n = 0;
+
+        l = calloc(s->n_runs + 1, sizeof(StoreRun *));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_runs; i++)
+                if (owner == UID_INVALID || s->runs[i]->owner == owner)
+                        l[n++] = s->runs[i];
+        qsort(l, n, sizeof(StoreRun *), cmp_created);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+size_t store_count_runs(Store *s, uid_t owner, RunState state) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_runs; i++)
+                if ((owner == UID_INVALID || s->runs[i]->owner == owner) && s->runs[i]->state == state)
+                        n++;
+        return n;
+}
+
+static int open_run_dir(Store *s, const char *id, int *ret_fd) {
+        int fd;
+
+        fd = openat(s->runs_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+static int json_write_at(int dir_fd, const char *name, const cJSON *j) {
+        _cleanup_free_ char *text = NULL;
+
+        text = cJSON_PrintUnformatted(j);
+        if (!text)
+                return -ENOMEM;
+        return write_file_atomic_at(dir_fd, name, text, strlen(text), 0600);
+}
+
+/* JSON numbers are doubles: exact for integers below 2^53, which covers uids and microsecond
+ * timestamps for the next few hundred years. */
+static int json_get_u64(const cJSON *o, const char *key, bool optional, uint64_t *ret) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+        if (!v) {
+                if (!optional)
+                        return -EBADMSG;
+                *ret = 0;
+                return 0;
+        }
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0 ||
+            v->valuedouble != (double) (uint64_t) v->valuedouble)
+                return -EBADMSG;
+        *ret = (uint64_t) v->valuedouble;
+        return 0;
+}
+
+static int json_get_str(const cJSON *o, const char *key, bool optional, char **ret) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+        char *c;
+
+        if (!v && optional) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!cJSON_IsString(v) || !v->valuestring)
+                return -EBADMSG;
+        c = strdup(v->valuestring);
+        if (!c)
+                return -ENOMEM;
+        *ret = c;
+        return 0;
+}
+
+static int write_state(int run_fd, const StoreRun *run) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+
+        j = cJSON_CreateObject();
+        if (!j ||
+            !cJSON_AddStringToObject(j, "state", run_state_to_string(run->state)) ||
+            !cJSON_AddNumberToObject(j, "started_usec", (double) run->started_usec) ||
+            !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
+            (run->reason && !cJSON_AddStringToObject(j, "reason", run->reason)))
+                return -ENOMEM;
+        return json_write_at(run_fd, "state.json", j);
+}
+
+/* Reads a JSON object file of the record. -ENOENT when absent, -EBADMSG when not a JSON object. */
+static int read_json_object(int run_fd, const char *name, size_t max, cJSON **ret) {
+        _cleanup_free_ char *text = NULL;
+        cJSON *j;
+        size_t n;
+        int r;
+
+        r = read_full_file_at(run_fd, name, max, true, &text, &n);
+        if (r < 0)
+                return r == -ELOOP || r == -EBADFD || r == -EISDIR || r == -EFBIG ? -EBADMSG : r;
+        j = cJSON_ParseWithLength(text, n);
+        if (!j)
+                return -EBADMSG;
+        if (!cJSON_IsObject(j)) {
+                cJSON_Delete(j);
+                return -EBADMSG;
+        }
+        *ret = j;
+        return 0;
+}
+
+/* Takes status and exit code out of a result for the index. Both are optional in the result;
+ * their types are not. */
+static int result_summary(const cJSON *result, char **ret_status, int *ret_exit_code) {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(result, "exit_code");
+        _cleanup_free_ char *status = NULL;
+        int r;
+
+        r = json_get_str(result, "status", true, &status);
+        if (r < 0)
+                return r;
+        if (code && !cJSON_IsNull(code) && (!cJSON_IsNumber(code) || code->valuedouble < INT_MIN ||
+                                            code->valuedouble > INT_MAX))
+                return -EBADMSG;
+        *ret_exit_code = code && cJSON_IsNumber(code) ? (int) code->valuedouble : -1;
+        *ret_status = TAKE_PTR(status);
+        return 0;
+}
+
+static int usage_at(int dir_fd, unsigned depth, uint64_t *bytes) {
+        _cleanup_close_ int fd = -EBADF;
+        struct dirent *de;
+        struct stat st;
+        DIR *d;
+
+        if (depth > USAGE_DEPTH_MAX)
+                return 0;
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+
+        while ((de = readdir(d))) {
+                struct stat cst;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                *bytes += (uint64_t) cst.st_blocks * 512;
+                if (S_ISDIR(cst.st_mode) && cst.st_dev == st.st_dev) {
+                        _cleanup_close_ int cfd = openat(dirfd(d), de->d_name,
+                                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (cfd >= 0)
+                                (void) usage_at(cfd, depth + 1, bytes);
+                }
+        }
+        closedir(d);
+        return 0;
+}
+
+static int run_usage(int run_fd, uint64_t *ret) {
+        uint64_t bytes = 0;
+        struct stat st;
+        int r;
+
+        if (fstat(run_fd, &st) < 0)
+                return -errno;
+        bytes = (uint64_t) st.st_blocks * 512;
+        r = usage_at(run_fd, 0, &bytes);
+        if (r < 0)
+                return r;
+        *ret = bytes;
+        return 0;
+}
+
+int store_run_update_usage(Store *s, StoreRun *run) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return r;
+        return run_usage(fd, &run->disk_bytes);
+}
+
+int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL, *request = NULL;
+        _cleanup_(store_run_freep) StoreRun *run = NULL;
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        cJSON *skill;
+        int r;
+
+        if (!store_run_id_is_valid(info->id))
+                return error_setf(error, -EINVAL, "Invalid run id.");
+        if (info->owner == UID_INVALID || !info->skill_name || !info->skill_hash || !info->script)
+                return error_setf(error, -EINVAL, "Incomplete run record.");
+        if (store_get_run(s, info->id))
+                return error_setf(error, -EEXIST, "Run %s exists already.", info->id);
+        if (info->request_json) {
+                if (strlen(info->request_json) > STORE_REQUEST_MAX)
+                        return error_setf(error, -E2BIG, "The request is too large to record.");
+                request = cJSON_Parse(info->request_json);
+                if (!request || !cJSON_IsObject(request))
+                        return error_setf(error, -EINVAL, "The request to record is not a JSON object.");
+        }
+
+        run = calloc(1, sizeof(StoreRun));
+        if (!run)
+                return -ENOMEM;
+        memcpy(run->id, info->id, sizeof(run->id));
+        run->owner = info->owner;
+        run->skill_name = strdup(info->skill_name);
+        run->skill_hash = strdup(info->skill_hash);
+        run->script = strdup(info->script);
+        if (!run->skill_name || !run->skill_hash || !run->script)
+                return -ENOMEM;
+        run->state = RUN_QUEUED;
+        run->exit_code = -1;
+        run->created_usec = now_or(now_usec);
+
+        j = cJSON_CreateObject();
+        if (!j ||
+            !cJSON_AddStringToObject(j, "id", run->id) ||
+            !cJSON_AddNumberToObject(j, "owner", (double) run->owner) ||
+            !(skill = cJSON_AddObjectToObject(j, "skill")) ||
+            !cJSON_AddStringToObject(skill, "name", run->skill_name) ||
+            !cJSON_AddStringToObject(skill, "hash", run->skill_hash) ||
+            !cJSON_AddStringToObject(j, "script", run->script) ||
+            !cJSON_AddNumberToObject(j, "created_usec", (double) run->created_usec))
+                return -ENOMEM;
+        if (request)
+                cJSON_AddItemToObject(j, "request", TAKE_PTR(request));
+
+        /* 1. Build the record under a temporary name ... */
+        tmp = strdup_printf(NEW_PREFIX "%s", run->id);
+        if (!tmp)
+                return -ENOMEM;
+        (void) rm_rf_at(s->runs_fd, tmp);
+        if (mkdirat(s->runs_fd, tmp, 0700) < 0)
+                return error_setf(error, -errno, "Cannot create the record of run %s: %m", run->id);
+        fd = openat(s->runs_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = json_write_at(fd, "request.json", j);
+        if (r >= 0)
+                r = write_state(fd, run);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        /* 2. ... and make it appear whole. */
+        if (r >= 0 && renameat2(s->runs_fd, tmp, s->runs_fd, run->id, RENAME_NOREPLACE) < 0)
+                r = -errno;
+        if (r < 0)
+                goto fail;
+        (void) fsync(s->runs_fd);
+
+        r = run_usage(fd, &run->disk_bytes);
+        if (r < 0)
+                run->disk_bytes = 0;
+        r = index_add(s, run);
+        if (r < 0)
+                return r; /* on disk, and found again by the next store_load() */
+        *ret = TAKE_PTR(run);
+        return 0;
+
+fail:
+        (void) rm_rf_at(s->runs_fd, tmp);
+        return error_setf(error, r, "Cannot create the record of run %s: %m", info->id);
+}
+
+/* Writes the in-memory state of run to its state.json; on failure the previous state is restored
+ * in memory so that index and disk agree. */
+static int update_state(Store *s, StoreRun *run, const StoreRun *previous) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r >= 0)
+                r = write_state(fd, run);
+        if (r < 0) {
+                run->state = previous->state;
+                run->started_usec = previous->started_usec;
+                run->finished_usec = previous->finished_usec;
+        }
+        return r;
+}
+
+int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec) {
+        StoreRun previous = *run;
+
+        if (run->state != RUN_QUEUED)
+                return -ESTALE;
+        run->state = RUN_RUNNING;
+        run->started_usec = now_or(now_usec);
+        return update_state(s, run, &previous);
+}
+
+int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec) {
+        StoreRun previous = *run;
+        char *old_reason = run->reason;
+        int r;
+
+        if (run_state_is_final(run->state))
+                return -ESTALE;
+        run->reason = strdup(reason ?: "interrupted");
+        if (!run->reason) {
+                run->reason = old_reason;
+                return -ENOMEM;
+        }
+        run->state = RUN_INTERRUPTED;
+        run->finished_usec = now_or(now_usec);
+        r = update_state(s, run, &previous);
+        if (r < 0) {
+                free(run->reason);
+                run->reason = old_reason;
+                return r;
+        }
+        free(old_reason);
+        return 0;
+}
+
+int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {
+        _cleanup_(cJSON_Deletep) cJSON *result = NULL;
+        _cleanup_free_ char *status = NULL, *reason = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int exit_code, r;
+        size_t n;
+
+        if (run_state_is_final(run->state))
+                return error_setf(error, -ESTALE, "Run %s has ended already.", run->id);
+        n = strlen(result_json);
+        if (n > STORE_RESULT_MAX)
+                return error_setf(error, -E2BIG, "The result of run %s is too large to store.", run->id);
+        result = cJSON_ParseWithLength(result_json, n);
+        if (!result || !cJSON_IsObject(result) || result_summary(result, &status, &exit_code) < 0)
+                return error_setf(error, -EINVAL, "The result of run %s is not a valid result object.",
+                                  run->id);
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return error_setf(error, r, "Cannot open the record of run %s: %s", run->id, strerror(-r));
+
+        /* The commit point: once result.json is renamed into place, the run is finished. */
+        r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
+        if (r < 0) {
+                /* SECURITY: nothing partial was stored; say so instead of leaving it running. If
+                 * even state.json cannot be written, the next store_load() reaches the same
+                 * verdict from the missing result. */
+                reason = strdup_printf("the result could not be stored: %s", strerror(-r));
+                if (!reason || store_run_interrupt(s, run, reason, now_usec) < 0) {
+                        run->state = RUN_INTERRUPTED;
+                        run->finished_usec = now_or(now_usec);
+                        if (reason) {
+                                free(run->reason);
+                                run->reason = TAKE_PTR(reason);
+                        }
+                }
+                return error_setf(error, r, "Cannot store the result of run %s: %s", run->id, strerror(-r));
+        }
+
+        run->state = RUN_FINISHED;
+        run->finished_usec = now_or(now_usec);
+        free(run->status);
+        run->status = TAKE_PTR(status);
+        run->exit_code = exit_code;
+        /* The result decides; should state.json lag behind, store_load() repairs it. */
+        (void) write_state(fd, run);
+        (void) run_usage(fd, &run->disk_bytes);
+        return 0;
+}
+
+int store_run_remove(Store *s, StoreRun *run) {
+        _cleanup_free_ char *tmp = NULL;
+        int r;
+
+        if (!run_state_is_final(run->state))
+                return -EBUSY;
+        /* Renamed first, so that a crash halfway leaves a leftover store_load() deletes, rather
+         * than a half-deleted record it would quarantine. */
+        tmp = strdup_printf(DEL_PREFIX "%s", run->id);
+        if (!tmp)
+                return -ENOMEM;
+        (void) rm_rf_at(s->runs_fd, tmp);
+        if (renameat(s->runs_fd, run->id, s->runs_fd, tmp) < 0)
+                return -errno;
+        /* From here on the run is gone; what rm_rf_at() leaves, store_load() deletes later. */
+        r = rm_rf_at(s->runs_fd, tmp);
+        if (r < 0)
+                log_debug_errno(r, "Failed to delete %s, leaving it for the next start: %m", tmp);
+        index_remove(s, run);
+        store_run_free(run);
+        return 0;
+}
+
+int store_run_read_request(Store *s, const StoreRun *run, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return r;
+        return read_full_file_at(fd, "request.json", STORE_REQUEST_MAX + 4096, true, ret, NULL);
+}
+
+int store_run_read_result(Store *s, const StoreRun *run, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (run->state != RUN_FINISHED)
+                return -ENODATA;
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return r;
+        r = read_full_file_at(fd, "result.json", STORE_RESULT_MAX, true, ret, NULL);
+        return r == -ENOENT ? -ENODATA : r;
+}
+
+int store_run_open_log(Store *s, const StoreRun *run, const char *stream, bool for_writing, int *ret_fd) {
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        const char *name;
+        struct stat st;
+        int r;
+
+        if (streq_ptr(stream, "stdout"))
+                name = "stdout.log";
+        else if (streq_ptr(stream, "stderr"))
+                name = "stderr.log";
+        else
+                return -EINVAL;
+
+        r = open_run_dir(s, run->id, &dfd);
+        if (r < 0)
+                return r;
+        if (for_writing)
+                fd = openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                            0600);
+        else
+                fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int store_run_open_artifacts_dir(Store *s, const StoreRun *run, int *ret_fd) {
+        _cleanup_close_ int dfd = -EBADF;
+        int r;
+
+        r = open_run_dir(s, run->id, &dfd);
+        if (r < 0)
+                return r;
+        return open_private_dir(dfd, "artifacts", ret_fd);
+}
+
+int store_run_open_artifact(Store *s, const StoreRun *run, const char *path, int *ret_fd, char **error) {
+        _cleanup_free_ char *copy = NULL, *shown = NULL;
+        _cleanup_close_ int dfd = -EBADF, cur = -EBADF;
+        char *component, *next, *save = NULL;
+        struct stat st;
+        int r;
+
+        shown = cescape(strempty(path));
+        if (!shown)
+                return -ENOMEM;
+        if (isempty(path) || path[0] == '/' || strlen(path) > PATH_MAX || string_has_cc(path, strlen(path)))
+                return error_setf(error, -EINVAL, "Invalid artifact path '%s'.", shown);
+
+        r = open_run_dir(s, run->id, &dfd);
+        if (r < 0)
+                return error_setf(error, r, "Cannot open the record of run %s.", run->id);
+        cur = openat(dfd, "artifacts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cur < 0)
+                return error_setf(error, -ENOENT, "Run %s has no artifact '%s'.", run->id, shown);
+
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        /* SECURITY: one component at a time, never following a symlink, never going up: the
+         * artifacts came out of an untrusted sandbox and the fd goes to a client. */
+        component = strtok_r(copy, "/", &save);
+        while (component) {
+                int fd;
+
+                next = strtok_r(NULL, "/", &save);
+                if (streq(component, "..") || streq(component, "."))
+                        return error_setf(error, -EINVAL, "Invalid artifact path '%s'.", shown);
+                if (next)
+                        fd = openat(cur, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                else
+                        fd = openat(cur, component,
+                                    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0) {
+                        r = -errno;
+                        if (r == -ELOOP || r == -ENOTDIR)
+                                return error_setf(error, -EPERM, "Artifact '%s' is not a regular file.",
+                                                  shown);
+                        return error_setf(error, r == -ENOENT ? -ENOENT : r, "Run %s has no artifact '%s'.",
+                                          run->id, shown);
+                }
+                safe_close(cur);
+                cur = fd;
+                component = next;
+        }
+        if (fstat(cur, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return error_setf(error, -EPERM, "Artifact '%s' is not a regular file.", shown);
+        /* O_NONBLOCK only kept a FIFO from blocking the open; reads of a file never block. */
+        if (fcntl(cur, F_SETFL, 0) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(cur);
+        return 0;
+}
+
+static int quarantine(Store *s, const char *name) {
+        for (unsigned i = 0; i < QUARANTINE_ATTEMPTS; i++) {
+                _cleanup_free_ char *target = i == 0 ? strdup(name) : strdup_printf("%s.%u", name, i);
+
+                if (!target)
+                        return -ENOMEM;
+                if (renameat2(s->runs_fd, name, s->quarantine_fd, target, RENAME_NOREPLACE) >= 0)
+                        return 0;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+/* Deletes ".#..." temporary files of interrupted atomic writes inside a record. */
+static int remove_temporaries(int run_fd, unsigned *n) {
+        _cleanup_close_ int fd = -EBADF;
+        struct dirent *de;
+        DIR *d;
+
+        fd = openat(run_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+        while ((de = readdir(d)))
+                if (startswith(de->d_name, TEMP_PREFIX) && rm_rf_at(dirfd(d), de->d_name) >= 0)
+                        (*n)++;
+        closedir(d);
+        return 0;
+}
+
+/* Reads one record and settles it. -EBADMSG: corrupted, to be quarantined. */
+static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stats, StoreRun **ret) {
+        _cleanup_(cJSON_Deletep) cJSON *request = NULL, *state = NULL, *result = NULL;
+        _cleanup_(store_run_freep) StoreRun *run = NULL;
+        _cleanup_free_ char *state_name = NULL, *request_id = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const cJSON *skill;
+        uint64_t owner;
+        bool dirty = false;
+        struct stat st;
+        int r;
+
+        r = open_run_dir(s, id, &fd);
+        if (r < 0)
+                return r == -ENOTDIR || r == -ELOOP ? -EBADMSG : r;
+        r = remove_temporaries(fd, &stats->leftovers);
+        if (r < 0)
+                return r;
+
+        run = calloc(1, sizeof(StoreRun));
+        if (!run)
+                return -ENOMEM;
+        memcpy(run->id, id, sizeof(run->id));
+        run->exit_code = -1;
+
+        /* request.json: who and what. Without it the record means nothing. */
+        r = read_json_object(fd, "request.json", STORE_REQUEST_MAX + 4096, &request);
+        if (r < 0)
+                return r == -ENOENT ? -EBADMSG : r;
+        skill = cJSON_GetObjectItemCaseSensitive(request, "skill");
+        if (json_get_str(request, "id", false, &request_id) < 0 || !streq(request_id, id) ||
+            json_get_u64(request, "owner", false, &owner) < 0 || owner >= UID_INVALID ||
+            !cJSON_IsObject(skill) ||
+            json_get_str(skill, "name", false, &run->skill_name) < 0 ||
+            json_get_str(skill, "hash", false, &run->skill_hash) < 0 ||
+            json_get_str(request, "script", false, &run->script) < 0 ||
+            json_get_u64(request, "created_usec", false, &run->created_usec) < 0)
+                return -EBADMSG;
+        run->owner = (uid_t) owner;
+
+        /* state.json: where it got to. Absent only if written by a tool other than us. */
+        r = read_json_object(fd, "state.json", STATE_MAX, &state);
+        if (r == -ENOENT) {
+                run->state = RUN_QUEUED;
+                dirty = true;
+        } else if (r < 0)
+                return r;
+        else {
+                if (json_get_str(state, "state", false, &state_name) < 0 ||
+                    json_get_u64(state, "started_usec", true, &run->started_usec) < 0 ||
+                    json_get_u64(state, "finished_usec", true, &run->finished_usec) < 0 ||
+                    json_get_str(state, "reason", true, &run->reason) < 0)
+                        return -EBADMSG;
+                run->state = run_state_from_string(state_name);
+                if (run->state < 0)
+                        return -EBADMSG;
+        }
+
+        /* result.json: the only proof that the run finished. */
+        r = read_json_object(fd, "result.json", STORE_RESULT_MAX, &result);
+        if (r >= 0) {
+                r = result_summary(result, &run->status, &run->exit_code);
+                if (r < 0)
+                        return r;
+                if (run->state != RUN_FINISHED) {
+                        /* The service died between writing the result and the state. */
+                        run->state = RUN_FINISHED;
+                        if (fstatat(fd, "result.json", &st, AT_SYMLINK_NOFOLLOW) >= 0)
+                                run->finished_usec = (uint64_t) st.st_mtim.tv_sec * 1000000ULL +
+                                                     (uint64_t) st.st_mtim.tv_nsec / 1000ULL;
+                        free(run->reason);
+                        run->reason = NULL;
+                        stats->repaired++;
+                        dirty = true;
+                }
+        } else if (r == -ENOENT) {
+                if (run->state != RUN_INTERRUPTED) {
+                        free(run->reason);
+                        run->reason = strdup(run->state == RUN_FINISHED
+                                             ? "the result of the run was lost"
+                                             : "the service stopped before the run finished");
+                        if (!run->reason)
+                                return -ENOMEM;
+                        run->state = RUN_INTERRUPTED;
+                        run->finished_usec = now;
+                        stats->interrupted++;
+                        dirty = true;
+                }
+        } else
+                return r;
+
+        if (dirty) {
+                r = write_state(fd, run);
+                if (r < 0)
+                        return r;
+        }
+        (void) run_usage(fd, &run->disk_bytes);
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
+        StoreLoadStats stats = {};
+        uint64_t now = now_or(now_usec);
+        _cleanup_close_ int fd = -EBADF;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        for (size_t i = 0; i < s->n_runs; i++)
+                store_run_free(s->runs[i]);
+        s->n_runs = 0;
+
+        fd = openat(s->runs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+
+        while ((de = readdir(d))) {
+                StoreRun *run = NULL;
+                int q;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                /* Half-created or half-removed records, and stray temporary files. */
+                if (startswith(de->d_name, TEMP_PREFIX)) {
+                        if (rm_rf_at(s->runs_fd, de->d_name) >= 0)
+                                stats.leftovers++;
+                        continue;
+                }
+
+                if (store_run_id_is_valid(de->d_name))
+                        q = load_run(s, de->d_name, now, &stats, &run);
+                else
+                        q = -EBADMSG;
+                if (q == -EBADMSG) {
+                        q = quarantine(s, de->d_name);
+                        if (q >= 0)
+                                stats.quarantined++;
+                        else if (r == 0)
+                                r = q;
+                        continue;
+                }
+                if (q == -ENOMEM) {
+                        r = q;
+                        break;
+                }
+                if (q < 0) {
+                        /* An I/O error: the record may be fine; leave it for the next start. */
+                        if (r == 0)
+                                r = q;
+                        continue;
+                }
+                q = index_add(s, run);
+                if (q < 0) {
+                        store_run_free(run);
+                        r = q;
+                        break;
+                }
+                stats.loaded++;
+        }
+        closedir(d);
+
+        if (ret_stats)
+                *ret_stats = stats;
+        return r;
+}
+
+static uint64_t run_end_usec(const StoreRun *run) {
+        return run->finished_usec ?: run->created_usec;
+}
+
+static int cmp_end(const void *a, const void *b) {
+        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
+
+        if (run_end_usec(x) != run_end_usec(y))
+                return run_end_usec(x) < run_end_usec(y) ? -1 : 1;
+        return strcmp(x->id, y->id);
+}
+
+/* Marks the oldest final runs of owner (UID_INVALID: everyone) for removal until the owner's
+ * remaining records fit max_runs and max_bytes. */
+static void mark_over_cap(StoreRun **sorted, bool *doomed, size_t n, uid_t owner,
+                          uint64_t max_runs, uint64_t max_bytes) {
+        uint64_t count = 0, bytes = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!doomed[i] && (owner == UID_INVALID || sorted[i]->owner == owner)) {
+                        count++;
+                        bytes += sorted[i]->disk_bytes;
+                }
+
+        for (size_t i = 0; i < n && (count > max_runs || bytes > max_bytes); i++) {
+                if (doomed[i] || !run_state_is_final(sorted[i]->state) ||
+                    (owner != UID_INVALID && sorted[i]->owner != owner))
+                        continue;
+                doomed[i] = true;
+                count--;
+                bytes -= MIN(bytes, sorted[i]->disk_bytes);
+        }
+}
+
+int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char ***ret_removed) {
+        _cleanup_strv_free_ char **removed = NULL;
+        _cleanup_free_ StoreRun **sorted = NULL;
+        _cleanup_free_ bool *doomed = NULL;
+        uint64_t now = now_or(now_usec);
+        size_t n = s->n_runs;
+        int ret = 0, r;
+
+        sorted = calloc(n + 1, sizeof(StoreRun *));
+        doomed = calloc(n + 1, sizeof(bool));
+        if (!sorted || !doomed)
+                return -ENOMEM;
+        memcpy(sorted, s->runs, n * sizeof(StoreRun *));
+        qsort(sorted, n, sizeof(StoreRun *), cmp_end);
+
+        /* 1. Age. */
+        if (retention->max_age_usec != POLICY_INFINITY)
+                for (size_t i = 0; i < n; i++)
+                        if (run_state_is_final(sorted[i]->state) &&
+                            run_end_usec(sorted[i]) + retention->max_age_usec < now)
+                                doomed[i] = true;
+
+        /* 2. Each owner's share. */
+        for (size_t i = 0; i < n; i++) {
+                bool first = true;
+
+                for (size_t k = 0; k < i; k++)
+                        if (sorted[k]->owner == sorted[i]->owner)
+                                first = false;
+                if (first)
+                        mark_over_cap(sorted, doomed, n, sorted[i]->owner,
+                                      retention->max_runs_per_user, retention->max_bytes_per_user);
+        }
+
+        /* 3. Everyone's. */
+        mark_over_cap(sorted, doomed, n, UID_INVALID, retention->max_runs, retention->max_bytes);
+
+        for (size_t i = 0; i < n; i++) {
+                char id[STORE_RUN_ID_LEN + 1];
+
+                if (!doomed[i])
+                        continue;
+                memcpy(id, sorted[i]->id, sizeof(id));
+                r = store_run_remove(s, sorted[i]);
+                if (r < 0) {
+                        if (ret == 0)
+                                ret = r;
+                        continue;
+                }
+                r = strv_extend(&removed, id);
+                if (r < 0)
+                        return r;
+        }
+
+        if (ret_removed)
+                *ret_removed = TAKE_PTR(removed);
+        return ret;
+}
+
+int store_check_space(Store *s, uint64_t min_free_bytes, uint64_t min_free_percent, char **error) {
+        char avail_s[FORMAT_BYTES_MAX], min_s[FORMAT_BYTES_MAX];
+        uint64_t avail, total;
+        struct statvfs sv;
+
+        if (fstatvfs(s->root_fd, &sv) < 0)
+                return error_setf(error, -errno, "Cannot tell the free space of %s: %m", s->root);
+
+        /* f_bavail, not f_bfree: the blocks reserved for root are the system's last resort, not
+         * room for results. */
+        avail = u64_mul_sat(sv.f_bavail, sv.f_frsize);
+        total = u64_mul_sat(sv.f_blocks, sv.f_frsize);
+        if (avail < min_free_bytes || u64_mul_sat(avail, 100) < u64_mul_sat(total, min_free_percent))
+                return error_setf(error, -ENOSPC,
+                                  "Not enough free space to keep results in %s: %s available, "
+                                  "the policy keeps %s and %" PRIu64 "%% free. Refusing new runs.",
+                                  s->root, format_bytes(avail_s, sizeof(avail_s), avail),
+                                  format_bytes(min_s, sizeof(min_s), min_free_bytes), min_free_percent);
+        if (sv.f_files > 0 && sv.f_favail == 0)
+                return error_setf(error, -ENOSPC,
+                                  "No free inodes left to keep results in %s. Refusing new runs.",
+                                  s->root);
+        return 0;
+}

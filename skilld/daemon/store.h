@@ -1,0 +1,149 @@
+/* The results store: every run the service accepted, from the moment it is queued until retention
+ * removes it, survives crashes of the service.
+ *
+ *   ROOT/runs/<id>/request.json   what was asked: owner, skill name and hash, script, the request
+ *                  state.json     queued | running | finished | interrupted, timestamps, reason
+ *                  result.json    the engine's result; its presence is what "finished" means
+ *                  stdout.log, stderr.log, artifacts/
+ *   ROOT/quarantine/              records found corrupted, moved aside for an admin to inspect
+ *
+ * Crash safety rests on two rules. A record appears whole: it is built in ".#new-<id>" and renamed
+ * into place. Every file is written atomically (temporary file, fsync, rename), and result.json is
+ * written last: a run is finished if and only if a complete result.json exists. When the service
+ * starts, store_load() therefore knows the truth of every run: a result means finished (state.json
+ * is repaired if the service died between the two writes), no result and a state of queued or
+ * running means the service died under it, and the run becomes interrupted. Temporary files of
+ * interrupted writes are deleted; a record that cannot be read is quarantined, never fatal.
+ *
+ * Everything is root-only (directories 0700, files 0600): owners read their runs through the
+ * service, which checks ownership and passes file descriptors. Nothing here knows about D-Bus. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "policy.h"
+#include "util.h"
+
+#ifndef UID_INVALID
+#define UID_INVALID ((uid_t) -1)
+#endif
+
+#define STORE_DEFAULT_ROOT LOCALSTATEDIR "/lib/skilld"
+/* A run id is a 128-bit random id in lowercase hex, the form sd_id128_to_string() gives. */
+#define STORE_RUN_ID_LEN 32
+#define STORE_REQUEST_MAX (1024U * 1024U)
+/* The result holds the run's summary and artifact list; logs stay in their own files. */
+#define STORE_RESULT_MAX (64U * 1024U * 1024U)
+
+typedef enum RunState {
+        RUN_QUEUED,
+        RUN_RUNNING,
+        RUN_FINISHED,           /* result.json exists: the run's own outcome, whatever its status */
+        RUN_INTERRUPTED,        /* no result will ever come: the service died, or could not store it */
+        _RUN_STATE_MAX,
+        _RUN_STATE_INVALID = -EINVAL,
+} RunState;
+
+const char *run_state_to_string(RunState s) _pure_;
+RunState run_state_from_string(const char *s) _pure_;
+
+static inline bool run_state_is_final(RunState s) {
+        return s == RUN_FINISHED || s == RUN_INTERRUPTED;
+}
+
+/* One record as the store knows it. Owned by the Store; read-only to callers, valid until the
+ * run is removed (store_run_remove(), store_gc()) or the store freed. Times are CLOCK_REALTIME
+ * microseconds, 0 when not reached. */
+typedef struct StoreRun {
+        char id[STORE_RUN_ID_LEN + 1];
+        uid_t owner;
+        char *skill_name;
+        char *skill_hash;
+        char *script;
+        RunState state;
+        char *status;           /* result.json "status" when finished: "succeeded", "oom", ... */
+        int exit_code;          /* result.json "exit_code", or -1 */
+        char *reason;           /* why the run was interrupted */
+        uint64_t created_usec;
+        uint64_t started_usec;
+        uint64_t finished_usec; /* when finished or interrupted */
+        uint64_t disk_bytes;    /* disk space of the record, see store_run_update_usage() */
+} StoreRun;
+
+/* What a new record holds. request_json, when given, must be a JSON object (arguments, limits,
+ * options as the service accepted them); it is kept verbatim under "request". */
+typedef struct StoreRunInfo {
+        const char *id;
+        uid_t owner;
+        const char *skill_name;
+        const char *skill_hash;
+        const char *script;
+        const char *request_json;
+} StoreRunInfo;
+
+typedef struct StoreLoadStats {
+        unsigned loaded;
+        unsigned interrupted;   /* left queued or running by a service that died */
+        unsigned repaired;      /* result written, state.json not yet updated */
+        unsigned quarantined;
+        unsigned leftovers;     /* temporary files and half-created or half-removed records */
+} StoreLoadStats;
+
+typedef struct Store Store;
+
+bool store_run_id_is_valid(const char *id) _pure_;
+
+/* Opens ROOT, ROOT/runs and ROOT/quarantine, creating them 0700 where missing (the parent of
+ * ROOT must exist). root NULL means STORE_DEFAULT_ROOT. The store is empty until store_load(). */
+int store_open(const char *root, Store **ret);
+Store *store_free(Store *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_free);
+
+/* Scans every record, settles the ones a dead service left behind (see above), quarantines the
+ * unreadable ones. Called once when the service starts: it replaces the index, so earlier
+ * StoreRun pointers are invalid afterwards. now_usec: the time recorded for interruptions, 0 for
+ * now. Returns the first I/O error met, after loading every record it could. */
+int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats);
+
+StoreRun *store_get_run(Store *s, const char *id);
+/* The runs of owner (UID_INVALID: everyone's), oldest first, as an array of borrowed pointers
+ * (free only the array). */
+int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n);
+/* Runs of owner (UID_INVALID: everyone) in state. */
+size_t store_count_runs(Store *s, uid_t owner, RunState state);
+
+/* Creates the record of a new run, in state queued. -EEXIST if the id is taken. */
+int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error);
+int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec);
+/* Stores the result (a JSON object) and makes the run finished. When the result cannot be
+ * written (a full disk), the run becomes interrupted with the reason, and the error is returned:
+ * a partial result is never taken for a complete one. */
+int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error);
+/* Ends a run that will have no result. */
+int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec);
+/* Deletes a final run and its files; -EBUSY for a run still queued or running. On success run is
+ * freed. */
+int store_run_remove(Store *s, StoreRun *run);
+
+int store_run_read_request(Store *s, const StoreRun *run, char **ret);
+/* -ENODATA when the run has no result (yet). */
+int store_run_read_result(Store *s, const StoreRun *run, char **ret);
+/* "stdout" or "stderr". for_writing opens for appending (creating it), else read-only. */
+int store_run_open_log(Store *s, const StoreRun *run, const char *stream, bool for_writing, int *ret_fd);
+/* The artifacts directory of a run (created when missing), for the engine to copy into. */
+int store_run_open_artifacts_dir(Store *s, const StoreRun *run, int *ret_fd);
+/* Opens one artifact read-only for a client: path is relative to artifacts/, without "..",
+ * without symlinks anywhere on the way, and must name a regular file. */
+int store_run_open_artifact(Store *s, const StoreRun *run, const char *path, int *ret_fd, char **error);
+/* Recomputes disk_bytes (allocated blocks, links not followed, mounts not crossed). */
+int store_run_update_usage(Store *s, StoreRun *run);
+
+/* Removes final runs beyond the retention: older than max_age, then the oldest of each owner
+ * beyond the per-user caps, then the oldest of all beyond the global caps. Queued and running
+ * runs are never removed (but count towards the caps). The ids removed are returned in
+ * *ret_removed (optional), so the service can drop their objects. */
+int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char ***ret_removed);
+
+/* Refuses (-ENOSPC, with a message) when the store's file system has less than min_free_bytes
+ * or min_free_percent free, or no free inodes. */
+int store_check_space(Store *s, uint64_t min_free_bytes, uint64_t min_free_percent, char **error);

@@ -1,0 +1,679 @@
+/* Tests for skilld/daemon/store: records appear whole and root-only, a service killed at any point
+ * leaves runs that the next start settles (interrupted unless a complete result exists), temporary
+ * files of interrupted writes and corrupted records do not stop the store, retention removes the
+ * right runs and never an active one, a full disk refuses instead of storing half a result, and
+ * artifacts are opened without following anything a sandbox could have planted. */
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "store.h"
+#include "test-util.h"
+
+#define SEC 1000000ULL
+
+static TestDir dir = { .fd = -EBADF };
+static char *root;
+
+static char *mfree_str(char *p) {
+        free(p);
+        return NULL;
+}
+
+static StoreRun **mfree_runs(StoreRun **p) {
+        free(p);
+        return NULL;
+}
+
+static size_t n_runs(Store *s) {
+        _cleanup_free_ StoreRun **list = NULL;
+        size_t n;
+
+        ck_assert_int_eq(store_list_runs(s, UID_INVALID, &list, &n), 0);
+        return n;
+}
+
+static char *read_in_root(const char *rel) {
+        _cleanup_free_ char *p = strdup_printf("%s/%s", root, rel);
+        char *text = NULL;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, p, 1 << 20, true, &text, NULL), 0);
+        return text;
+}
+
+static void setup(void) {
+        dir = test_dir_new();
+        root = strdup_printf("%s/state", dir.path);
+        ck_assert_ptr_nonnull(root);
+}
+
+static void teardown(void) {
+        free(root);
+        root = NULL;
+        test_dir_done(&dir);
+}
+
+static const char *make_id(unsigned n) {
+        static char buf[8][STORE_RUN_ID_LEN + 1];
+        static unsigned slot;
+        char *b = buf[slot++ % 8];
+
+        snprintf(b, STORE_RUN_ID_LEN + 1, "%032x", n);
+        return b;
+}
+
+static StoreRun *create(Store *s, unsigned n, uid_t owner, uint64_t when) {
+        StoreRunInfo info = {
+                .id = make_id(n),
+                .owner = owner,
+                .skill_name = "demo",
+                .skill_hash = "0123abcd",
+                .script = "scripts/main.sh",
+                .request_json = "{\"args\":[\"-x\"],\"limits\":{\"memory\":268435456}}",
+        };
+        _cleanup_free_ char *error = NULL;
+        StoreRun *run = NULL;
+
+        ck_assert_msg(store_create_run(s, &info, when, &run, &error) == 0, "create: %s", strna(error));
+        return run;
+}
+
+static Store *open_store(void) {
+        Store *s = NULL;
+
+        ck_assert_int_eq(store_open(root, &s), 0);
+        return s;
+}
+
+static Store *reopen_store(Store *old, StoreLoadStats *stats) {
+        Store *s = open_store();
+
+        store_free(old);
+        ck_assert_int_eq(store_load(s, 9999 * SEC, stats), 0);
+        return s;
+}
+
+static mode_t mode_of(const char *rel) {
+        _cleanup_free_ char *p = strdup_printf("%s/%s", root, rel);
+        struct stat st;
+
+        ck_assert_int_eq(lstat(p, &st), 0);
+        return st.st_mode & 07777;
+}
+
+static bool exists(const char *rel) {
+        _cleanup_free_ char *p = strdup_printf("%s/%s", root, rel);
+        struct stat st;
+
+        return lstat(p, &st) == 0;
+}
+
+static void put(const char *rel, const char *contents) {
+        _cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        test_write_file(fd, rel, contents, 0600);
+}
+
+START_TEST(test_create_and_list) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ StoreRun **list = NULL;
+        _cleanup_free_ char *request = NULL, *error = NULL;
+        StoreRunInfo bad = { .id = "not-an-id", .owner = 1, .skill_name = "x", .skill_hash = "y",
+                            .script = "z" };
+        StoreRun *a, *b, *c, *r = NULL;
+        size_t n;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        a = create(s, 1, 1000, 10 * SEC);
+        b = create(s, 2, 1001, 20 * SEC);
+        c = create(s, 3, 1000, 30 * SEC);
+
+        ck_assert_int_eq(a->state, RUN_QUEUED);
+        ck_assert_uint_eq(a->created_usec, 10 * SEC);
+        ck_assert_uint_gt(a->disk_bytes, 0);
+        ck_assert_ptr_eq(store_get_run(s, make_id(2)), b);
+        ck_assert_ptr_null(store_get_run(s, make_id(4)));
+        ck_assert_ptr_null(store_get_run(s, "../../etc"));
+
+        ck_assert_int_eq(store_list_runs(s, 1000, &list, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_ptr_eq(list[0], a);
+        ck_assert_ptr_eq(list[1], c);
+        list = mfree_runs(list);
+        ck_assert_int_eq(store_list_runs(s, UID_INVALID, &list, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_uint_eq(store_count_runs(s, 1000, RUN_QUEUED), 2);
+        ck_assert_uint_eq(store_count_runs(s, UID_INVALID, RUN_RUNNING), 0);
+
+        /* Root-only on disk, and nothing left of the construction. */
+        ck_assert_uint_eq(mode_of("runs"), 0700);
+        ck_assert_uint_eq(mode_of("quarantine"), 0700);
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001"), 0700);
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001/request.json"), 0600);
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001/state.json"), 0600);
+        ck_assert(!exists("runs/.#new-00000000000000000000000000000001"));
+
+        ck_assert_int_eq(store_run_read_request(s, a, &request), 0);
+        ck_assert_ptr_nonnull(strstr(request, "\"owner\":1000"));
+        ck_assert_ptr_nonnull(strstr(request, "\"request\":{\"args\":[\"-x\"]"));
+
+        /* Refusals. */
+        ck_assert_int_eq(store_create_run(s, &bad, 0, &r, &error), -EINVAL);
+        error = mfree_str(error);
+        bad.id = make_id(2);
+        ck_assert_int_eq(store_create_run(s, &bad, 0, &r, &error), -EEXIST);
+        error = mfree_str(error);
+        bad.id = make_id(9);
+        bad.request_json = "[1]";
+        ck_assert_int_eq(store_create_run(s, &bad, 0, &r, &error), -EINVAL);
+        ck_assert_str_eq(error, "The request to record is not a JSON object.");
+        ck_assert_ptr_null(r);
+        ck_assert(!exists("runs/00000000000000000000000000000009"));
+}
+END_TEST
+
+START_TEST(test_open_tightens_modes) {
+        _cleanup_(store_freep) Store *s = NULL;
+        _cleanup_free_ char *runs = strdup_printf("%s/runs", root);
+
+        ck_assert_int_eq(mkdir(root, 0700), 0);
+        ck_assert_int_eq(mkdir(runs, 0755), 0);
+        ck_assert_int_eq(chmod(runs, 0755), 0);
+        s = open_store();
+        ck_assert_uint_eq(mode_of("runs"), 0700);
+}
+END_TEST
+
+START_TEST(test_lifecycle) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *result = NULL, *error = NULL;
+        StoreLoadStats stats;
+        StoreRun *run;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        run = create(s, 7, 1000, 100 * SEC);
+        ck_assert_int_eq(store_run_read_result(s, run, &result), -ENODATA);
+
+        ck_assert_int_eq(store_run_set_running(s, run, 101 * SEC), 0);
+        ck_assert_int_eq(run->state, RUN_RUNNING);
+        ck_assert_int_eq(store_run_set_running(s, run, 0), -ESTALE);
+
+        /* A result that is not a result object is refused and changes nothing. */
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":", 0, &error), -EINVAL);
+        ck_assert_int_eq(run->state, RUN_RUNNING);
+        ck_assert(!exists("runs/00000000000000000000000000000007/result.json"));
+        error = mfree_str(error);
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":7}", 0, &error), -EINVAL);
+        error = mfree_str(error);
+
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"failed\",\"exit_code\":3}", 160 * SEC,
+                                          &error), 0);
+        ck_assert_int_eq(run->state, RUN_FINISHED);
+        ck_assert_str_eq(run->status, "failed");
+        ck_assert_int_eq(run->exit_code, 3);
+        ck_assert_uint_eq(run->finished_usec, 160 * SEC);
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000007/result.json"), 0600);
+        ck_assert_int_eq(store_run_finish(s, run, "{}", 0, &error), -ESTALE);
+        ck_assert_int_eq(store_run_read_result(s, run, &result), 0);
+        ck_assert_str_eq(result, "{\"status\":\"failed\",\"exit_code\":3}");
+
+        /* A fresh service reads back the same. */
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 1);
+        ck_assert_uint_eq(stats.interrupted + stats.repaired + stats.quarantined + stats.leftovers, 0);
+        run = store_get_run(s, make_id(7));
+        ck_assert_ptr_nonnull(run);
+        ck_assert_int_eq(run->state, RUN_FINISHED);
+        ck_assert_str_eq(run->status, "failed");
+        ck_assert_int_eq(run->exit_code, 3);
+        ck_assert_uint_eq(run->owner, 1000);
+        ck_assert_str_eq(run->skill_name, "demo");
+        ck_assert_str_eq(run->skill_hash, "0123abcd");
+        ck_assert_str_eq(run->script, "scripts/main.sh");
+        ck_assert_uint_eq(run->created_usec, 100 * SEC);
+        ck_assert_uint_eq(run->started_usec, 101 * SEC);
+        ck_assert_uint_eq(run->finished_usec, 160 * SEC);
+}
+END_TEST
+
+/* The service is killed with runs queued, running, halfway through writing a result, and halfway
+ * through creating and removing records. The next start settles every run. */
+START_TEST(test_crash_recovery) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *result = NULL, *error = NULL, *state = NULL;
+        StoreLoadStats stats;
+        StoreRun *queued, *running, *finished, *interrupted;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        queued = create(s, 1, 1000, 10 * SEC);
+        running = create(s, 2, 1000, 20 * SEC);
+        finished = create(s, 3, 1001, 30 * SEC);
+        interrupted = create(s, 4, 1001, 40 * SEC);
+        ck_assert_int_eq(store_run_set_running(s, running, 21 * SEC), 0);
+        ck_assert_int_eq(store_run_set_running(s, finished, 31 * SEC), 0);
+        ck_assert_int_eq(store_run_finish(s, finished, "{\"status\":\"succeeded\",\"exit_code\":0}", 0,
+                                          &error), 0);
+        ck_assert_int_eq(store_run_interrupt(s, interrupted, "canceled before start", 41 * SEC), 0);
+        (void) queued;
+
+        /* Killed while writing the result of run 2: the temporary file is there, half written. */
+        put("runs/00000000000000000000000000000002/.#result.json.Xy12ab", "{\"status\":\"succ");
+        /* Killed while creating run 5 and while removing run 6. */
+        put("runs/.#new-00000000000000000000000000000005/request.json", "{\"id\":");
+        put("runs/.#del-00000000000000000000000000000006/state.json", "{}");
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 4);
+        ck_assert_uint_eq(stats.interrupted, 2);
+        ck_assert_uint_eq(stats.leftovers, 3);
+        ck_assert_uint_eq(stats.quarantined, 0);
+
+        queued = store_get_run(s, make_id(1));
+        running = store_get_run(s, make_id(2));
+        finished = store_get_run(s, make_id(3));
+        interrupted = store_get_run(s, make_id(4));
+        ck_assert_int_eq(queued->state, RUN_INTERRUPTED);
+        ck_assert_str_eq(queued->reason, "the service stopped before the run finished");
+        ck_assert_int_eq(running->state, RUN_INTERRUPTED);
+        ck_assert_uint_eq(running->finished_usec, 9999 * SEC);
+        ck_assert_int_eq(finished->state, RUN_FINISHED);
+        ck_assert_str_eq(finished->status, "succeeded");
+        ck_assert_int_eq(interrupted->state, RUN_INTERRUPTED);
+        ck_assert_str_eq(interrupted->reason, "canceled before start");
+
+        /* The partial result was never taken for a result, and is gone. */
+        ck_assert(!exists("runs/00000000000000000000000000000002/.#result.json.Xy12ab"));
+        ck_assert(!exists("runs/00000000000000000000000000000002/result.json"));
+        ck_assert_int_eq(store_run_read_result(s, running, &result), -ENODATA);
+        ck_assert(!exists("runs/.#new-00000000000000000000000000000005"));
+        ck_assert(!exists("runs/.#del-00000000000000000000000000000006"));
+
+        /* The verdict is on disk, not only in memory. */
+        state = read_in_root("runs/00000000000000000000000000000002/state.json");
+        ck_assert_ptr_nonnull(strstr(state, "\"state\":\"interrupted\""));
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.interrupted + stats.leftovers + stats.repaired, 0);
+        ck_assert_int_eq(store_get_run(s, make_id(2))->state, RUN_INTERRUPTED);
+}
+END_TEST
+
+/* Killed after the result was committed but before state.json said so: the result wins. */
+START_TEST(test_result_without_state) {
+        _cleanup_(store_freep) Store *s = open_store();
+        StoreLoadStats stats;
+        StoreRun *run;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        run = create(s, 1, 1000, 10 * SEC);
+        ck_assert_int_eq(store_run_set_running(s, run, 11 * SEC), 0);
+        put("runs/00000000000000000000000000000001/result.json",
+            "{\"status\":\"timeout\",\"exit_code\":null}");
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.repaired, 1);
+        ck_assert_uint_eq(stats.interrupted, 0);
+        run = store_get_run(s, make_id(1));
+        ck_assert_int_eq(run->state, RUN_FINISHED);
+        ck_assert_str_eq(run->status, "timeout");
+        ck_assert_int_eq(run->exit_code, -1);
+        ck_assert_uint_gt(run->finished_usec, 0);
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.repaired, 0);
+}
+END_TEST
+
+START_TEST(test_corrupted_records_quarantined) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL;
+        StoreLoadStats stats;
+        StoreRun *good;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        good = create(s, 1, 1000, 10 * SEC);
+        ck_assert_int_eq(store_run_set_running(s, good, 0), 0);
+        ck_assert_int_eq(store_run_finish(s, good, "{\"status\":\"succeeded\"}", 0, &error), 0);
+        create(s, 2, 1000, 20 * SEC);
+        create(s, 3, 1000, 30 * SEC);
+        create(s, 4, 1000, 40 * SEC);
+        create(s, 5, 1000, 50 * SEC);
+
+        put("runs/00000000000000000000000000000002/request.json", "garbage");          /* unparsable */
+        put("runs/00000000000000000000000000000003/result.json", "[\"not an object\"]"); /* bad result */
+        put("runs/00000000000000000000000000000004/state.json", "{\"state\":\"dancing\"}");
+        put("runs/00000000000000000000000000000005/request.json",                         /* wrong id */
+            "{\"id\":\"00000000000000000000000000000099\",\"owner\":0,"
+            "\"skill\":{\"name\":\"x\",\"hash\":\"y\"},"
+            "\"script\":\"z\",\"created_usec\":1}");
+        put("runs/junk", "not a record");
+        put("runs/NOTANID/request.json", "{}");
+        ck_assert_int_eq(symlinkat("/etc", dir.fd, "state/runs/0000000000000000000000000000000a"), 0);
+        /* A name already in quarantine from an earlier start. */
+        put("quarantine/junk", "older");
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 1);
+        ck_assert_uint_eq(stats.quarantined, 7);
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(1)));
+        ck_assert_int_eq(store_get_run(s, make_id(1))->state, RUN_FINISHED);
+        for (unsigned i = 2; i <= 5; i++)
+                ck_assert_ptr_null(store_get_run(s, make_id(i)));
+
+        ck_assert(exists("quarantine/00000000000000000000000000000002/request.json"));
+        ck_assert(exists("quarantine/00000000000000000000000000000003/result.json"));
+        ck_assert(exists("quarantine/00000000000000000000000000000004"));
+        ck_assert(exists("quarantine/00000000000000000000000000000005"));
+        ck_assert(exists("quarantine/junk"));
+        ck_assert(exists("quarantine/junk.1"));
+        ck_assert(exists("quarantine/NOTANID"));
+        ck_assert(exists("quarantine/0000000000000000000000000000000a"));
+        ck_assert(exists("runs/00000000000000000000000000000001"));
+        ck_assert(!exists("runs/junk"));
+        /* The symlink itself moved; its target was not touched. */
+        ck_assert_int_eq(access("/etc/passwd", F_OK), 0);
+}
+END_TEST
+
+static StoreRun *finished_run(Store *s, unsigned n, uid_t owner, uint64_t end) {
+        _cleanup_free_ char *error = NULL;
+        StoreRun *run = create(s, n, owner, end - 5 * SEC);
+
+        ck_assert_int_eq(store_run_set_running(s, run, end - 4 * SEC), 0);
+        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"succeeded\",\"exit_code\":0}", end,
+                                          &error), 0);
+        return run;
+}
+
+START_TEST(test_gc_counts_and_age) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_strv_free_ char **removed = NULL;
+        PolicyRetention r = {
+                .max_runs = 3,
+                .max_bytes = POLICY_INFINITY,
+                .max_age_usec = 800 * SEC,
+                .max_runs_per_user = 2,
+                .max_bytes_per_user = POLICY_INFINITY,
+        };
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 1; i <= 5; i++)                       /* a1..a5 end at 100..500 s */
+                finished_run(s, i, 1000, i * 100 * SEC);
+        finished_run(s, 11, 1001, 150 * SEC);                   /* b1 */
+        finished_run(s, 12, 1001, 250 * SEC);                   /* b2 */
+        finished_run(s, 13, 1001, 350 * SEC);                   /* b3 */
+        /* b4, active */
+        ck_assert_int_eq(store_run_set_running(s, create(s, 14, 1001, 50 * SEC), 60 * SEC), 0);
+
+        ck_assert_int_eq(store_gc(s, &r, 1000 * SEC, &removed), 0);
+        /* age: a1 (100 s) and b1 (150 s) ended more than 800 s before 1000 s;
+         * per user: 1000 keeps a4, a5; 1001 keeps b3 and the active b4;
+         * global: four left, the oldest final one (b3) goes; the active b4 stays. */
+        ck_assert_uint_eq(strv_length(removed), 6);
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(4)));
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(5)));
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(14)));
+        ck_assert_uint_eq(n_runs(s), 3);
+        for (unsigned i = 1; i <= 3; i++)
+                ck_assert_ptr_null(store_get_run(s, make_id(i)));
+        for (unsigned i = 11; i <= 13; i++)
+                ck_assert_ptr_null(store_get_run(s, make_id(i)));
+        ck_assert(strv_contains(removed, make_id(13)));
+        ck_assert(!exists("runs/0000000000000000000000000000000d"));
+        ck_assert(exists("runs/0000000000000000000000000000000e"));
+        removed = strv_free(removed);
+
+        /* Caps below the number of active runs remove nothing active. */
+        r.max_runs = 0;
+        r.max_runs_per_user = 0;
+        ck_assert_int_eq(store_gc(s, &r, 1000 * SEC, &removed), 0);
+        ck_assert_uint_eq(strv_length(removed), 2);
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(14)));
+}
+END_TEST
+
+START_TEST(test_gc_bytes) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_strv_free_ char **removed = NULL;
+        PolicyRetention r = {
+                .max_runs = POLICY_INFINITY,
+                .max_bytes = POLICY_INFINITY,
+                .max_age_usec = POLICY_INFINITY,
+                .max_runs_per_user = POLICY_INFINITY,
+        };
+        _cleanup_free_ char *blob = malloc(100 * 1024);
+        StoreRun *runs[4];
+
+        ck_assert_ptr_nonnull(blob);
+        memset(blob, 'x', 100 * 1024);
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 0; i < 4; i++) {
+                _cleanup_close_ int fd = -EBADF;
+
+                runs[i] = finished_run(s, i + 1, i < 3 ? 1000 : 1001, (i + 1) * 100 * SEC);
+                ck_assert_int_eq(store_run_open_log(s, runs[i], "stdout", true, &fd), 0);
+                ck_assert_int_eq(loop_write(fd, blob, 100 * 1024), 0);
+                ck_assert_int_eq(store_run_update_usage(s, runs[i]), 0);
+                ck_assert_uint_ge(runs[i]->disk_bytes, 100 * 1024);
+        }
+
+        /* Owner 1000 may keep its two newest runs' worth. */
+        r.max_bytes_per_user = runs[1]->disk_bytes + runs[2]->disk_bytes;
+        ck_assert_int_eq(store_gc(s, &r, 1000 * SEC, &removed), 0);
+        ck_assert_uint_eq(strv_length(removed), 1);
+        ck_assert_str_eq(removed[0], make_id(1));
+        removed = strv_free(removed);
+
+        /* Everyone together: room for the newest two. */
+        r.max_bytes = runs[2]->disk_bytes + runs[3]->disk_bytes;
+        ck_assert_int_eq(store_gc(s, &r, 1000 * SEC, &removed), 0);
+        ck_assert_uint_eq(strv_length(removed), 1);
+        ck_assert_str_eq(removed[0], make_id(2));
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(3)));
+        ck_assert_ptr_nonnull(store_get_run(s, make_id(4)));
+}
+END_TEST
+
+START_TEST(test_remove) {
+        _cleanup_(store_freep) Store *s = open_store();
+        StoreRun *active, *done;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        active = create(s, 1, 1000, 10 * SEC);
+        done = finished_run(s, 2, 1000, 20 * SEC);
+        ck_assert_int_eq(store_run_remove(s, active), -EBUSY);
+        ck_assert(exists("runs/00000000000000000000000000000001"));
+        ck_assert_int_eq(store_run_remove(s, done), 0);
+        ck_assert_ptr_null(store_get_run(s, make_id(2)));
+        ck_assert(!exists("runs/00000000000000000000000000000002"));
+        ck_assert(!exists("runs/.#del-00000000000000000000000000000002"));
+}
+END_TEST
+
+START_TEST(test_space_check) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL;
+
+        ck_assert_int_eq(store_check_space(s, 0, 0, &error), 0);
+        ck_assert_ptr_null(error);
+        ck_assert_int_eq(store_check_space(s, UINT64_MAX / 2, 0, &error), -ENOSPC);
+        ck_assert_msg(strstr(error, "Not enough free space to keep results in ") &&
+                      strstr(error, "Refusing new runs."), "got %s", error);
+}
+END_TEST
+
+/* A file system that is full when the result comes: the run ends interrupted, no result.json
+ * (partial or not) exists, and the next start agrees. Needs root for a small private tmpfs. */
+START_TEST(test_full_disk) {
+        _cleanup_(store_freep) Store *s = NULL;
+        _cleanup_free_ char *error = NULL, *big = NULL, *filler = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        StoreLoadStats stats;
+        StoreRun *run;
+        int r;
+
+        if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0) {
+                fprintf(stderr, "test_full_disk: needs root and mount namespaces, skipped\n");
+                return;
+        }
+        ck_assert_int_eq(mount(NULL, "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mkdir(root, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=128k,mode=0700"), 0);
+
+        s = open_store();
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        run = create(s, 1, 1000, 10 * SEC);
+        ck_assert_int_eq(store_run_set_running(s, run, 11 * SEC), 0);
+        ck_assert_int_eq(store_check_space(s, 4096, 0, &error), 0);
+
+        /* Fill the disk. */
+        filler = strdup_printf("%s/filler", root);
+        fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        for (;;) {
+                char block[4096] = {};
+                if (write(fd, block, sizeof(block)) < 0) {
+                        ck_assert_int_eq(errno, ENOSPC);
+                        break;
+                }
+        }
+        fd = safe_close(fd);
+
+        ck_assert_int_eq(store_check_space(s, 4096, 0, &error), -ENOSPC);
+        error = mfree_str(error);
+
+        big = malloc(64 * 1024);
+        ck_assert_ptr_nonnull(big);
+        memset(big, ' ', 64 * 1024);
+        memcpy(big, "{\"status\":\"succeeded\",\"pad\":\"", 29);
+        strcpy(big + 64 * 1024 - 4, "\"}");
+        r = store_run_finish(s, run, big, 0, &error);
+        ck_assert_int_eq(r, -ENOSPC);
+        ck_assert_msg(startswith(error, "Cannot store the result of run "), "got %s", error);
+        ck_assert_int_eq(run->state, RUN_INTERRUPTED);
+        ck_assert_ptr_nonnull(strstr(run->reason, "the result could not be stored"));
+        ck_assert(!exists("runs/00000000000000000000000000000001/result.json"));
+
+        /* After the admin freed space, a restarted service sees an interrupted run. */
+        ck_assert_int_eq(unlink(filler), 0);
+        s = reopen_store(TAKE_PTR(s), &stats);
+        run = store_get_run(s, make_id(1));
+        ck_assert_int_eq(run->state, RUN_INTERRUPTED);
+        ck_assert(!exists("runs/00000000000000000000000000000001/result.json"));
+}
+END_TEST
+
+START_TEST(test_logs) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_close_ int w = -EBADF, rd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        StoreRun *run;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        run = create(s, 1, 1000, 0);
+        ck_assert_int_eq(store_run_open_log(s, run, "stderr", false, &rd), -ENOENT);
+        ck_assert_int_eq(store_run_open_log(s, run, "stdin", true, &w), -EINVAL);
+        ck_assert_int_eq(store_run_open_log(s, run, "stderr", true, &w), 0);
+        ck_assert_int_eq(loop_write(w, "warning\n", 8), 0);
+        ck_assert_int_eq(store_run_open_log(s, run, "stderr", false, &rd), 0);
+        ck_assert_int_eq(read_full_fd(rd, 4096, &text, NULL), 0);
+        ck_assert_str_eq(text, "warning\n");
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001/stderr.log"), 0600);
+        ck_assert_int_eq(fcntl(rd, F_GETFL) & O_ACCMODE, O_RDONLY);
+}
+END_TEST
+
+static int open_artifact(Store *s, StoreRun *run, const char *path, char **ret_contents) {
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = store_run_open_artifact(s, run, path, &fd, &error);
+        if (r < 0) {
+                ck_assert_ptr_nonnull(error);
+                return r;
+        }
+        ck_assert_int_eq(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDONLY);
+        if (ret_contents)
+                ck_assert_int_eq(read_full_fd(fd, 4096, ret_contents, NULL), 0);
+        return 0;
+}
+
+START_TEST(test_artifacts) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int afd = -EBADF;
+        StoreRun *run;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        run = create(s, 1, 1000, 0);
+        ck_assert_int_eq(open_artifact(s, run, "report.txt", NULL), -ENOENT); /* no artifacts yet */
+
+        ck_assert_int_eq(store_run_open_artifacts_dir(s, run, &afd), 0);
+        ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001/artifacts"), 0700);
+        test_write_file(afd, "report.txt", "hello", 0600);
+        test_write_file(afd, "sub/data.csv", "a,b", 0600);
+        ck_assert_int_eq(symlinkat("/etc/passwd", afd, "link"), 0);
+        ck_assert_int_eq(symlinkat("../report.txt", afd, "sub/up"), 0);
+        ck_assert_int_eq(symlinkat("sub", afd, "dirlink"), 0);
+        ck_assert_int_eq(mkfifoat(afd, "pipe", 0600), 0);
+
+        ck_assert_int_eq(open_artifact(s, run, "report.txt", &text), 0);
+        ck_assert_str_eq(text, "hello");
+        text = mfree_str(text);
+        ck_assert_int_eq(open_artifact(s, run, "sub/data.csv", &text), 0);
+        ck_assert_str_eq(text, "a,b");
+
+        ck_assert_int_eq(open_artifact(s, run, "link", NULL), -EPERM);
+        ck_assert_int_eq(open_artifact(s, run, "sub/up", NULL), -EPERM);
+        ck_assert_int_eq(open_artifact(s, run, "dirlink/data.csv", NULL), -EPERM);
+        ck_assert_int_eq(open_artifact(s, run, "pipe", NULL), -EPERM); /* and did not block */
+        ck_assert_int_eq(open_artifact(s, run, "sub", NULL), -EPERM);
+        ck_assert_int_eq(open_artifact(s, run, "../request.json", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "sub/../report.txt", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "./report.txt", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "/etc/passwd", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "a\nb", NULL), -EINVAL);
+        ck_assert_int_eq(open_artifact(s, run, "missing", NULL), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_names) {
+        for (RunState st = 0; st < _RUN_STATE_MAX; st++)
+                ck_assert_int_eq(run_state_from_string(run_state_to_string(st)), st);
+        ck_assert_int_eq(run_state_from_string("done"), -EINVAL);
+        ck_assert(store_run_id_is_valid("0123456789abcdef0123456789abcdef"));
+        ck_assert(!store_run_id_is_valid("0123456789ABCDEF0123456789abcdef"));
+        ck_assert(!store_run_id_is_valid("0123456789abcdef"));
+        ck_assert(!store_run_id_is_valid(NULL));
+}
+END_TEST
+
+static Suite *store_suite(void) {
+        Suite *s = suite_create("store");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_create_and_list);
+        tcase_add_test(tc, test_open_tightens_modes);
+        tcase_add_test(tc, test_lifecycle);
+        tcase_add_test(tc, test_crash_recovery);
+        tcase_add_test(tc, test_result_without_state);
+        tcase_add_test(tc, test_corrupted_records_quarantined);
+        tcase_add_test(tc, test_gc_counts_and_age);
+        tcase_add_test(tc, test_gc_bytes);
+        tcase_add_test(tc, test_remove);
+        tcase_add_test(tc, test_space_check);
+        tcase_add_test(tc, test_full_disk);
+        tcase_add_test(tc, test_logs);
+        tcase_add_test(tc, test_artifacts);
+        tcase_add_test(tc, test_names);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return test_run_suite(store_suite());
+}

@@ -1,0 +1,207 @@
+#!/bin/bash
+# The real-system test rig: boots a Debian 12 VM under qemu with systemd as PID 1, a system bus,
+# polkitd, cgroup v2 with every controller and test users, installs the project from a meson
+# build directory into it, runs the in-VM suite there and reports its TAP results. This is what
+# `meson test --suite vm` runs; see tests/vm/README.md.
+#
+# Usage: run-vm.sh [--shell] [BUILD_DIR]     (BUILD_DIR defaults to ./build of the source tree)
+#
+# Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
+# SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_INJECT_FAILURE=1, SKILLD_VM_MEMORY (MiB),
+# SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT (see README.md).
+set -euo pipefail
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# debootstrap, chroot and friends live in sbin, which a user's PATH may lack.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+
+# shellcheck source-path=SCRIPTDIR source=lib/common.sh
+. "$VM_DIR/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/base.sh
+. "$VM_DIR/lib/base.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/overlay.sh
+. "$VM_DIR/lib/overlay.sh"
+
+VM_ACCEL=${SKILLD_VM_ACCEL:-tcg}
+VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-600}
+
+usage() {
+    cat <<EOF
+Usage: $0 [--shell] [BUILD_DIR]
+
+Boots the skilld test VM with the project of BUILD_DIR installed and runs the in-VM suite
+(tests/vm/tests.d and the meson suites '${VM_MESON_SUITES}'); exits non-zero when a test failed.
+  --shell   boot the same VM with a root shell on this terminal instead (the suite is not run;
+            run it there with skilld-vm-run-tests; poweroff or Ctrl-a x to leave)
+Logs of the last run: BUILD_DIR/tests/vm/last/. More in tests/vm/README.md.
+EOF
+}
+
+# Writes the two archives one after the other: the kernel unpacks concatenated cpio archives
+# in order, so the overlay lands on top of the cached base without repacking the base.
+vm_make_initrd() {
+    cat "$VM_BASE/base.cpio.gz" "$VM_WORK/overlay.cpio.gz" >"$VM_WORK/initrd.img"
+}
+
+# Fills the array QEMU with the command line for mode $1 (test or shell).
+vm_qemu_cmdline() {
+    local mode=$1 append cpu
+    append="console=ttyS0 panic=-1 mitigations=off skilld.vm=$mode"
+    [[ $mode == shell ]] && append+=" quiet"
+
+    case $VM_ACCEL in
+    tcg) cpu=max ;;            # max gives the guest RDRAND, so its entropy pool fills at once
+    kvm) cpu=host ;;
+    *) vm_die "SKILLD_VM_ACCEL must be tcg or kvm, not '$VM_ACCEL'" ;;
+    esac
+
+    QEMU=(qemu-system-x86_64 -accel "$VM_ACCEL" -cpu "$cpu"
+          -m "${SKILLD_VM_MEMORY:-2048}" -smp "${SKILLD_VM_CPUS:-2}"
+          -nodefaults -display none -no-reboot
+          -kernel "$VM_BASE/vmlinuz" -initrd "$VM_WORK/initrd.img" -append "$append"
+          -device virtio-rng-pci)
+    if [[ $mode == shell ]]; then
+        # The console (ttyS0) and qemu's monitor on this terminal: Ctrl-a x quits.
+        QEMU+=(-serial mon:stdio -serial "file:$VM_LAST/results.log")
+    else
+        # ttyS0: kernel and systemd messages; ttyS1: only what the test unit writes.
+        QEMU+=(-serial "file:$VM_LAST/console.log" -serial "file:$VM_LAST/results.log")
+    fi
+}
+
+# Splits results.log into the TAP stream and the journal, by the markers test-main prints.
+vm_split_results() {
+    tr -d '\r' <"$VM_LAST/results.log" |
+        awk -v tap="$VM_LAST/tap.log" -v journal="$VM_LAST/journal.log" '
+            /^==> skilld-vm: tests begin/   { part = "tap"; next }
+            /^==> skilld-vm: tests end/     { part = ""; next }
+            /^==> skilld-vm: journal begin/ { part = "journal"; next }
+            /^==> skilld-vm: journal end/   { part = ""; next }
+            part == "tap"     { print > tap }
+            part == "journal" { print > journal }'
+    touch "$VM_LAST/tap.log" "$VM_LAST/journal.log"
+}
+
+# Reads tap.log and prints the summary; returns 0 only when the plan was run whole and nothing
+# failed. For each failed test, its last lines of output are shown.
+vm_report() {
+    local qemu_rc=$1 plan passed=0 failed=0 skipped=0 line name from
+    local -a failed_names=() skipped_names=() pending=()
+
+    while IFS= read -r line; do
+        case $line in
+        "1.."*) plan=${line#1..} ;;
+        "# "*) pending+=("${line#\# }") ;;
+        "ok "*"# SKIP"*)
+            name=${line#ok }
+            name=${name#* - }
+            skipped=$((skipped + 1))
+            skipped_names+=("${name% # SKIP*}")
+            pending=() ;;
+        "ok "*) passed=$((passed + 1)); pending=() ;;
+        "not ok "*)
+            name=${line#not ok }
+            name=${name#* - }
+            failed=$((failed + 1))
+            failed_names+=("$name")
+            vm_log "FAIL: $name; its last output:"
+            from=$(( ${#pending[@]} > 25 ? ${#pending[@]} - 25 : 0 ))
+            printf '    %s\n' "${pending[@]:from}" >&2
+            pending=() ;;
+        esac
+    done <"$VM_LAST/tap.log"
+
+    vm_log "$((passed + skipped + failed)) tests: $passed passed, $failed failed, $skipped skipped"
+    # A skip inside the VM usually means a test did not see the real system it was written for.
+    [[ $skipped -eq 0 ]] || vm_log "skipped: ${skipped_names[*]}"
+    if [[ $qemu_rc -eq 124 ]]; then
+        vm_log "the VM did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
+    elif [[ $qemu_rc -ne 0 ]]; then
+        vm_log "qemu exited with status $qemu_rc"
+    fi
+    if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$VM_LAST/results.log"); then
+        if [[ -s "$VM_LAST/console.log" ]]; then
+            vm_log "the in-VM suite never finished (boot failure, hang or crash); console tail:"
+            tail -n 30 "$VM_LAST/console.log" | sed 's/^/    /' >&2
+        else
+            vm_log "the in-VM suite never finished and the console stayed empty: the kernel" \
+                "never started (with SKILLD_VM_ACCEL=kvm, try tcg)"
+        fi
+        failed_names+=("(suite did not finish)")
+    elif [[ -z "${plan:-}" || $plan -ne $((passed + skipped + failed)) ]]; then
+        failed_names+=("(plan of ${plan:-?} tests, $((passed + skipped + failed)) reported)")
+    fi
+
+    printf 'vm: %d passed, %d failed\n' "$passed" "$failed"
+    if [[ ${#failed_names[@]} -gt 0 ]]; then
+        vm_log "FAILED: ${failed_names[*]}"
+        vm_log "VM logs: $VM_LAST/ (console.log: serial console," \
+            "journal.log: the VM's journal, tap.log: test output)"
+        return 1
+    fi
+    vm_log "logs: $VM_LAST/"
+    return 0
+}
+
+vm_boot_tests() {
+    local start qemu_rc=0
+    start=$(vm_now)
+    vm_qemu_cmdline test
+    printf '%q ' "${QEMU[@]}" >"$VM_LAST/qemu.cmdline"
+    echo >>"$VM_LAST/qemu.cmdline"
+    vm_log "booting ($VM_ACCEL, at most $VM_TIMEOUT s); console: $VM_LAST/console.log"
+    # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the test
+    # (both signal the group) takes qemu along instead of leaving it running.
+    timeout --foreground --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null \
+        >"$VM_LAST/qemu.log" 2>&1 || qemu_rc=$?
+    vm_log "VM ran for $(vm_since "$start") s"
+    vm_split_results
+    vm_report "$qemu_rc"
+}
+
+vm_boot_shell() {
+    vm_qemu_cmdline shell
+    vm_log "booting a shell ($VM_ACCEL); run the suite with skilld-vm-run-tests [NAME...];"
+    vm_log "leave with poweroff, or Ctrl-a x"
+    exec "${QEMU[@]}"
+}
+
+main() {
+    local mode=test build="" start
+    start=$(vm_now)
+
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+        --shell) mode=shell ;;
+        -h|--help) usage; exit 0 ;;
+        -*) usage >&2; exit 2 ;;
+        *) build=$1 ;;
+        esac
+        shift
+    done
+    build=${build:-$VM_DIR/../../build}
+    [[ -f "$build/meson-info/meson-info.json" ]] || vm_die "$build is not a meson build directory"
+    build=$(cd "$build" && pwd)
+
+    VM_WORK="$build/tests/vm/work"
+    VM_LAST="$build/tests/vm/last"
+    rm -rf "$VM_WORK" "$VM_LAST"
+    mkdir -p "$VM_WORK" "$VM_LAST"
+
+    vm_ensure_tools qemu-system-x86_64:qemu-system-x86 cpio:cpio python3:python3 \
+        flock:util-linux timeout:coreutils
+    vm_ensure_base
+    vm_build_overlay "$build"
+    vm_make_initrd
+    if [[ $mode == shell ]]; then
+        vm_boot_shell
+    fi
+    local rc=0
+    vm_boot_tests || rc=$?
+    # The initrd is a copy of the cached base: do not keep 100 MB per build directory.
+    rm -rf "$VM_WORK"
+    vm_log "VM stage took $(vm_since "$start") s"
+    return "$rc"
+}
+
+main "$@"
