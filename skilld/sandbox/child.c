@@ -823,17 +823,20 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         /* After placement, so the namespace's root is the run's own cgroup. */
-        if (unshare(CLONE_NEWCGROUP) < 0) {
+        if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
                 fail(c, r, &e);
         }
-        if (sethostname("skill", strlen("skill")) < 0) {
+        /* Only in namespaces of our own: without them these would change the host. */
+        if (c->utsns && sethostname("skill", strlen("skill")) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to set the host name");
                 fail(c, r, &e);
         }
-        r = loopback_up(&e);
-        if (r < 0)
-                fail(c, r, &e);
+        if (c->netns) {
+                r = loopback_up(&e);
+                if (r < 0)
+                        fail(c, r, &e);
+        }
         r = setup_rootfs(c, &e);
         if (r < 0)
                 fail(c, r, &e);

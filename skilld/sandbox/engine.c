@@ -78,6 +78,7 @@ typedef struct SandboxRun {
         int out_fd;                     /* /out of the run, received from the init */
 
         bool userns;
+        uint64_t clone_flags;           /* the namespaces created with the init */
         uid_t uid;
         gid_t gid;
         uint64_t work_size;
@@ -584,6 +585,44 @@ static int prepare_seccomp(SandboxRun *run) {
         return 0;
 }
 
+/* Which namespaces the kernel offers (each has its /proc/self/ns entry); a missing one that the
+ * request does not allow to be missing refuses the run. The cgroup namespace is entered later,
+ * by the init itself, once it sits in its cgroup. */
+static int prepare_namespaces(SandboxRun *run) {
+        static const struct {
+                unsigned layer;         /* 0: never optional */
+                const char *name;
+                uint64_t flag;
+        } namespaces[] = {
+                { 0,                       "mnt",    CLONE_NEWNS },
+                { 0,                       "pid",    CLONE_NEWPID },
+                { SANDBOX_LAYER_NETNS,     "net",    CLONE_NEWNET },
+                { SANDBOX_LAYER_IPCNS,     "ipc",    CLONE_NEWIPC },
+                { SANDBOX_LAYER_UTSNS,     "uts",    CLONE_NEWUTS },
+                { SANDBOX_LAYER_CGROUPNS,  "cgroup", 0 },
+        };
+
+        if (run->userns && access("/proc/self/ns/user", F_OK) < 0)
+                return run_fail(run, -EOPNOTSUPP, "This kernel has no user namespaces, which an unprivileged "
+                                "run needs; run as root or through the skilld service");
+        run->clone_flags = run->userns ? CLONE_NEWUSER : 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                char path[64];
+
+                (void) snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
+                if (access(path, F_OK) >= 0) {
+                        run->clone_flags |= namespaces[i].flag;
+                        continue;
+                }
+                if (namespaces[i].layer == 0 || !(run->req->allow_missing & namespaces[i].layer))
+                        return run_fail(run, -EOPNOTSUPP, "This kernel has no %s namespaces, and running "
+                                        "without them is not allowed", namespaces[i].name);
+                run->result->layers_missing |= namespaces[i].layer;
+        }
+        return 0;
+}
+
 static int prepare_pipes(SandboxRun *run) {
         if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
@@ -617,6 +656,9 @@ static int run_prepare(SandboxRun *run) {
         if (run->skill_dir_fd < 0)
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m", strna(req->skill_dir));
         r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_namespaces(run);
         if (r < 0)
                 return r;
         r = prepare_seccomp(run);
@@ -708,9 +750,11 @@ static int run_clone(SandboxRun *run) {
                 .rlimits = run->rlimits,
                 .n_rlimits = run->n_rlimits,
                 .seccomp = run->seccomp,
+                .netns = run->clone_flags & CLONE_NEWNET,
+                .utsns = run->clone_flags & CLONE_NEWUTS,
+                .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
         };
-        uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                         (run->userns ? CLONE_NEWUSER : 0);
+        uint64_t flags = run->clone_flags;
         int pidfd = -EBADF;
         struct sandbox_clone_args args = {
                 .flags = flags | CLONE_PIDFD,

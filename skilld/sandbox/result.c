@@ -268,14 +268,34 @@ static cJSON *skipped_to_json(const RunResult *r) {
         return arr;
 }
 
+const char *sandbox_layer_to_string(SandboxLayer l) {
+        switch (l) {
+        case SANDBOX_LAYER_CGROUP:
+                return "cgroup";
+        case SANDBOX_LAYER_SECCOMP:
+                return "seccomp";
+        case SANDBOX_LAYER_NETNS:
+                return "netns";
+        case SANDBOX_LAYER_IPCNS:
+                return "ipcns";
+        case SANDBOX_LAYER_UTSNS:
+                return "utsns";
+        case SANDBOX_LAYER_CGROUPNS:
+                return "cgroupns";
+        case _SANDBOX_LAYER_ALL:
+        default:
+                return NULL;
+        }
+}
+
 static cJSON *layers_to_json(unsigned layers) {
         cJSON *arr = cJSON_CreateArray();
 
         if (!arr)
                 return NULL;
-        if (((layers & SANDBOX_LAYER_CGROUP) && add_to_array(arr, cJSON_CreateString("cgroup")) < 0) ||
-            ((layers & SANDBOX_LAYER_SECCOMP) && add_to_array(arr, cJSON_CreateString("seccomp")) < 0))
-                return cJSON_Delete(arr), NULL;
+        for (unsigned bit = 1; bit & _SANDBOX_LAYER_ALL; bit <<= 1)
+                if ((layers & bit) && add_to_array(arr, cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
+                        return cJSON_Delete(arr), NULL;
         return arr;
 }
 
