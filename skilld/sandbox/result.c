@@ -294,7 +294,8 @@ static cJSON *layers_to_json(unsigned layers) {
         if (!arr)
                 return NULL;
         for (unsigned bit = 1; bit & _SANDBOX_LAYER_ALL; bit <<= 1)
-                if ((layers & bit) && add_to_array(arr, cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
+                if ((layers & bit) && add_to_array(arr,
+                                                   cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
                         return cJSON_Delete(arr), NULL;
         return arr;
 }
@@ -316,7 +317,8 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
                                                              (int) strv_length(r->argv))
                                    : cJSON_CreateArray()) < 0 ||
             add(o, "status", json_string_or_null(run_status_to_string(r->status))) < 0 ||
-            add(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
+            add(o, "exit_code",
+                r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
             add(o, "signal", r->signal > 0 ? cJSON_CreateNumber(r->signal) : cJSON_CreateNull()) < 0 ||
             add(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
                                                 : cJSON_CreateNull()) < 0 ||

@@ -224,7 +224,9 @@ START_TEST(test_result_json) {
         ck_assert_ptr_nonnull(strstr(text, "\"layers_missing\":[\"cgroup\",\"utsns\"]"));
         ck_assert_ptr_nonnull(strstr(text, "\"started_at\":\"2026-11-22T00:12:33.116213Z\""));
         /* Invalid UTF-8 never goes into the JSON text. */
-        ck_assert_ptr_nonnull(strstr(text, "\"bytes\":1000,\"kept\":11,\"truncated\":true,\"path\":null,\"text\":null"));
+        ck_assert_ptr_nonnull(strstr(text,
+                                     "\"bytes\":1000,\"kept\":11,\"truncated\":true,"
+                                     "\"path\":null,\"text\":null"));
         ck_assert_ptr_nonnull(cJSON_Parse(text));
 }
 END_TEST
