@@ -22,7 +22,12 @@ trap 'rm -rf "$T"' EXIT
 
 # The trivial shell skill.
 mkdir -p "$T/shell/scripts"
-printf -- '---\nname: shell\ndescription: Prints one JSON line; the smallest possible skill.\n---\n' >"$T/shell/SKILL.md"
+cat >"$T/shell/SKILL.md" <<'MD'
+---
+name: shell
+description: Prints one JSON line; the smallest possible skill.
+---
+MD
 printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/shell/scripts/main.sh"
 chmod -R a+rX "$T/shell"
 printf '%s' "$INPUT" >"$T/input.json"
@@ -49,7 +54,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 bare_shell() { /usr/bin/bash "$T/shell/scripts/main.sh" </dev/null; }
 # The same interpreter the sandbox uses (a python3 earlier in PATH, a pyenv shim say, would
 # measure something else).
-bare_py() { SKILL_INPUT_FILE="$T/input.json" SANDBOX_OUTPUT="$T/bare-out.json" /usr/bin/python3 "$PY_SKILL/scripts/main.py" <"$T/input.json"; }
+bare_py() {
+        SKILL_INPUT_FILE="$T/input.json" SANDBOX_OUTPUT="$T/bare-out.json" \
+                /usr/bin/python3 "$PY_SKILL/scripts/main.py" <"$T/input.json"
+}
 
 # bwrap with what the engine sets up: every namespace, read-only /usr and the skill, private
 # /proc, /dev and tmpfs work, tmp and out directories, a clean environment, no capabilities, a
@@ -61,7 +69,8 @@ bwrap_run() {
         bwrap --unshare-all "${uid_args[@]}" --die-with-parent --new-session --cap-drop ALL \
                 --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin \
                 --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
-                --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --ro-bind-try /etc/alternatives /etc/alternatives \
+                --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache \
+                --ro-bind-try /etc/alternatives /etc/alternatives \
                 --ro-bind-try /etc/ssl/certs /etc/ssl/certs \
                 --proc /proc --dev /dev --tmpfs /tmp --tmpfs /work --tmpfs /out --dir /out/files \
                 --ro-bind "$skill" /skill --ro-bind "$T/input.json" /run/skill/input.json --chdir /work \

@@ -315,12 +315,14 @@ static void print_summary(const RunResult *r) {
         fprintf(stderr, ", %.2fs", (double) r->usage.wall_usec / 1e6);
         if (r->usage.memory_peak != RUN_USAGE_UNKNOWN)
                 fprintf(stderr, ", peak memory %s", format_bytes(mem, sizeof(mem), r->usage.memory_peak));
-        fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts, r->n_artifacts == 1 ? "" : "s",
+        fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts,
+                r->n_artifacts == 1 ? "" : "s",
                 r->output_dir, strna(r->backend));
         if (r->stdout_stream.truncated || r->stderr_stream.truncated)
                 fprintf(stderr, "skillctl: output was truncated; the kept part is in %s\n", r->output_dir);
         if (r->n_skipped > 0)
-                fprintf(stderr, "skillctl: %zu entr%s in /out/files skipped (see result.json)\n", r->n_skipped,
+                fprintf(stderr, "skillctl: %zu entr%s in /out/files skipped (see result.json)\n",
+                        r->n_skipped,
                         r->n_skipped == 1 ? "y was" : "ies were");
 }
 

@@ -84,7 +84,8 @@ static int copy_file(int src_dir_fd, int dst_dir_fd, const char *name, const cha
                 if (r >= 0)
                         r = loop_write(out, buf, n);
                 if (r < 0)
-                        return error_setf(ctx->error, r, "Failed to copy artifact %s: %s", path, strerror(-r));
+                        return error_setf(ctx->error, r, "Failed to copy artifact %s: %s", path,
+                                          strerror(-r));
                 size += n;
         }
         r = sha256_final_hex(h, hex);
@@ -134,7 +135,8 @@ static int copy_tree(int src_fd, int dst_fd, const char *prefix, unsigned depth,
 
         r = list_dir(src_fd, &names);
         if (r < 0)
-                return error_setf(ctx->error, r, "Failed to list /out/files/%s: %s", prefix ?: "", strerror(-r));
+                return error_setf(ctx->error, r, "Failed to list /out/files/%s: %s", prefix ?: "",
+                                  strerror(-r));
 
         STRV_FOREACH(name, names) {
                 _cleanup_free_ char *path = NULL;

@@ -65,10 +65,12 @@ static int create_in(Cgroup1 *cg, Hierarchy h, const char *run_id, char **error)
         if (!mnt)
                 return -ENOMEM;
         if (statfs(mnt, &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
-                return error_setf(error, -EOPNOTSUPP, "no cgroup v1 %s hierarchy is mounted", hierarchy_name[h]);
+                return error_setf(error, -EOPNOTSUPP, "no cgroup v1 %s hierarchy is mounted",
+                                  hierarchy_name[h]);
         r = cg_own_path(hierarchy_name[h], &own);
         if (r < 0)
-                return error_setf(error, -EOPNOTSUPP, "this process is in no v1 %s cgroup", hierarchy_name[h]);
+                return error_setf(error, -EOPNOTSUPP, "this process is in no v1 %s cgroup",
+                                  hierarchy_name[h]);
 
         cg->path[h] = strdup_printf("%s%s/skilld-run-%s", mnt, streq(own, "/") ? "" : own, run_id);
         if (!cg->path[h])
@@ -129,7 +131,8 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
         (void) snprintf(buf, sizeof(buf), "%u", CPU_PERIOD_USEC);
         r = cg_write(cg->fd[HIERARCHY_CPU], "cpu.cfs_period_us", buf);
         if (r >= 0) {
-                (void) snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t) limits->cpu_percent * CPU_PERIOD_USEC / 100);
+                (void) snprintf(buf, sizeof(buf), "%" PRIu64,
+                                (uint64_t) limits->cpu_percent * CPU_PERIOD_USEC / 100);
                 r = cg_write(cg->fd[HIERARCHY_CPU], "cpu.cfs_quota_us", buf);
         }
         if (r < 0)

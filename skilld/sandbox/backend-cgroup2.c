@@ -54,7 +54,8 @@ static int find_mount(const char **ret) {
         for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
                 struct statfs sf;
 
-                if (statfs(candidates[i], &sf) >= 0 && (uint64_t) sf.f_type == (uint64_t) CGROUP2_SUPER_MAGIC) {
+                if (statfs(candidates[i],
+                           &sf) >= 0 && (uint64_t) sf.f_type == (uint64_t) CGROUP2_SUPER_MAGIC) {
                         *ret = candidates[i];
                         return 0;
                 }
@@ -125,7 +126,8 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
         } else if (geteuid() == 0 && has_controllers(mnt)) {
                 r = cg_write_path(mnt, "cgroup.subtree_control", "+memory +pids +cpu");
                 if (r < 0)
-                        return error_setf(error, r, "Failed to enable controllers at %s: %s", mnt, strerror(-r));
+                        return error_setf(error, r, "Failed to enable controllers at %s: %s", mnt,
+                                          strerror(-r));
                 parent = strjoin_path(mnt, "skilld");
                 if (!parent)
                         return -ENOMEM;
@@ -205,7 +207,8 @@ static int cgroup2_place(void *state, pid_t pid, char **error) {
         (void) snprintf(buf, sizeof(buf), "%d", (int) pid);
         r = cg_write(cg->fd, "cgroup.procs", buf);
         if (r < 0)
-                return error_setf(error, r, "Failed to move the sandbox into %s: %s", cg->path, strerror(-r));
+                return error_setf(error, r, "Failed to move the sandbox into %s: %s", cg->path,
+                                  strerror(-r));
         return 0;
 }
 

@@ -129,7 +129,8 @@ int cg_own_path(const char *controller, char **ret) {
                         continue;
                 *controllers++ = '\0';
                 *path++ = '\0';
-                if (controller ? list_has(controllers, controller) : streq(line, "0") && isempty(controllers)) {
+                if (controller ? list_has(controllers, controller)
+                               : streq(line, "0") && isempty(controllers)) {
                         *ret = strdup(path);
                         return *ret ? 0 : -ENOMEM;
                 }

@@ -263,7 +263,8 @@ static int setup_etc(const SandboxChild *c, StepError *e) {
                                "networks: files\nprotocols: files\nservices: files\n", 0644);
         if (r >= 0)
                 r = write_file("etc/hosts",
-                               "127.0.0.1\tlocalhost\n127.0.1.1\tskill\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+                               "127.0.0.1\tlocalhost\n127.0.1.1\tskill\n"
+                               "::1\tlocalhost ip6-localhost ip6-loopback\n",
                                0644);
         if (r >= 0)
                 r = write_file("etc/hostname", "skill\n", 0644);
@@ -506,13 +507,15 @@ static int reopen_here(int fd, int *ret, StepError *e) {
                 return STEP_FAIL(e->what, errno, "Failed to find the skill directory");
         path[n] = '\0';
         if (path[0] != '/' || (size_t) n >= sizeof(path) - 1)
-                return STEP_FAIL(e->what, ENOENT, "The skill directory is no longer reachable (%.160s)", path);
+                return STEP_FAIL(e->what, ENOENT, "The skill directory is no longer reachable (%.160s)",
+                                 path);
         nfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (nfd < 0)
                 return STEP_FAIL(e->what, errno, "Failed to open the skill directory %.160s", path);
         if (fstat(fd, &a) < 0 || fstat(nfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
                 safe_close(nfd);
-                return STEP_FAIL(e->what, ESTALE, "The skill directory %.160s was replaced during setup", path);
+                return STEP_FAIL(e->what, ESTALE, "The skill directory %.160s was replaced during setup",
+                                 path);
         }
         *ret = nfd;
         return 0;
@@ -690,7 +693,8 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
         for (size_t i = 0; i < c->n_rlimits; i++)
                 if (setrlimit(c->rlimits[i].resource, &c->rlimits[i].limit) < 0) {
-                        r = STEP_FAIL(e.what, errno, "Failed to set resource limit %d", c->rlimits[i].resource);
+                        r = STEP_FAIL(e.what, errno, "Failed to set resource limit %d",
+                                      c->rlimits[i].resource);
                         goto fail;
                 }
 
@@ -823,17 +827,20 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         /* After placement, so the namespace's root is the run's own cgroup. */
-        if (unshare(CLONE_NEWCGROUP) < 0) {
+        if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
                 fail(c, r, &e);
         }
-        if (sethostname("skill", strlen("skill")) < 0) {
+        /* Only in namespaces of our own: without them these would change the host. */
+        if (c->utsns && sethostname("skill", strlen("skill")) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to set the host name");
                 fail(c, r, &e);
         }
-        r = loopback_up(&e);
-        if (r < 0)
-                fail(c, r, &e);
+        if (c->netns) {
+                r = loopback_up(&e);
+                if (r < 0)
+                        fail(c, r, &e);
+        }
         r = setup_rootfs(c, &e);
         if (r < 0)
                 fail(c, r, &e);

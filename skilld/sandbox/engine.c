@@ -78,6 +78,7 @@ typedef struct SandboxRun {
         int out_fd;                     /* /out of the run, received from the init */
 
         bool userns;
+        uint64_t clone_flags;           /* the namespaces created with the init */
         uid_t uid;
         gid_t gid;
         uint64_t work_size;
@@ -174,13 +175,15 @@ static int request_check(const RunRequest *req, char **error) {
         if (isempty(req->skill_dir) && req->skill_dir_fd < 0)
                 return error_setf(error, -EINVAL, "No skill directory given");
         if (!req->script || !script_path_valid(req->script))
-                return error_setf(error, -EINVAL, "Script path '%s' must be relative and stay inside the skill",
+                return error_setf(error, -EINVAL,
+                                  "Script path '%s' must be relative and stay inside the skill",
                                   strna(req->script));
         if (req->uid != (uid_t) -1 && (req->uid == 0 || req->uid == getuid() || geteuid() != 0))
                 return error_setf(error, -EINVAL, "The sandbox uid must be neither root nor the caller, and "
                                   "can only be chosen by root");
         if (req->interpreter && req->interpreter[0] != '/')
-                return error_setf(error, -EINVAL, "Interpreter '%s' is not an absolute path", req->interpreter);
+                return error_setf(error, -EINVAL, "Interpreter '%s' is not an absolute path",
+                                  req->interpreter);
         if (isempty(req->output_dir))
                 return error_setf(error, -EINVAL, "No output directory given");
         if (req->run_id && !run_id_valid(req->run_id))
@@ -271,7 +274,8 @@ static int check_script(SandboxRun *run) {
         char *p, *slash;
 
         if (fstat(run->skill_dir_fd, &st) < 0)
-                return run_fail(run, -errno, "Failed to stat the skill directory %s: %m", strna(req->skill_dir));
+                return run_fail(run, -errno, "Failed to stat the skill directory %s: %m",
+                                strna(req->skill_dir));
         if (!run->userns && !other_may(&st, S_IXOTH))
                 return run_fail(run, -EACCES, "The skill directory %s is not accessible to the sandbox user "
                                 "(mode %04o); skill trees must be world-readable", strna(req->skill_dir),
@@ -298,7 +302,8 @@ static int check_script(SandboxRun *run) {
                 if (fstat(cur, &st) < 0)
                         return run_fail(run, -errno, "Failed to stat %s: %m", p);
                 if (!run->userns && !other_may(&st, S_IXOTH))
-                        return run_fail(run, -EACCES, "Entry point %s: directory %s is not accessible to the "
+                        return run_fail(run, -EACCES,
+                                        "Entry point %s: directory %s is not accessible to the "
                                         "sandbox user (mode %04o)", req->script, p, st.st_mode & 07777);
         }
 
@@ -310,17 +315,20 @@ static int check_script(SandboxRun *run) {
         if (!S_ISREG(st.st_mode))
                 return run_fail(run, -EACCES, "Entry point %s is not a regular file", req->script);
         if (!req->interpreter && !(st.st_mode & 0111))
-                return run_fail(run, -EACCES, "Entry point %s is not executable and no interpreter was given",
+                return run_fail(run, -EACCES,
+                                "Entry point %s is not executable and no interpreter was given",
                                 req->script);
         if (!run->userns && !other_may(&st, req->interpreter ? S_IROTH : S_IROTH | S_IXOTH))
-                return run_fail(run, -EACCES, "Entry point %s is not readable%s by the sandbox user (mode %04o)",
+                return run_fail(run, -EACCES,
+                                "Entry point %s is not readable%s by the sandbox user (mode %04o)",
                                 req->script, req->interpreter ? "" : " and executable", st.st_mode & 07777);
 
         if (req->interpreter) {
                 /* The sandbox has /usr and the links into it, nothing else of the host. */
                 if (!startswith(req->interpreter, "/usr/") && !startswith(req->interpreter, "/bin/") &&
                     !startswith(req->interpreter, "/sbin/"))
-                        return run_fail(run, -EACCES, "Interpreter %s is outside /usr and not available in the "
+                        return run_fail(run, -EACCES,
+                                        "Interpreter %s is outside /usr and not available in the "
                                         "sandbox", req->interpreter);
                 if (stat(req->interpreter, &st) < 0) {
                         if (errno != ENOENT)
@@ -384,8 +392,8 @@ static int pick_backend(SandboxRun *run) {
                         return 0;
                 }
                 if (r != -EOPNOTSUPP)
-                        return run_fail(run, r, "Failed to set up the run's %s limits: %s", cgroup_backends[i]->name,
-                                        reason ?: strerror(-r));
+                        return run_fail(run, r, "Failed to set up the run's %s limits: %s",
+                                        cgroup_backends[i]->name, reason ?: strerror(-r));
                 if (reason) {
                         char *joined = why ? strdup_printf("%s; %s", why, reason) : TAKE_PTR(reason);
 
@@ -396,10 +404,12 @@ static int pick_backend(SandboxRun *run) {
                 }
         }
         if (!(req->allow_missing & SANDBOX_LAYER_CGROUP))
-                return run_fail(run, -EOPNOTSUPP, "No cgroup limits are available (%s), and running with rlimits "
+                return run_fail(run, -EOPNOTSUPP,
+                                "No cgroup limits are available (%s), and running with rlimits "
                                 "instead is not allowed", why ?: "unknown reason");
 
-        r = sandbox_backend_rlimit.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state, NULL);
+        r = sandbox_backend_rlimit.prepare(&req->limits, run->result->run_id, NULL, &run->backend_state,
+                                           NULL);
         if (r < 0)
                 return run_fail(run, r, "Failed to prepare the rlimit limits");
         run->backend = &sandbox_backend_rlimit;
@@ -573,7 +583,8 @@ static int prepare_seccomp(SandboxRun *run) {
 
         if (!sandbox_seccomp_available()) {
                 if (!(run->req->allow_missing & SANDBOX_LAYER_SECCOMP))
-                        return run_fail(run, -EOPNOTSUPP, "seccomp is not available on this kernel, and running "
+                        return run_fail(run, -EOPNOTSUPP,
+                                        "seccomp is not available on this kernel, and running "
                                         "without a syscall filter is not allowed");
                 run->result->layers_missing |= SANDBOX_LAYER_SECCOMP;
                 return 0;
@@ -584,12 +595,52 @@ static int prepare_seccomp(SandboxRun *run) {
         return 0;
 }
 
+/* Which namespaces the kernel offers (each has its /proc/self/ns entry); a missing one that the
+ * request does not allow to be missing refuses the run. The cgroup namespace is entered later,
+ * by the init itself, once it sits in its cgroup. */
+static int prepare_namespaces(SandboxRun *run) {
+        static const struct {
+                unsigned layer;         /* 0: never optional */
+                const char *name;
+                uint64_t flag;
+        } namespaces[] = {
+                { 0,                       "mnt",    CLONE_NEWNS },
+                { 0,                       "pid",    CLONE_NEWPID },
+                { SANDBOX_LAYER_NETNS,     "net",    CLONE_NEWNET },
+                { SANDBOX_LAYER_IPCNS,     "ipc",    CLONE_NEWIPC },
+                { SANDBOX_LAYER_UTSNS,     "uts",    CLONE_NEWUTS },
+                { SANDBOX_LAYER_CGROUPNS,  "cgroup", 0 },
+        };
+
+        if (run->userns && access("/proc/self/ns/user", F_OK) < 0)
+                return run_fail(run, -EOPNOTSUPP,
+                                "This kernel has no user namespaces, which an unprivileged "
+                                "run needs; run as root or through the skilld service");
+        run->clone_flags = run->userns ? CLONE_NEWUSER : 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                char path[64];
+
+                (void) snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
+                if (access(path, F_OK) >= 0) {
+                        run->clone_flags |= namespaces[i].flag;
+                        continue;
+                }
+                if (namespaces[i].layer == 0 || !(run->req->allow_missing & namespaces[i].layer))
+                        return run_fail(run, -EOPNOTSUPP, "This kernel has no %s namespaces, and running "
+                                        "without them is not allowed", namespaces[i].name);
+                run->result->layers_missing |= namespaces[i].layer;
+        }
+        return 0;
+}
+
 static int prepare_pipes(SandboxRun *run) {
         if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->ctl) < 0)
                 return run_fail(run, -errno, "Failed to create pipes: %m");
-        if (fcntl(run->out_pipe[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(run->err_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+        if (fcntl(run->out_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(run->err_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
             fcntl(run->ctl[0], F_SETFL, O_NONBLOCK) < 0)
                 return run_fail(run, -errno, "Failed to make pipes non-blocking: %m");
         return 0;
@@ -615,8 +666,12 @@ static int run_prepare(SandboxRun *run) {
         } else
                 run->skill_dir_fd = open(req->skill_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (run->skill_dir_fd < 0)
-                return run_fail(run, -errno, "Failed to open the skill directory %s: %m", strna(req->skill_dir));
+                return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
+                                strna(req->skill_dir));
         r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_namespaces(run);
         if (r < 0)
                 return r;
         r = prepare_seccomp(run);
@@ -626,7 +681,8 @@ static int run_prepare(SandboxRun *run) {
         if (r < 0)
                 return r;
         run->result->backend = run->backend->name;
-        run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT | SANDBOX_LIMIT_OUTPUT |
+        run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT |
+                                       SANDBOX_LIMIT_OUTPUT |
                                        SANDBOX_LIMIT_TMPFS;
         r = prepare_identity(run);
         if (r < 0)
@@ -708,9 +764,11 @@ static int run_clone(SandboxRun *run) {
                 .rlimits = run->rlimits,
                 .n_rlimits = run->n_rlimits,
                 .seccomp = run->seccomp,
+                .netns = run->clone_flags & CLONE_NEWNET,
+                .utsns = run->clone_flags & CLONE_NEWUTS,
+                .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
         };
-        uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                         (run->userns ? CLONE_NEWUSER : 0);
+        uint64_t flags = run->clone_flags;
         int pidfd = -EBADF;
         struct sandbox_clone_args args = {
                 .flags = flags | CLONE_PIDFD,
@@ -737,9 +795,10 @@ static int run_clone(SandboxRun *run) {
                 }
         }
         if (pid < 0) {
-                if (run->userns && (errno == EPERM || errno == EINVAL || errno == ENOSPC || errno == EUSERS ||
-                                     errno == EACCES))
-                        return run_fail(run, -errno, "Failed to create the sandbox namespaces: user namespaces "
+                if (run->userns && (errno == EPERM || errno == EINVAL || errno == ENOSPC ||
+                                    errno == EUSERS || errno == EACCES))
+                        return run_fail(run, -errno,
+                                        "Failed to create the sandbox namespaces: user namespaces "
                                         "are not available to unprivileged users here (%m); run as root or "
                                         "through the skilld service");
                 return run_fail(run, -errno, "Failed to create the sandbox namespaces: %m");
@@ -785,7 +844,8 @@ static int run_start(SandboxRun *run) {
         }
         r = run->backend->place(run->backend_state, run->pid, &why);
         if (r < 0) {
-                r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s", run->backend->name,
+                r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s",
+                             run->backend->name,
                              why ?: strerror(-r));
                 goto abort;
         }
@@ -908,7 +968,8 @@ static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, i
 static int read_streams(SandboxRun *run) {
         int r;
 
-        r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout", run->req->limits.stdout_max,
+        r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout",
+                        run->req->limits.stdout_max,
                         run->req->stdout_fd, &run->out_live_ok);
         if (r >= 0)
                 r = read_stream(&run->err_pipe[0], &run->result->stderr_stream, "stderr",
@@ -1026,7 +1087,8 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
                          * run ended for lack of memory, and had no chance to say so itself. */
                         res->signal = SIGKILL;
                 else if (WIFEXITED(status))
-                        (void) run_fail(run, -EPROTO, "The sandbox init exited with status %d before the skill "
+                        (void) run_fail(run, -EPROTO,
+                                        "The sandbox init exited with status %d before the skill "
                                         "ended", WEXITSTATUS(status));
                 else
                         (void) run_fail(run, -EPROTO, "The sandbox init was killed by signal %s",
@@ -1057,10 +1119,12 @@ static void read_output_json(SandboxRun *run) {
 
         if (run->out_fd >= 0) {
                 /* O_NONBLOCK: a FIFO named output.json must not hang us; it is refused below. */
-                fd = openat(run->out_fd, "output.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                fd = openat(run->out_fd, "output.json",
+                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0 && errno != ENOENT) {
-                        res->output_error = strdup_printf("/out/output.json cannot be opened: %s",
-                                                          errno == ELOOP ? "it is a symlink" : strerror(errno));
+                        res->output_error = strdup_printf(
+                                        "/out/output.json cannot be opened: %s",
+                                        errno == ELOOP ? "it is a symlink" : strerror(errno));
                         return;
                 }
         }
@@ -1161,7 +1225,8 @@ static void run_store(SandboxRun *run) {
         int r;
 
         if (run->out_fd >= 0 && res->status != RUN_STATUS_ERROR) {
-                r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max, res,
+                r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max,
+                                           res,
                                            &why);
                 if (r < 0)
                         store_fail(run, "%s", why ?: strerror(-r));

@@ -44,8 +44,17 @@ RunStatus run_status_from_string(const char *s);
 typedef enum SandboxLayer {
         SANDBOX_LAYER_CGROUP    = 1U << 0,      /* cgroup limits (else rlimits and the timer) */
         SANDBOX_LAYER_SECCOMP   = 1U << 1,      /* the syscall filter */
-        _SANDBOX_LAYER_ALL      = (1U << 2) - 1,
+        SANDBOX_LAYER_NETNS     = 1U << 2,      /* without: the host's network */
+        SANDBOX_LAYER_IPCNS     = 1U << 3,
+        SANDBOX_LAYER_UTSNS     = 1U << 4,
+        SANDBOX_LAYER_CGROUPNS  = 1U << 5,
+        _SANDBOX_LAYER_ALL      = (1U << 6) - 1,
+        /* Never optional: the mount namespace (it is the file system view) and the PID namespace
+         * (its init's death is what ends every process of a run), and the user namespace of an
+         * unprivileged run, without which no other namespace can be had. */
 } SandboxLayer;
+
+const char *sandbox_layer_to_string(SandboxLayer l);   /* one bit: "cgroup", "netns", ... */
 
 /* The limits in force, each one checked by sandbox_limits_check(). */
 typedef enum SandboxLimit {

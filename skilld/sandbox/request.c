@@ -17,7 +17,8 @@ int sandbox_limits_check(const SandboxLimits *l, char **error) {
                 return error_setf(error, -EINVAL, "Memory limit %s is below the minimum of 4M",
                                   format_bytes(a, sizeof(a), l->memory_max));
         if (l->tasks_max < 4 || l->tasks_max > 1000000)
-                return error_setf(error, -EINVAL, "Tasks limit %" PRIu64 " is outside 4..1000000", l->tasks_max);
+                return error_setf(error, -EINVAL, "Tasks limit %" PRIu64 " is outside 4..1000000",
+                                  l->tasks_max);
         if (l->cpu_percent < 1 || l->cpu_percent > 100000)
                 return error_setf(error, -EINVAL, "CPU limit %u%% is outside 1..100000%%", l->cpu_percent);
         if (l->timeout_usec < 100000ULL || l->timeout_usec > 7ULL * 24 * 3600 * 1000000)
@@ -70,10 +71,12 @@ int sandbox_env_check(const char *assignment, char **error) {
                 return error_setf(error, -EINVAL, "Environment entry '%s' is not NAME=VALUE", assignment);
         n = eq - assignment;
         if (!env_name_valid(assignment, n))
-                return error_setf(error, -EINVAL, "Environment name '%.*s' is not a valid name", (int) MIN(n, 64U),
+                return error_setf(error, -EINVAL, "Environment name '%.*s' is not a valid name",
+                                  (int) MIN(n, 64U),
                                   assignment);
         if (env_name_denied(assignment, n))
-                return error_setf(error, -EPERM, "Environment variable %.*s may not be set for a skill", (int) n,
+                return error_setf(error, -EPERM, "Environment variable %.*s may not be set for a skill",
+                                  (int) n,
                                   assignment);
         if (strlen(eq + 1) > 32 * 1024)
                 return error_setf(error, -E2BIG, "Environment variable %.*s is longer than 32K", (int) n,
@@ -91,7 +94,7 @@ int sandbox_file_name_check(const char *name, char **error) {
                                   "or too long)", name);
         for (size_t i = 0; i < n; i++)
                 if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z') ||
-                      (name[i] >= '0' && name[i] <= '9') || name[i] == '.' || name[i] == '_' || name[i] == '-'))
+                      (name[i] >= '0' && name[i] <= '9') || strchr("._-", name[i])))
                         return error_setf(error, -EINVAL, "Input file name '%s' may contain only letters, "
                                           "digits, '.', '_' and '-'", name);
         return 0;

@@ -268,14 +268,35 @@ static cJSON *skipped_to_json(const RunResult *r) {
         return arr;
 }
 
+const char *sandbox_layer_to_string(SandboxLayer l) {
+        switch (l) {
+        case SANDBOX_LAYER_CGROUP:
+                return "cgroup";
+        case SANDBOX_LAYER_SECCOMP:
+                return "seccomp";
+        case SANDBOX_LAYER_NETNS:
+                return "netns";
+        case SANDBOX_LAYER_IPCNS:
+                return "ipcns";
+        case SANDBOX_LAYER_UTSNS:
+                return "utsns";
+        case SANDBOX_LAYER_CGROUPNS:
+                return "cgroupns";
+        case _SANDBOX_LAYER_ALL:
+        default:
+                return NULL;
+        }
+}
+
 static cJSON *layers_to_json(unsigned layers) {
         cJSON *arr = cJSON_CreateArray();
 
         if (!arr)
                 return NULL;
-        if (((layers & SANDBOX_LAYER_CGROUP) && add_to_array(arr, cJSON_CreateString("cgroup")) < 0) ||
-            ((layers & SANDBOX_LAYER_SECCOMP) && add_to_array(arr, cJSON_CreateString("seccomp")) < 0))
-                return cJSON_Delete(arr), NULL;
+        for (unsigned bit = 1; bit & _SANDBOX_LAYER_ALL; bit <<= 1)
+                if ((layers & bit) && add_to_array(arr,
+                                                   cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
+                        return cJSON_Delete(arr), NULL;
         return arr;
 }
 
@@ -296,7 +317,8 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
                                                              (int) strv_length(r->argv))
                                    : cJSON_CreateArray()) < 0 ||
             add(o, "status", json_string_or_null(run_status_to_string(r->status))) < 0 ||
-            add(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
+            add(o, "exit_code",
+                r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
             add(o, "signal", r->signal > 0 ? cJSON_CreateNumber(r->signal) : cJSON_CreateNull()) < 0 ||
             add(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
                                                 : cJSON_CreateNull()) < 0 ||

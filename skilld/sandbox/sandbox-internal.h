@@ -78,6 +78,9 @@ typedef struct SandboxChild {
         const SandboxRlimit *rlimits;
         size_t n_rlimits;
         scmp_filter_ctx seccomp;        /* NULL when the layer is allowed missing and missing */
+        bool netns;                     /* namespaces the init has to set up (when it has them) */
+        bool utsns;
+        bool cgroupns;
 } SandboxChild;
 
 /* The child side, from the first instruction after clone() to execve(). Never returns. */

@@ -148,6 +148,15 @@ START_TEST(test_status_names) {
 }
 END_TEST
 
+START_TEST(test_layer_names) {
+        ck_assert_str_eq(sandbox_layer_to_string(SANDBOX_LAYER_CGROUP), "cgroup");
+        ck_assert_str_eq(sandbox_layer_to_string(SANDBOX_LAYER_NETNS), "netns");
+        ck_assert_ptr_null(sandbox_layer_to_string(SANDBOX_LAYER_CGROUP | SANDBOX_LAYER_NETNS));
+        for (unsigned bit = 1; bit & _SANDBOX_LAYER_ALL; bit <<= 1)
+                ck_assert_ptr_nonnull(sandbox_layer_to_string(bit));
+}
+END_TEST
+
 START_TEST(test_exit_codes) {
         RunResult r = { .exit_code = -1 };
 
@@ -195,7 +204,7 @@ START_TEST(test_result_json) {
         r->limits = SANDBOX_LIMITS_DEFAULT;
         r->backend = "rlimit";
         r->limits_enforced = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TIMEOUT;
-        r->layers_missing = SANDBOX_LAYER_CGROUP;
+        r->layers_missing = SANDBOX_LAYER_CGROUP | SANDBOX_LAYER_UTSNS;
         r->usage = (RunUsage) { 1, 2, 3, RUN_USAGE_UNKNOWN, RUN_USAGE_UNKNOWN };
         r->started_at = 1795306353116213ULL;
         r->stdout_stream.data = strdup("bad \xff utf-8");
@@ -212,10 +221,12 @@ START_TEST(test_result_json) {
         ck_assert_ptr_nonnull(strstr(text, "\"signal_name\":\"KILL\""));
         ck_assert_ptr_nonnull(strstr(text, "\"memory_peak\":null"));
         ck_assert_ptr_nonnull(strstr(text, "\"enforced\":[\"memory\",\"timeout\"]"));
-        ck_assert_ptr_nonnull(strstr(text, "\"layers_missing\":[\"cgroup\"]"));
+        ck_assert_ptr_nonnull(strstr(text, "\"layers_missing\":[\"cgroup\",\"utsns\"]"));
         ck_assert_ptr_nonnull(strstr(text, "\"started_at\":\"2026-11-22T00:12:33.116213Z\""));
         /* Invalid UTF-8 never goes into the JSON text. */
-        ck_assert_ptr_nonnull(strstr(text, "\"bytes\":1000,\"kept\":11,\"truncated\":true,\"path\":null,\"text\":null"));
+        ck_assert_ptr_nonnull(strstr(text,
+                                     "\"bytes\":1000,\"kept\":11,\"truncated\":true,"
+                                     "\"path\":null,\"text\":null"));
         ck_assert_ptr_nonnull(cJSON_Parse(text));
 }
 END_TEST
@@ -243,6 +254,7 @@ static Suite *unit_suite(void) {
 
         tc = tcase_create("result");
         tcase_add_test(tc, test_status_names);
+        tcase_add_test(tc, test_layer_names);
         tcase_add_test(tc, test_exit_codes);
         tcase_add_test(tc, test_result_json);
         tcase_add_test(tc, test_seccomp_filter_builds);

@@ -107,11 +107,16 @@ static void test_run_probe(TestRun *t, char **args) {
                       run_status_to_string(s), strna((res)->error), (res)->exit_code, (res)->signal, \
                       strempty((res)->stdout_stream.data), strempty((res)->stderr_stream.data))
 
+static const char *next_line(const char *p) {
+        p = strchr(p, '\n');
+        return p ? p + 1 : NULL;
+}
+
 /* The value on the probe's "name value" line, or -1. */
 static long probe_value(const RunResult *r, const char *name) {
         size_t n = strlen(name);
 
-        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = next_line(p))
                 if (strncmp(p, name, n) == 0 && p[n] == ' ')
                         return strtol(p + n + 1, NULL, 10);
         return -1;
@@ -120,7 +125,7 @@ static long probe_value(const RunResult *r, const char *name) {
 static bool stdout_has_line(const RunResult *r, const char *line) {
         size_t n = strlen(line);
 
-        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        for (const char *p = strempty(r->stdout_stream.data); p && *p; p = next_line(p))
                 if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
                         return true;
         return false;
@@ -237,7 +242,8 @@ START_TEST(test_input_channels_output_artifacts) {
         ck_assert_str_eq(log, "world");
 
         /* result.json next to them says the same. */
-        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json, NULL), 0);
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json, NULL),
+                         0);
         parsed = cJSON_Parse(result_json);
         ck_assert_ptr_nonnull(parsed);
         ck_assert_str_eq(cJSON_GetObjectItem(parsed, "status")->valuestring, "succeeded");
@@ -268,7 +274,8 @@ START_TEST(test_output_from_stdout) {
 END_TEST
 
 START_TEST(test_input_files_in_work) {
-        _cleanup_test_run_ TestRun t = test_run_new("cat /work/data.csv; ls -ln /work | tail -n +2 | awk '{print $3}'");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "cat /work/data.csv; ls -ln /work | tail -n +2 | awk '{print $3}'");
         _cleanup_test_dir_ TestDir in = test_dir_new();
         _cleanup_free_ char *path = NULL, *expected = NULL;
         RunFile f = { .name = "data.csv", .fd = -EBADF };
@@ -379,8 +386,8 @@ START_TEST(test_tmp_and_home_private) {
         _cleanup_free_ char *marker = random_marker(), *body = NULL, *host = NULL;
         _cleanup_test_run_ TestRun t = {};
 
-        body = strdup_printf("echo x > /tmp/%s && echo x > \"$HOME/%s\" && echo x > /var/tmp/%s.v && echo ok",
-                             marker, marker, marker);
+        body = strdup_printf("echo x > /tmp/%s && echo x > \"$HOME/%s\" && "
+                             "echo x > /var/tmp/%s.v && echo ok", marker, marker, marker);
         t = test_run_new(body);
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
@@ -397,7 +404,9 @@ START_TEST(test_host_secrets_absent) {
         _cleanup_test_run_ TestRun t = test_run_new(
                 "for p in /etc/shadow /root /home/alice /run/dbus/system_bus_socket /var/lib /sys /boot "
                 "\"$HOME/.ssh\" /etc/ssh /etc/sudoers; do\n"
-                "  if cat \"$p\" >/dev/null 2>&1 || ls \"$p\" >/dev/null 2>&1; then echo \"reachable $p\"; fi\n"
+                "  if cat \"$p\" >/dev/null 2>&1 || ls \"$p\" >/dev/null 2>&1; then\n"
+                "    echo \"reachable $p\"\n"
+                "  fi\n"
                 "done\n"
                 "ls /home\n");
 
@@ -412,7 +421,8 @@ START_TEST(test_host_secrets_absent) {
 END_TEST
 
 START_TEST(test_proc_shows_only_the_run) {
-        _cleanup_test_run_ TestRun t = test_run_new("cd /proc && ls -d [0-9]* | sort -n | tr '\\n' ' '; echo; "
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "cd /proc && ls -d [0-9]* | sort -n | tr '\\n' ' '; echo; "
                                                     "cat /proc/1/status | grep -c '^Uid:.*' ");
         char mine[32];
 
@@ -490,7 +500,7 @@ START_TEST(test_environment_from_scratch) {
 
         ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "hunter2"));
         ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "LD_PRELOAD"));
-        for (const char *p = t.res->stdout_stream.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        for (const char *p = t.res->stdout_stream.data; p && *p; p = next_line(p)) {
                 size_t n = strcspn(p, "=");
                 bool ok = false;
 
@@ -560,11 +570,13 @@ START_TEST(test_host_sockets_unreachable) {
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         ck_assert_int_ge(fd, 0);
         memcpy(sa.sun_path + 1, marker, strlen(marker));
-        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + 1 + strlen(marker)), 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa,
+                              offsetof(struct sockaddr_un, sun_path) + 1 + strlen(marker)), 0);
         ck_assert_int_eq(listen(fd, 4), 0);
 
         abstract = strdup_printf("@%s", marker);
-        body = strdup_printf("/skill/probe unix /run/dbus/system_bus_socket; /skill/probe unix %s", abstract);
+        body = strdup_printf("/skill/probe unix /run/dbus/system_bus_socket; /skill/probe unix %s",
+                             abstract);
         t = test_run_new(body);
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
@@ -593,7 +605,8 @@ END_TEST
 
 START_TEST(test_read_only_skill_and_system) {
         _cleanup_test_run_ TestRun t = test_run_new(
-                "for p in /skill/new /skill/scripts/main.sh /usr/bin/x /etc/x /x /dev/x /proc/sys/kernel/hostname; do\n"
+                "for p in /skill/new /skill/scripts/main.sh /usr/bin/x /etc/x /x /dev/x \\\n"
+                "         /proc/sys/kernel/hostname; do\n"
                 "  (echo pwned > \"$p\") 2>/dev/null && echo \"wrote $p\"\n"
                 "done\n"
                 "echo checked\n");
@@ -624,7 +637,8 @@ START_TEST(test_seccomp_refusals) {
         test_run_probe(&t, args);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         for (size_t i = 0; i < ELEMENTSOF(eperm); i++)
-                ck_assert_msg(probe_value(t.res, eperm[i]) == EPERM, "%s: errno %ld, expected EPERM", eperm[i],
+                ck_assert_msg(probe_value(t.res, eperm[i]) == EPERM, "%s: errno %ld, expected EPERM",
+                              eperm[i],
                               probe_value(t.res, eperm[i]));
         ck_assert_int_eq(probe_value(t.res, "clone3"), ENOSYS);
         ck_assert_int_eq(probe_value(t.res, "socket_vsock"), EAFNOSUPPORT);
@@ -761,7 +775,8 @@ START_TEST(test_daemon_is_killed_at_end) {
 END_TEST
 
 START_TEST(test_stdout_truncated_at_cap) {
-        _cleanup_test_run_ TestRun t = test_run_new("head -c 100000000 /dev/zero | tr '\\0' a; echo end >&2");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "head -c 100000000 /dev/zero | tr '\\0' a; echo end >&2");
         _cleanup_free_ char *log = NULL;
         size_t size;
 
@@ -779,7 +794,8 @@ START_TEST(test_stdout_truncated_at_cap) {
 END_TEST
 
 START_TEST(test_out_limit) {
-        _cleanup_test_run_ TestRun t = test_run_new("head -c 3000000 /dev/zero > /out/files/big; echo \"rc=$?\"");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "head -c 3000000 /dev/zero > /out/files/big; echo \"rc=$?\"");
 
         t.req.limits.out_max = 1024 * 1024;
         test_run_go(&t);
@@ -791,7 +807,8 @@ END_TEST
 
 START_TEST(test_artifacts_not_followed) {
         _cleanup_test_run_ TestRun t = test_run_new(
-                "cd /out/files && ln -s /etc/passwd link && mkfifo fifo && mkdir d && ln -s /etc d/dirlink && "
+                "cd /out/files && ln -s /etc/passwd link && mkfifo fifo && mkdir d && "
+                "ln -s /etc d/dirlink && "
                 "echo data > d/real && ln d/real hard && echo ok");
         struct stat st;
 
@@ -816,7 +833,8 @@ START_TEST(test_artifacts_not_followed) {
 END_TEST
 
 START_TEST(test_artifact_cap) {
-        _cleanup_test_run_ TestRun t = test_run_new("cd /out/files && for i in $(seq 1 20); do : > f$i; done; echo ok");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "cd /out/files && for i in $(seq 1 20); do : > f$i; done; echo ok");
 
         t.req.limits.artifacts_max = 5;
         test_run_go(&t);
@@ -827,7 +845,8 @@ START_TEST(test_artifact_cap) {
 END_TEST
 
 START_TEST(test_output_json_symlink_refused) {
-        _cleanup_test_run_ TestRun t = test_run_new("ln -s /etc/passwd /out/output.json; echo '{\"fallback\": 1}'");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "ln -s /etc/passwd /out/output.json; echo '{\"fallback\": 1}'");
 
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
@@ -887,7 +906,8 @@ END_TEST
 
 /* Unprivileged: the same engine through a user namespace, run as nobody. */
 START_TEST(test_unprivileged_user_namespace) {
-        _cleanup_test_run_ TestRun t = test_run_new("id -u; cat /proc/self/uid_map; echo '{\"ok\": true}' > /out/output.json");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "id -u; cat /proc/self/uid_map; echo '{\"ok\": true}' > /out/output.json");
         _cleanup_free_ char *result = NULL;
         int status;
         pid_t pid;
@@ -898,7 +918,8 @@ START_TEST(test_unprivileged_user_namespace) {
         if (pid == 0) {
                 RunResult *res = NULL;
 
-                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
                         _exit(10);
                 /* Changing uids made us non-dumpable, which a user who logged in as nobody would not
                  * be; the engine needs its /proc/<child>/uid_map writable. */
@@ -906,7 +927,8 @@ START_TEST(test_unprivileged_user_namespace) {
                         _exit(10);
                 if (sandbox_run(&t.req, &res, NULL) < 0)
                         _exit(11);
-                if (res->status == RUN_STATUS_ERROR && strstr(strempty(res->error), "user namespaces are not available"))
+                if (res->status == RUN_STATUS_ERROR &&
+                    strstr(strempty(res->error), "user namespaces are not available"))
                         _exit(77);
                 _exit(res->status == RUN_STATUS_SUCCEEDED ? 0 : 12);
         }

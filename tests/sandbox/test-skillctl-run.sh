@@ -20,29 +20,42 @@ cd "$T" || exit 1
 n=0
 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what" "command: $*" "stderr: $(head -c 2000 "$T/err")"; fi; }
+not_ok() {
+        n=$((n + 1)); failed=$((failed + 1))
+        echo "not ok $n - $1"; shift
+        for l in "$@"; do echo "# $l"; done
+}
+check() {
+        local what=$1; shift
+        if "$@"; then ok "$what"; else not_ok "$what" "command: $*" "stderr: $(head -c 2000 "$T/err")"; fi
+}
 
 run() { "$SKILLCTL" run "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc() { cat "$T/rc"; }
-json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d"+sys.argv[2]))' "$1" "$2"; }
+json_get() {
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d"+sys.argv[2]))' "$1" "$2"
+}
 
 # json-transform reads SKILL_INPUT_FILE and writes /out/output.json.
-run "$EXAMPLES/json-transform" --json --output-dir "$T/jt" --input '{"numbers": [1, 2, 3.5], "text": "a b c d"}'
+run "$EXAMPLES/json-transform" --json --output-dir "$T/jt" \
+        --input '{"numbers": [1, 2, 3.5], "text": "a b c d"}'
 check "json-transform exits 0" test "$(rc)" = 0
 check "json-transform output sum" test "$(json_get "$T/out" '["output"]["sum"]')" = 6.5
 check "json-transform output words" test "$(json_get "$T/out" '["output"]["words"]')" = 4
-check "json-transform output came from output.json" test "$(json_get "$T/out" '["output_source"]')" = output.json
+check "json-transform output came from output.json" \
+        test "$(json_get "$T/out" '["output_source"]')" = output.json
 check "result.json written in --output-dir" test "$(json_get "$T/jt/result.json" '["status"]')" = succeeded
 check "result names the skill" test "$(json_get "$T/out" '["skill"]')" = json-transform
 check "result has the skill hash" test "$(json_get "$T/out" '["skill_hash"]' | wc -c)" = 65
 
 # make-artifacts reads SANDBOX_INPUT and writes files under /out/files.
-run "$EXAMPLES/make-artifacts" --output-dir "$T/ma" --input '{"rows": [{"item": "apples", "qty": 3}], "title": "Stock"}'
+run "$EXAMPLES/make-artifacts" --output-dir "$T/ma" \
+        --input '{"rows": [{"item": "apples", "qty": 3}], "title": "Stock"}'
 check "make-artifacts exits 0" test "$(rc)" = 0
 check "make-artifacts table.csv copied" grep -q '^apples,3' "$T/ma/files/table.csv"
 check "make-artifacts report copied" grep -q '^# Stock' "$T/ma/files/report/summary.md"
-check "artifact hash matches the file" test "$(json_get "$T/ma/result.json" '["artifacts"][2]["sha256"]')" = \
+check "artifact hash matches the file" \
+        test "$(json_get "$T/ma/result.json" '["artifacts"][2]["sha256"]')" = \
         "$(sha256sum "$T/ma/files/table.csv" | cut -d' ' -f1)"
 check "summary line names the artifacts" grep -q 'succeeded, exit 0, .* 3 artifacts in' "$T/err"
 
@@ -63,8 +76,18 @@ check "shell-report runs as the sandbox uid" test "$(json_get "$T/out" '["output
 
 # Arguments after "--" reach the script, options before and after SKILL reach skillctl.
 mkdir -p "$T/args/scripts"
-printf -- '---\nname: args\ndescription: Prints its arguments and its environment.\n---\n' >"$T/args/SKILL.md"
-printf '#!/bin/bash\nprintf "[%%s]" "$@"; echo; echo "greeting=$GREETING"; cat /work/data.txt\n' >"$T/args/scripts/main.sh"
+cat >"$T/args/SKILL.md" <<'MD'
+---
+name: args
+description: Prints its arguments and its environment.
+---
+MD
+cat >"$T/args/scripts/main.sh" <<'SH'
+#!/bin/bash
+printf "[%s]" "$@"; echo
+echo "greeting=$GREETING"
+cat /work/data.txt
+SH
 chmod -R a+rX "$T/args"
 echo "file content" >"$T/data"
 run --env GREETING=hi "$T/args" --file data.txt="$T/data" -- --flag "two words"
