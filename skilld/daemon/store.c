@@ -14,6 +14,7 @@
 #include "log.h"
 #include "parse-util.h"
 #include "store.h"
+#include "string-table.h"
 
 #define NEW_PREFIX ".#new-"
 #define DEL_PREFIX ".#del-"
@@ -41,18 +42,7 @@ static const char * const state_names[_RUN_STATE_MAX] = {
         [RUN_INTERRUPTED] = "interrupted",
 };
 
-const char *run_state_to_string(RunState s) {
-        if (s < 0 || s >= _RUN_STATE_MAX)
-                return NULL;
-        return state_names[s];
-}
-
-RunState run_state_from_string(const char *s) {
-        for (RunState i = 0; s && i < _RUN_STATE_MAX; i++)
-                if (streq(state_names[i], s))
-                        return i;
-        return _RUN_STATE_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(run_state, RunState, state_names);
 
 bool store_run_id_is_valid(const char *id) {
         if (!id || strlen(id) != STORE_RUN_ID_LEN)

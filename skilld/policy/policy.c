@@ -10,6 +10,7 @@
 #include "fileio.h"
 #include "parse-util.h"
 #include "policy.h"
+#include "string-table.h"
 
 #define USEC_PER_MSEC 1000ULL
 #define USEC_PER_SEC 1000000ULL
@@ -63,31 +64,8 @@ static const char * const layer_names[_ISOLATION_LAYER_MAX] = {
         [ISOLATION_CGROUP] = "cgroup",
 };
 
-const char *policy_limit_to_string(PolicyLimit l) {
-        if (l < 0 || l >= _POLICY_LIMIT_MAX)
-                return NULL;
-        return limit_names[l];
-}
-
-PolicyLimit policy_limit_from_string(const char *s) {
-        for (PolicyLimit l = 0; s && l < _POLICY_LIMIT_MAX; l++)
-                if (streq(limit_names[l], s))
-                        return l;
-        return _POLICY_LIMIT_INVALID;
-}
-
-const char *isolation_layer_to_string(IsolationLayer l) {
-        if (l < 0 || l >= _ISOLATION_LAYER_MAX)
-                return NULL;
-        return layer_names[l];
-}
-
-IsolationLayer isolation_layer_from_string(const char *s) {
-        for (IsolationLayer l = 0; s && l < _ISOLATION_LAYER_MAX; l++)
-                if (streq(layer_names[l], s))
-                        return l;
-        return _ISOLATION_LAYER_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(policy_limit, PolicyLimit, limit_names);
+DEFINE_STRING_TABLE_LOOKUP(isolation_layer, IsolationLayer, layer_names);
 
 typedef enum ValueType {
         VALUE_SIZE,             /* "512M" */

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "sandbox-internal.h"
+#include "string-table.h"
 
 #define DECIMAL_STR_MAX(type) (sizeof(type) * 3 + 2)
 
@@ -24,20 +25,7 @@ static const char *const status_table[_RUN_STATUS_MAX] = {
         [RUN_STATUS_RUNNING]      = "running",
 };
 
-const char *run_status_to_string(RunStatus s) {
-        if (s < 0 || s >= _RUN_STATUS_MAX)
-                return NULL;
-        return status_table[s];
-}
-
-RunStatus run_status_from_string(const char *s) {
-        if (!s)
-                return _RUN_STATUS_INVALID;
-        for (RunStatus i = 0; i < _RUN_STATUS_MAX; i++)
-                if (streq(status_table[i], s))
-                        return i;
-        return _RUN_STATUS_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(run_status, RunStatus, status_table);
 
 uint64_t now_usec(clockid_t clock) {
         struct timespec ts;

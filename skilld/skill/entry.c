@@ -7,6 +7,7 @@
 
 #include "entry.h"
 #include "error.h"
+#include "string-table.h"
 
 /* Deeper folders under scripts/ are not searched for the script listing. */
 #define SCRIPTS_DEPTH_MAX 32U
@@ -45,16 +46,10 @@ static const char * const interpreter_path_table[_INTERPRETER_MAX] = {
         [INTERPRETER_SH]     = "/usr/bin/sh",
 };
 
-const char *interpreter_to_string(Interpreter i) {
-        if (i < 0 || i >= _INTERPRETER_MAX)
-                return NULL;
-        return interpreter_table[i];
-}
+DEFINE_STRING_TABLE_TO_STRING(interpreter, Interpreter, interpreter_table);
 
 const char *interpreter_path(Interpreter i) {
-        if (i < 0 || i >= _INTERPRETER_MAX)
-                return NULL;
-        return interpreter_path_table[i];
+        return string_table_to_string(interpreter_path_table, ELEMENTSOF(interpreter_path_table), i);
 }
 
 void skill_entry_done(SkillEntry *e) {

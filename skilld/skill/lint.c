@@ -5,6 +5,7 @@
 #include "error.h"
 #include "lint.h"
 #include "parse-util.h"
+#include "string-table.h"
 
 #define NAME_MAX_CHARS 64U
 #define DESCRIPTION_MAX_CHARS 1024U
@@ -18,11 +19,7 @@ static const char * const severity_table[] = {
         [LINT_ERROR]   = "error",
 };
 
-const char *lint_severity_to_string(LintSeverity s) {
-        if ((size_t) s >= ELEMENTSOF(severity_table))
-                return NULL;
-        return severity_table[s];
-}
+DEFINE_STRING_TABLE_TO_STRING(lint_severity, LintSeverity, severity_table);
 
 static void lint_diag_done(LintDiag *d) {
         free(d->file);

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "fileio.h"
 #include "skill.h"
+#include "string-table.h"
 
 /* The frontmatter's first line is line 2 of SKILL.md (line 1 is "---"); libyaml counts from 0. */
 #define FRONTMATTER_LINE_OFFSET 2U
@@ -42,11 +43,7 @@ static const char * const value_kind_table[_SKILL_VALUE_KIND_MAX] = {
         [SKILL_VALUE_MAPPING]   = "mapping",
 };
 
-const char *skill_value_kind_to_string(SkillValueKind k) {
-        if (k < 0 || k >= _SKILL_VALUE_KIND_MAX)
-                return NULL;
-        return value_kind_table[k];
-}
+DEFINE_STRING_TABLE_TO_STRING(skill_value_kind, SkillValueKind, value_kind_table);
 
 static void skill_field_done(SkillField *f) {
         free(f->key);
