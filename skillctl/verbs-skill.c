@@ -87,6 +87,23 @@ static int inspect(const char *path, Inspected *ret, LintReport *report) {
         return 0;
 }
 
+/* inspect() and then the lint rules: what lint reports and what package refuses on. Returns
+ * EXIT_USAGE when the path could not be read; otherwise the report says whether it is valid. */
+static int inspect_and_lint(const char *path, Inspected *i, LintReport **ret_report) {
+        _cleanup_(lint_report_freep) LintReport *report = lint_report_new();
+        int r;
+
+        if (!report)
+                return log_oom(), EXIT_USAGE;
+        r = inspect(path, i, report);
+        if (r == EXIT_USAGE)
+                return r;
+        if (r == 0 && skill_lint(i->skill, i->source->dir_name, report) < 0)
+                return log_oom(), EXIT_USAGE;
+        *ret_report = TAKE_PTR(report);
+        return 0;
+}
+
 static void print_diag(const char *path, const LintDiag *d) {
         _cleanup_free_ char *msg = cescape(d->message);
 
@@ -160,15 +177,9 @@ static int skill_lint_main(int argc, char *argv[]) {
                 return usage_error("skill lint", "expects exactly one PATH");
         path = argv[optind];
 
-        report = lint_report_new();
-        if (!report)
-                return log_oom(), EXIT_USAGE;
-
-        r = inspect(path, &i, report);
+        r = inspect_and_lint(path, &i, &report);
         if (r == EXIT_USAGE)
                 return r;
-        if (r == 0 && skill_lint(i.skill, i.source->dir_name, report) < 0)
-                return log_oom(), EXIT_USAGE;
 
         valid = report->n_errors == 0 && (!strict || report->n_warnings == 0);
 
@@ -369,14 +380,9 @@ static int skill_package_main(int argc, char *argv[]) {
         if (!S_ISDIR(st.st_mode))
                 return usage_error(path, "not a directory (package takes a skill folder)");
 
-        report = lint_report_new();
-        if (!report)
-                return log_oom(), EXIT_USAGE;
-        r = inspect(path, &i, report);
+        r = inspect_and_lint(path, &i, &report);
         if (r == EXIT_USAGE)
                 return r;
-        if (r == 0 && skill_lint(i.skill, i.source->dir_name, report) < 0)
-                return log_oom(), EXIT_USAGE;
         for (size_t k = 0; k < report->n_diags; k++)
                 print_diag(path, &report->diags[k]);
         if (report->n_errors > 0) {

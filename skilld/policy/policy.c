@@ -309,51 +309,6 @@ char *policy_limit_format(PolicyLimit l, uint64_t v) {
         return format_value(limit_type(l), v);
 }
 
-/* parse_sec() plus days and weeks, the natural unit of retention periods. */
-static int parse_duration(const char *s, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t seconds;
-        } extra[] = {
-                { "days", 86400 },
-                { "day", 86400 },
-                { "d", 86400 },
-                { "weeks", 604800 },
-                { "week", 604800 },
-                { "w", 604800 },
-        };
-        uint64_t v;
-        int r;
-
-        r = parse_sec(s, &v);
-        if (r != -EINVAL) {
-                if (r >= 0)
-                        *ret = v;
-                return r;
-        }
-
-        for (size_t i = 0; i < ELEMENTSOF(extra); i++) {
-                _cleanup_free_ char *number = NULL;
-                const char *e = endswith(s, extra[i].suffix);
-
-                if (!e || e == s)
-                        continue;
-                number = strndup(s, e - s);
-                if (!number)
-                        return -ENOMEM;
-                /* The number alone parses as seconds, keeping fractions: "1.5d" is 36 hours. */
-                r = parse_sec(number, &v);
-                if (r < 0)
-                        return r;
-                v = u64_mul_sat(v, extra[i].seconds);
-                if (v == UINT64_MAX)
-                        return -ERANGE;
-                *ret = v;
-                return 0;
-        }
-        return -EINVAL;
-}
-
 static int parse_bool(const char *s, bool *ret) {
         static const char * const yes[] = { "yes", "true", "on", "y" };
         static const char * const no[] = { "no", "false", "off", "n" };
@@ -634,7 +589,7 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
                 hint = " (like 50%)";
                 break;
         case VALUE_DURATION:
-                r = parse_duration(v, &u);
+                r = parse_sec(v, &u);
                 what = "a duration";
                 hint = " (like 60s, 5min, 2h or 30d)";
                 break;

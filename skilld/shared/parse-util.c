@@ -72,18 +72,13 @@ static int parse_number_unit(const char *s, double *ret_value, const char **ret_
         return 0;
 }
 
-int parse_size(const char *s, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t factor;
-        } table[] = {
-                { "",  1ULL },
-                { "B", 1ULL },
-                { "K", 1ULL << 10 }, { "KB", 1ULL << 10 }, { "KiB", 1ULL << 10 },
-                { "M", 1ULL << 20 }, { "MB", 1ULL << 20 }, { "MiB", 1ULL << 20 },
-                { "G", 1ULL << 30 }, { "GB", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-                { "T", 1ULL << 40 }, { "TB", 1ULL << 40 }, { "TiB", 1ULL << 40 },
-        };
+typedef struct UnitFactor {
+        const char *suffix;
+        uint64_t factor;
+} UnitFactor;
+
+/* A decimal number followed by one of the table's units, scaled and checked for overflow. */
+static int parse_scaled(const char *s, const UnitFactor *table, size_t n, bool ignore_case, uint64_t *ret) {
         const char *unit;
         double v;
         int r;
@@ -91,10 +86,10 @@ int parse_size(const char *s, uint64_t *ret) {
         r = parse_number_unit(s, &v, &unit);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+        for (size_t i = 0; i < n; i++) {
                 long double t;
 
-                if (strcasecmp(unit, table[i].suffix) != 0)
+                if ((ignore_case ? strcasecmp(unit, table[i].suffix) : strcmp(unit, table[i].suffix)) != 0)
                         continue;
                 t = (long double) v * table[i].factor;
                 if (t >= (long double) UINT64_MAX)
@@ -105,11 +100,22 @@ int parse_size(const char *s, uint64_t *ret) {
         return -EINVAL;
 }
 
+int parse_size(const char *s, uint64_t *ret) {
+        static const UnitFactor table[] = {
+                { "",  1ULL },
+                { "B", 1ULL },
+                { "K", 1ULL << 10 }, { "KB", 1ULL << 10 }, { "KiB", 1ULL << 10 },
+                { "M", 1ULL << 20 }, { "MB", 1ULL << 20 }, { "MiB", 1ULL << 20 },
+                { "G", 1ULL << 30 }, { "GB", 1ULL << 30 }, { "GiB", 1ULL << 30 },
+                { "T", 1ULL << 40 }, { "TB", 1ULL << 40 }, { "TiB", 1ULL << 40 },
+        };
+
+        /* Sizes are binary whatever the case: "256m" is what people mean by 256M. */
+        return parse_scaled(s, table, ELEMENTSOF(table), true, ret);
+}
+
 int parse_sec(const char *s, uint64_t *ret_usec) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } table[] = {
+        static const UnitFactor table[] = {
                 { "",    1000000ULL },
                 { "s",   1000000ULL },
                 { "sec", 1000000ULL },
@@ -118,26 +124,12 @@ int parse_sec(const char *s, uint64_t *ret_usec) {
                 { "m",   60000000ULL },
                 { "min", 60000000ULL },
                 { "h",   3600000000ULL },
+                { "d",    86400000000ULL }, { "day",  86400000000ULL }, { "days",  86400000000ULL },
+                { "w",   604800000000ULL }, { "week", 604800000000ULL }, { "weeks", 604800000000ULL },
         };
-        const char *unit;
-        double v;
-        int r;
 
-        r = parse_number_unit(s, &v, &unit);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                long double t;
-
-                if (!streq(unit, table[i].suffix))
-                        continue;
-                t = (long double) v * table[i].usec;
-                if (t >= (long double) UINT64_MAX)
-                        return -ERANGE;
-                *ret_usec = (uint64_t) t;
-                return 0;
-        }
-        return -EINVAL;
+        /* Case matters here: "m" is minutes, and "M" would be a typo, not months. */
+        return parse_scaled(s, table, ELEMENTSOF(table), false, ret_usec);
 }
 
 int parse_percent_unbounded(const char *s, unsigned *ret) {

@@ -10,7 +10,7 @@ int safe_atoi(const char *s, int *ret);
 
 /* "512", "256K", "256M", "1G", "1.5G" (binary units; a trailing "B" or "iB" is accepted). */
 int parse_size(const char *s, uint64_t *ret);
-/* "30", "30s", "1.5", "500ms", "2min", "1h" into microseconds. */
+/* "30", "30s", "1.5", "500ms", "2min", "1h", "30d", "2w" into microseconds. */
 int parse_sec(const char *s, uint64_t *ret_usec);
 /* "50", "50%", "200%" into a percentage of one CPU. */
 int parse_percent_unbounded(const char *s, unsigned *ret);

@@ -65,7 +65,11 @@ START_TEST(test_parse_sec) {
         ck_assert_uint_eq(v, 500000ULL);
         ck_assert_int_eq(parse_sec("2min", &v), 0);
         ck_assert_uint_eq(v, 120000000ULL);
-        ck_assert_int_eq(parse_sec("1d", &v), -EINVAL);
+        ck_assert_int_eq(parse_sec("1.5d", &v), 0);
+        ck_assert_uint_eq(v, 129600000000ULL);
+        ck_assert_int_eq(parse_sec("2w", &v), 0);
+        ck_assert_uint_eq(v, 1209600000000ULL);
+        ck_assert_int_eq(parse_sec("1y", &v), -EINVAL);
         ck_assert_int_eq(parse_sec("", &v), -EINVAL);
 }
 END_TEST
