@@ -301,6 +301,8 @@ static int skill_show_main(int argc, char *argv[]) {
         if (json)
                 return print_json(j) < 0 ? EXIT_USAGE : 0;
 
+        /* Everything below comes from the skill, and a hostile one would write escape sequences
+         * to the terminal: all of it goes through cescape(). */
         {
                 _cleanup_free_ char *name = cescape(strempty(s->name)),
                                     *desc = cescape(strempty(s->description));
@@ -308,28 +310,44 @@ static int skill_show_main(int argc, char *argv[]) {
                 printf("         Name: %s\n", strna(name));
                 printf("  Description: %s\n", strna(desc));
         }
-        if (s->license)
-                printf("      License: %s\n", s->license);
-        if (s->compatibility)
-                printf("Compatibility: %s\n", s->compatibility);
-        printf("       Source: %s (%s)\n", argv[optind], i.source->from_archive ? "archive" : "directory");
+        if (s->license) {
+                _cleanup_free_ char *e = cescape(s->license);
+                printf("      License: %s\n", strna(e));
+        }
+        if (s->compatibility) {
+                _cleanup_free_ char *e = cescape(s->compatibility);
+                printf("Compatibility: %s\n", strna(e));
+        }
+        {
+                _cleanup_free_ char *e = cescape(argv[optind]);
+                printf("       Source: %s (%s)\n", strna(e), i.source->from_archive ? "archive" : "directory");
+        }
         printf("      Scripts:");
         if (strv_length(scripts) == 0)
                 printf(" none");
-        STRV_FOREACH(p, scripts)
-                printf(" %s", *p);
+        STRV_FOREACH(p, scripts) {
+                _cleanup_free_ char *e = cescape(*p);
+                printf(" %s", strna(e));
+        }
         printf("\n");
-        if (entry_r >= 0)
-                printf("  Entry point: %s (%s, %s)\n", entry.script, interpreter_to_string(entry.interpreter),
+        if (entry_r >= 0) {
+                _cleanup_free_ char *e = cescape(entry.script);
+                printf("  Entry point: %s (%s, %s)\n", strna(e), interpreter_to_string(entry.interpreter),
                        entry.how);
-        else
-                printf("  Entry point: none: %s\n", entry_error ?: strerror(-entry_r));
+        } else {
+                _cleanup_free_ char *e = cescape(entry_error ?: strerror(-entry_r));
+                printf("  Entry point: none: %s\n", strna(e));
+        }
         printf("         Hash: sha256:%s\n", hash);
-        for (char **m = s->metadata; m && m[0] && m[1]; m += 2)
-                printf("     Metadata: %s=%s\n", m[0], m[1]);
+        for (char **m = s->metadata; m && m[0] && m[1]; m += 2) {
+                _cleanup_free_ char *k = cescape(m[0]), *v = cescape(m[1]);
+                printf("     Metadata: %s=%s\n", strna(k), strna(v));
+        }
         for (size_t k = 0; k < s->n_fields; k++)
-                if (!skill_key_is_known(s->fields[k].key))
-                        printf("  Unknown key: %s (line %u)\n", s->fields[k].key, s->fields[k].line);
+                if (!skill_key_is_known(s->fields[k].key)) {
+                        _cleanup_free_ char *e = cescape(s->fields[k].key);
+                        printf("  Unknown key: %s (line %u)\n", strna(e), s->fields[k].line);
+                }
         return 0;
 }
 

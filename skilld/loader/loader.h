@@ -16,7 +16,7 @@
 #include "util.h"
 
 typedef struct LoaderLimits {
-        uint64_t max_entries;           /* default 10,000 */
+        uint64_t max_entries;           /* zip entries, and files + directories made; default 10,000 */
         uint64_t max_total_bytes;       /* uncompressed, counted as read; default 256 MiB */
         uint64_t max_file_bytes;        /* default = max_total_bytes */
         uint64_t max_ratio;             /* uncompressed/archive size; default 200, UINT64_MAX: none */

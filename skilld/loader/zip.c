@@ -224,6 +224,7 @@ typedef struct Extractor {
         const LoaderLimits *limits;
         uint64_t archive_size;
         uint64_t total;
+        uint64_t created;       /* files and directories made, implied ones included */
         char *parent;           /* dest path of the cached parent directory fd */
         int parent_fd;
         char **error;
@@ -235,12 +236,31 @@ static void extractor_done(Extractor *x) {
         x->parent_fd = safe_close(x->parent_fd);
 }
 
+/* Counts one more file or directory on disk. The central directory's entries are capped, but
+ * "a/b/c/.../x" implies every directory on its way: without this, a zip of max_entries such
+ * names would make max_depth times as many inodes as the cap allows, more than a folder with
+ * the same tree could hold (loader_check_tree() counts every one). */
+static int extractor_count(Extractor *x, const ZipDirEntry *e) {
+        if (++x->created > x->limits->max_entries)
+                return loader_entry_error(x->error, -E2BIG, e->name,
+                                          "too many files and directories, counting the implied ones "
+                                          "(more than %" PRIu64 ")", x->limits->max_entries);
+        return 0;
+}
+
 /* Creates (or, if an earlier entry implied it, reuses) the directory name below parent_fd and
  * opens it; a file or symlink in its place is refused, never followed. */
-static int make_directory(int parent_fd, const char *name, const char *display, char **error) {
+static int make_directory(Extractor *x, int parent_fd, const char *name, const ZipDirEntry *e) {
+        const char *display = e->name;
+        char **error = x->error;
         _cleanup_close_ int fd = -EBADF;
+        int r;
 
-        if (mkdirat(parent_fd, name, 0755) < 0 && errno != EEXIST)
+        if (mkdirat(parent_fd, name, 0755) >= 0) {
+                r = extractor_count(x, e);
+                if (r < 0)
+                        return r;
+        } else if (errno != EEXIST)
                 return loader_entry_error(error, -errno, display, "cannot create directory: %m");
         fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
@@ -278,7 +298,7 @@ static int extractor_parent(Extractor *x, const ZipDirEntry *e, const char **ret
         }
 
         for (p = strtok_r(parent, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-                int nfd = make_directory(fd >= 0 ? fd : x->target_fd, p, e->name, x->error);
+                int nfd = make_directory(x, fd >= 0 ? fd : x->target_fd, p, e);
 
                 if (nfd < 0)
                         return nfd;
@@ -328,6 +348,9 @@ static int extract_file(Extractor *x, struct archive *a, const ZipDirEntry *e, m
                         return loader_entry_error(x->error, -EEXIST, e->name, "exists more than once");
                 return loader_entry_error(x->error, -errno, e->name, "cannot create file: %m");
         }
+        r = extractor_count(x, e);
+        if (r < 0)
+                return r;
 
         for (;;) {
                 const void *buf;
@@ -371,7 +394,7 @@ static int extract_directory(Extractor *x, const ZipDirEntry *e) {
         r = extractor_parent(x, e, &leaf, &parent_fd);
         if (r < 0)
                 return r;
-        fd = make_directory(parent_fd, leaf, e->name, x->error);
+        fd = make_directory(x, parent_fd, leaf, e);
         return fd < 0 ? fd : 0;
 }
 

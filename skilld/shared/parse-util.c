@@ -28,6 +28,9 @@ int safe_atou(const char *s, unsigned *ret) {
         r = safe_atou64(s, &v);
         if (r < 0)
                 return r;
+        /* v is set: clang 14's analyzer does not know errno is positive, so it takes
+         * safe_atou64()'s "return -errno" for a possible success. */
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
         if (v > UINT_MAX)
                 return -ERANGE;
         *ret = (unsigned) v;

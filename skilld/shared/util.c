@@ -175,7 +175,10 @@ char *cescape(const char *s) {
                 } else if (c >= ' ' && c < 0x7f) {
                         *t++ = c;
                         i++;
-                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len)) {
+                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len) &&
+                           !(c == 0xc2 && (unsigned char) s[i + 1] < 0xa0)) {
+                        /* Valid UTF-8 passes, except the C1 controls U+0080..U+009F: U+009B is
+                         * CSI to terminals that take 8-bit controls, as ESC [ is to all. */
                         memcpy(t, s + i, len);
                         t += len;
                         i += len;

@@ -124,8 +124,8 @@ bool utf8_is_valid(const char *s, size_t n);
 /* Whether the string holds any ASCII control character (or DEL). */
 bool string_has_cc(const char *s, size_t n);
 
-/* Writes a version of s fit for one line of a log or terminal: control characters, escape
- * sequences and invalid UTF-8 become \xNN, so a hostile name cannot forge output. */
+/* Writes a version of s fit for one line of a log or terminal: control characters (C0, DEL and
+ * C1), escape sequences and invalid UTF-8 become \xNN, so a hostile name cannot forge output. */
 char *cescape(const char *s);
 
 /* Marks every fd above 2 close-on-exec, or closes them. Used in forked children. */

@@ -481,6 +481,7 @@ static int entry_not_found(int dir_fd, char **error) {
                         return -ENOMEM;
                 listing = t;
                 if (len > 0) {
+                        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): the next one adds it */
                         memcpy(listing + len, ", ", 2);
                         len += 2;
                 }

@@ -369,6 +369,8 @@ int skill_lint(const Skill *s, const char *dir_name, LintReport *report) {
         if (r < 0)
                 return r;
 
-        diags_sort_by_line(report->diags + first, report->n_diags - first);
+        /* With no diagnostics at all, diags is NULL, and NULL + 0 is undefined behaviour. */
+        if (report->n_diags > first)
+                diags_sort_by_line(report->diags + first, report->n_diags - first);
         return 0;
 }

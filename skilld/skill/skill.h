@@ -52,9 +52,11 @@ typedef struct SkillField {
 typedef struct Skill {
         char *md_filename;      /* "SKILL.md" or "skill.md" */
 
-        /* The known keys, set only when their value is usable: a non-empty scalar (for
-         * allowed-tools also a list of scalars). A key that is present but unusable (a list
-         * where a string belongs, an empty value) leaves these NULL and is still in fields[]. */
+        /* The known keys, set only when their value is usable: a scalar that is not null (for
+         * allowed-tools also a list of scalars). A quoted empty string ('' or "") or an empty
+         * list is kept as "", so test for isempty(), not for NULL. A key that is present but
+         * unusable (a list where a string belongs, no value at all) leaves these NULL and is
+         * still in fields[]. */
         char *name;
         char *description;
         char *license;

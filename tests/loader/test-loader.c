@@ -627,6 +627,22 @@ START_TEST(test_evil_too_many_entries) {
                 l.max_entries = 3;
                 refuse_zip(specs, 4, &l, "f00003", "too many entries (more than 3)");
         }
+
+        /* Directories implied by deeper names count too: the cap holds for what lands on disk,
+         * so the extracted tree also passes as a folder under the same limits. */
+        {
+                const ZipSpec deep[] = { FILE_SPEC("a/b/c/x", "x"), FILE_SPEC("d/y", "y") };
+                LoaderLimits l = LOADER_LIMITS_DEFAULT;
+                _cleanup_case_ Case c = case_new();
+                _cleanup_bytes_ Bytes zip = {};
+
+                l.max_entries = 4;
+                zip_build(deep, 1, &zip);
+                ck_assert_int_eq(case_extract(&c, &zip, &l), 0);
+                ck_assert_int_eq(loader_check_tree(c.target_fd, &l, NULL), 0);
+                refuse_zip(deep, 2, &l, "d/y", "too many files and directories, counting the implied "
+                           "ones (more than 4)");
+        }
         free(specs);
         free(names);
 }

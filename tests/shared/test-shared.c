@@ -75,7 +75,7 @@ START_TEST(test_parse_sec) {
 END_TEST
 
 START_TEST(test_utf8_and_escape) {
-        _cleanup_free_ char *e1 = NULL, *e2 = NULL;
+        _cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
 
         ck_assert(utf8_is_valid("plain", 5));
         ck_assert(utf8_is_valid("h\xc3\xa9", 3));
@@ -91,6 +91,9 @@ START_TEST(test_utf8_and_escape) {
         ck_assert_str_eq(e1, "evil\\x1b[2J\\x0afake: ok");
         e2 = cescape("caf\xc3\xa9\xff");
         ck_assert_str_eq(e2, "caf\xc3\xa9\\xff");
+        /* C1 controls are valid UTF-8 but controls all the same; U+00A0 is not one. */
+        e3 = cescape("\xc2\x9b" "31m\xc2\x85\xc2\xa0");
+        ck_assert_str_eq(e3, "\\xc2\\x9b" "31m\\xc2\\x85\xc2\xa0");
 }
 END_TEST
 

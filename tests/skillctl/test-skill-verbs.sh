@@ -83,6 +83,16 @@ check "show: interpreter" test "$(json_get '["entry_point"]["interpreter"]')" = 
 dir_hash=$(json_get '["content_hash"]')
 check "show: a sha256 content hash" test "${#dir_hash}" = 64
 
+# show: what the skill says or names reaches the terminal escaped, never as escape sequences.
+mkdir -p "$T/loud/scripts"
+printf -- '---\nname: loud\ndescription: "\\e]0;pwned\\a"\nlicense: "\\e[31mred"\ncompatibility: "\\u009b2J"\nmetadata:\n  k: "\\e[2J"\n"x\\u009bkey": 1\n---\nBody\n' >"$T/loud/SKILL.md"
+printf 'echo\n' >"$T/loud/scripts/$(printf 'run\302\2331m.sh')"
+run skill show "$T/loud"
+check "show: exit 0 on a loud skill" test "$(rc)" = 0
+check "show: no ESC byte reaches the terminal" sh -c "! grep -q \"\$(printf '\\033')\" '$T/out'"
+check "show: no C1 CSI reaches the terminal" sh -c "! grep -q \"\$(printf '\\302\\233')\" '$T/out'"
+check "show: escaped license shown" grep -q 'License: \\x1b\[31mred' "$T/out"
+
 # package: the archive has the <name>/ layout, leaves caches out, and hashes like its source.
 cp -r "$EXAMPLES/json-transform" "$T/json-transform"
 mkdir -p "$T/json-transform/scripts/__pycache__"
