@@ -83,30 +83,12 @@ static void help(void) {
                "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
 }
 
-_printf_(1, 2)
-static int fail(const char *fmt, ...) {
-        va_list ap;
+/* Report and return the exit status for a failure before the skill ran. errno is passed along
+ * so a %m in the message names the failure of the call just made. */
+#define fail(...) ({ (void) log_full_errno(LOG_ERR, errno, __VA_ARGS__); EXIT_RUN_FAILED; })
 
-        fputs("skillctl: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        return EXIT_RUN_FAILED;
-}
-
-/* For parse_args(): prints and returns -EINVAL. */
-_printf_(1, 2)
-static int parse_fail(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("skillctl: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        return -EINVAL;
-}
+/* For parse_args(): report and return -EINVAL. */
+#define parse_fail(...) ({ (void) log_full_errno(LOG_ERR, errno, __VA_ARGS__); -EINVAL; })
 
 static int read_input_file(const char *path, char **ret) {
         _cleanup_close_ int fd = -EBADF;
@@ -259,43 +241,53 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         return 1;
 }
 
-/* Opens the --file inputs as the caller: the engine is handed fds, never paths. */
-static int open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
-        size_t n = strv_length(specs);
-        _cleanup_free_ RunFile *files = NULL;
-        _cleanup_free_ int *fds = NULL;
-        _cleanup_free_ char *error = NULL;
-
-        files = calloc(MAX(n, 1U), sizeof(RunFile));
-        fds = calloc(MAX(n, 1U), sizeof(int));
-        if (!files || !fds)
-                return log_oom();
-        for (size_t i = 0; i < n; i++)
-                fds[i] = -EBADF;
-        *ret_fds = fds; /* the caller closes what was opened, also on failure */
-
-        for (size_t i = 0; i < n; i++) {
-                char *eq = strchr(specs[i], '=');
-                const char *path = eq + 1;
-
-                *eq = '\0';
-                if (sandbox_file_name_check(specs[i], &error) < 0)
-                        return fail("--file: %s", error);
-                fds[i] = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (fds[i] < 0)
-                        return fail("--file %s: %m", path);
-                files[i] = (RunFile) { .name = specs[i], .fd = fds[i], .path = path };
-        }
-        *ret = TAKE_PTR(files);
-        TAKE_PTR(fds);
-        *ret_n = n;
-        return 0;
-}
-
 static void close_fds(int *fds, size_t n) {
         for (size_t i = 0; fds && i < n; i++)
                 safe_close(fds[i]);
         free(fds);
+}
+
+/* Opens the --file inputs as the caller: the engine is handed fds, never paths. On failure
+ * nothing stays open and the outputs are untouched. */
+static int open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
+        size_t n = strv_length(specs), opened = 0;
+        _cleanup_free_ RunFile *files = NULL;
+        _cleanup_free_ char *error = NULL;
+        int *fds;
+        int r = 0;
+
+        files = calloc(MAX(n, 1U), sizeof(RunFile));
+        fds = calloc(MAX(n, 1U), sizeof(int));
+        if (!files || !fds) {
+                free(fds);
+                return log_oom();
+        }
+
+        for (; specs && opened < n; opened++) {
+                char *spec = specs[opened], *eq = strchr(spec, '=');
+                const char *path = eq + 1;
+
+                *eq = '\0';
+                if (sandbox_file_name_check(spec, &error) < 0) {
+                        r = fail("--file: %s", error);
+                        break;
+                }
+                fds[opened] = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fds[opened] < 0) {
+                        r = fail("--file %s: %m", path);
+                        break;
+                }
+                files[opened] = (RunFile) { .name = spec, .fd = fds[opened], .path = path };
+        }
+        if (r != 0) {
+                close_fds(fds, opened);
+                return r;
+        }
+
+        *ret = TAKE_PTR(files);
+        *ret_fds = fds;
+        *ret_n = n;
+        return 0;
 }
 
 static void print_summary(const RunResult *r) {
@@ -394,10 +386,8 @@ int verb_run(int argc, char *argv[]) {
         }
 
         r = open_files(a.files, &files, &fds, &n_files);
-        if (r != 0) {
-                close_fds(fds, strv_length(a.files));
+        if (r != 0)
                 return EXIT_RUN_FAILED;
-        }
 
         cancel_fd = cancel_fd_new();
         if (cancel_fd < 0) {

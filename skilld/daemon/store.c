@@ -244,7 +244,7 @@ static int json_get_str(const cJSON *o, const char *key, bool optional, char **r
                 *ret = NULL;
                 return 0;
         }
-        if (!cJSON_IsString(v) || !v->valuestring)
+        if (!v || !cJSON_IsString(v) || !v->valuestring)
                 return -EBADMSG;
         c = strdup(v->valuestring);
         if (!c)

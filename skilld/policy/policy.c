@@ -1207,7 +1207,7 @@ int policy_load(const char *path, Policy **ret, char **error) {
                 return r;
 
         n = strv_length(errors);
-        if (n == 0)
+        if (!errors || n == 0)
                 return error_setf(error, r, "Failed to load the policy: %s", strerror(-r));
         if (n == 1)
                 return error_setf(error, r, "%s", errors[0]);

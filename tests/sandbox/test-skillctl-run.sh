@@ -94,6 +94,10 @@ run --env GREETING=hi "$T/args" --file data.txt="$T/data" -- --flag "two words"
 check "args after -- reach the script" grep -qx -- '\[--flag\]\[two words\]' "$T/out"
 check "--env reaches the script" grep -qx 'greeting=hi' "$T/out"
 check "--file lands in /work" grep -qx 'file content' "$T/out"
+# The second of two inputs is missing: refused before the run, naming it, nothing left open.
+run "$T/args" --file data.txt="$T/data" --file more.txt="$T/missing"
+check "a missing --file is 125" test "$(rc)" = 125
+check "a missing --file is named" grep -q -- "--file $T/missing: No such file" "$T/err"
 
 # Exit statuses.
 run "$EXAMPLES/always-fails"
