@@ -805,7 +805,10 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
-        memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
+        /* A run without --file inputs has no array at all, and memcpy() from NULL is undefined
+         * even for zero bytes. */
+        if (c->n_files > 0)
+                memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
         r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
