@@ -674,6 +674,18 @@ static void reset_signals(void) {
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
+/* Sets the rlimits other than RLIMIT_DATA, or RLIMIT_DATA alone: see skill_exec(). */
+static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
+        for (size_t i = 0; i < c->n_rlimits; i++) {
+                if ((c->rlimits[i].resource == RLIMIT_DATA) != data)
+                        continue;
+                if (setrlimit(c->rlimits[i].resource, &c->rlimits[i].limit) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to set resource limit %d",
+                                         c->rlimits[i].resource);
+        }
+        return 0;
+}
+
 _noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         int r;
@@ -691,12 +703,9 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to set up stdio");
                 goto fail;
         }
-        for (size_t i = 0; i < c->n_rlimits; i++)
-                if (setrlimit(c->rlimits[i].resource, &c->rlimits[i].limit) < 0) {
-                        r = STEP_FAIL(e.what, errno, "Failed to set resource limit %d",
-                                      c->rlimits[i].resource);
-                        goto fail;
-                }
+        r = apply_rlimits(c, false, &e);
+        if (r < 0)
+                goto fail;
 
         /* The control socket is close-on-exec and reports an execve() failure; all else goes. */
         r = close_all_fds_except(&c->ctl_fd, 1);
@@ -723,6 +732,16 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                         goto fail;
                 }
         }
+
+        /* The memory limit is the skill's, so it comes after everything this copy of the engine
+         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read, the BPF program
+         * seccomp_load() builds). RLIMIT_DATA measures the whole address space, copied from the
+         * caller, which can be larger than the limit (a daemon's heap, ASan's shadow): set before
+         * those, they fail as soon as the heap has to grow. Lowering a limit needs no capability,
+         * and the engine never asks for more than the caller's hard limit. */
+        r = apply_rlimits(c, true, &e);
+        if (r < 0)
+                goto fail;
 
         execve(c->exec_path, c->argv, c->envp);
         send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, errno, "Failed to execute %s", c->exec_path);
@@ -805,7 +824,10 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
-        memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
+        /* A run without --file inputs has no array at all, and memcpy() from NULL is undefined
+         * even for zero bytes. */
+        if (c->n_files > 0)
+                memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
         r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");

@@ -427,7 +427,7 @@ static void add_rlimit(SandboxRun *run, int resource, rlim_t value) {
 
 static void compute_rlimits(SandboxRun *run) {
         const SandboxLimits *l = &run->req->limits;
-        struct rlimit nofile;
+        struct rlimit nofile, data;
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         uint64_t cpu_sec;
 
@@ -445,8 +445,11 @@ static void compute_rlimits(SandboxRun *run) {
         if (run->backend->child_rlimits) {
                 /* RLIMIT_DATA counts what memory is (brk and private writable mappings) without
                  * counting reservations: RLIMIT_AS would break Node.js and other runtimes that
-                 * reserve gigabytes of address space they never touch. */
-                add_rlimit(run, RLIMIT_DATA, l->memory_max);
+                 * reserve gigabytes of address space they never touch. The child sets it last,
+                 * without capabilities: never more than the caller's own hard limit. */
+                if (getrlimit(RLIMIT_DATA, &data) < 0)
+                        data.rlim_max = RLIM_INFINITY;
+                add_rlimit(run, RLIMIT_DATA, MIN(data.rlim_max, (rlim_t) l->memory_max));
                 /* Per real uid: the run's uid is its own, so this counts the run's tasks. */
                 add_rlimit(run, RLIMIT_NPROC, l->tasks_max);
         }

@@ -190,7 +190,7 @@ END_TEST
 
 START_TEST(test_result_json) {
         _cleanup_(run_result_freep) RunResult *r = calloc(1, sizeof(RunResult));
-        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL, *reparsed = NULL;
         _cleanup_free_ char *text = NULL;
         char *argv[] = { (char *) "/skill/run.sh", (char *) "x", NULL };
 
@@ -227,7 +227,8 @@ START_TEST(test_result_json) {
         ck_assert_ptr_nonnull(strstr(text,
                                      "\"bytes\":1000,\"kept\":11,\"truncated\":true,"
                                      "\"path\":null,\"text\":null"));
-        ck_assert_ptr_nonnull(cJSON_Parse(text));
+        reparsed = cJSON_Parse(text);
+        ck_assert_ptr_nonnull(reparsed);
 }
 END_TEST
 

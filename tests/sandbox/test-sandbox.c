@@ -4,10 +4,12 @@
  * that saw no connection. They need root and namespaces, and skip (77) otherwise. */
 #include <dirent.h>
 #include <grp.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -737,6 +739,29 @@ START_TEST(test_fork_bomb_contained) {
 }
 END_TEST
 
+/* The memory rlimit is the skill's, not the engine's: the child that becomes the skill is a copy
+ * of its caller, and RLIMIT_DATA counts all of that copy's writable memory. A caller holding more
+ * than memory_max (an untouched reservation here: it costs nothing, but counts), whose heap has
+ * no room left (trimmed, no padding), must still get the skill started. */
+START_TEST(test_memory_rlimit_spares_the_engine) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        size_t size = 1024ULL * 1024 * 1024;
+        void *p;
+
+        t.req.backend = &sandbox_backend_rlimit;
+        t.req.limits.memory_max = 64ULL * 1024 * 1024;
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        ck_assert(p != MAP_FAILED);
+        (void) mallopt(M_TOP_PAD, 0);
+        (void) mallopt(M_TRIM_THRESHOLD, 0);
+        (void) malloc_trim(0);
+        test_run_go(&t);
+        ck_assert_int_eq(munmap(p, size), 0);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(stdout_has_line(t.res, "ran"));
+}
+END_TEST
+
 START_TEST(test_busy_loop_timeout) {
         _cleanup_test_run_ TestRun t = test_run_new("while :; do :; done");
 
@@ -982,6 +1007,7 @@ static Suite *sandbox_suite(void) {
         tc = tcase_create("limits");
         tcase_add_loop_test(tc, test_memory_limit, 0, ELEMENTSOF(test_backends));
         tcase_add_loop_test(tc, test_fork_bomb_contained, 0, ELEMENTSOF(test_backends));
+        tcase_add_test(tc, test_memory_rlimit_spares_the_engine);
         tcase_add_test(tc, test_busy_loop_timeout);
         tcase_add_test(tc, test_daemon_is_killed_at_end);
         tcase_add_test(tc, test_stdout_truncated_at_cap);
