@@ -61,7 +61,8 @@ static int ping(sd_bus *bus, const char *destination, char **ret_reason, const c
         return *ret_reason ? r : -ENOMEM;
 }
 
-static int client_new(sd_bus *bus, const char *destination, const char *where, Client **ret) {
+/* Takes the connection on success. */
+static int client_new(sd_bus **bus, const char *destination, const char *where, Client **ret) {
         Client *c;
 
         c = calloc(1, sizeof(Client));
@@ -72,9 +73,9 @@ static int client_new(sd_bus *bus, const char *destination, const char *where, C
                 free(c);
                 return -ENOMEM;
         }
-        c->bus = sd_bus_ref(bus);
+        c->bus = TAKE_PTR(*bus);
         c->destination = destination;
-        c->can_pass_fds = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) > 0;
+        c->can_pass_fds = sd_bus_can_send(c->bus, SD_BUS_TYPE_UNIX_FD) > 0;
         *ret = c;
         return 0;
 }
@@ -93,7 +94,7 @@ static int open_remote(Client **ret, char **ret_reason) {
         r = ping(bus, SKILLD_BUS_NAME, ret_reason, arg_host);
         if (r <= 0)
                 return r;
-        r = client_new(bus, SKILLD_BUS_NAME, arg_host, ret);
+        r = client_new(&bus, SKILLD_BUS_NAME, arg_host, ret);
         return r < 0 ? r : 1;
 }
 
@@ -110,7 +111,7 @@ static int open_system_bus(Client **ret, char **ret_reason) {
         r = ping(bus, SKILLD_BUS_NAME, ret_reason, "the system bus");
         if (r <= 0)
                 return r;
-        r = client_new(bus, SKILLD_BUS_NAME, "the system bus", ret);
+        r = client_new(&bus, SKILLD_BUS_NAME, "the system bus", ret);
         return r < 0 ? r : 1;
 }
 
@@ -144,7 +145,7 @@ static int open_private_bus(Client **ret, char **ret_reason) {
         r = ping(bus, NULL, ret_reason, where);
         if (r <= 0)
                 return r;
-        r = client_new(bus, NULL, where, ret);
+        r = client_new(&bus, NULL, where, ret);
         return r < 0 ? r : 1;
 }
 

@@ -257,7 +257,7 @@ static int fetch_one(Client *c, const char *id, const char *path, int dir_fd, co
         r = loader_check_path(a->path, NULL, &error);
         if (r < 0) {
                 log_error("run %s: refusing artifact path %s: %s", id, strna(escaped), strna(error));
-                return r;
+                return -EBADMSG;
         }
         r = client_open_artifact(c, id, path, a->path, &fd);
         if (r < 0)

@@ -47,6 +47,7 @@ struct ServiceRun {
         bool finished;
         bool gone;                      /* the service went away */
         bool abandoned;                 /* interrupted twice: we stop waiting */
+        bool done;                      /* leave the loop (not sd_event_exit(): that closes the bus) */
         unsigned n_signals;
 };
 
@@ -86,9 +87,10 @@ static void progress_clear(ServiceRun *s) {
         s->progress = false;
 }
 
+/* Done when the run ended and its output was all copied. */
 static void maybe_exit(ServiceRun *s) {
         if (s->finished && s->out.fd < 0 && s->err.fd < 0)
-                (void) sd_event_exit(s->event, 0);
+                s->done = true;
 }
 
 static int on_output(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -115,7 +117,8 @@ static int on_grace(sd_event_source *source, uint64_t usec, void *userdata) {
 
         /* The service kept our pipes open after the end: what it wrote is read, stop waiting. */
         log_debug("The service did not close the output pipes of run %s.", s->id);
-        return sd_event_exit(s->event, 0);
+        s->done = true;
+        return 0;
 }
 
 /* The run object is the truth about whether the run ended; signals only say when to look. */
@@ -135,7 +138,7 @@ static void check_finished(ServiceRun *s) {
         r = sd_event_add_time_relative(s->event, &s->grace, CLOCK_MONOTONIC, OUTPUT_GRACE_USEC, 0,
                                        on_grace, s);
         if (r < 0)
-                (void) sd_event_exit(s->event, 0);
+                s->done = true;
         maybe_exit(s);
 }
 
@@ -164,7 +167,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !isempty(new_owner))
                 return 0;
         s->gone = true;
-        return sd_event_exit(s->event, 0);
+        s->done = true;
+        return 0;
 }
 
 /* The local Disconnected signal sd-bus synthesizes when the connection breaks. */
@@ -174,7 +178,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         if (!sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
                 return 0;
         s->gone = true;
-        (void) sd_event_exit(s->event, 0);
+        s->done = true;
         return 0;
 }
 
@@ -199,7 +203,8 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
         progress_clear(s);
         if (++s->n_signals > 1) {
                 s->abandoned = true;
-                return sd_event_exit(s->event, 0);
+                s->done = true;
+                return 0;
         }
 
         /* As embedded: the first interrupt cancels the run and we report how it ended. */
@@ -213,20 +218,24 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
 }
 
 static int output_pipe(ServiceRun *s, OutputCopy *c, int dest, int *ret_write_fd) {
+        _cleanup_close_ int write_fd = -EBADF;
         int fds[2], r;
 
         /* The write end stays blocking: the engine writes with plain blocking writes and would
-         * stop copying on EAGAIN. Only our read end is non-blocking. */
+         * stop copying on EAGAIN. Only our read end, a file description of its own, is not. */
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
+        write_fd = fds[1];
         c->run = s;
-        c->fd = fds[0];
+        c->fd = fds[0];         /* closed by output_copy_close() from here on */
         c->dest = dest;
-        *ret_write_fd = fds[1];
         if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
         r = sd_event_add_io(s->event, &c->source, c->fd, EPOLLIN, on_output, c);
-        return r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        *ret_write_fd = TAKE_FD(write_fd);
+        return 0;
 }
 
 static int append_limits(sd_bus_message *m, const RunArgs *a) {
@@ -601,8 +610,9 @@ int run_via_service(Client *c, RunArgs *a) {
         if (r < 0)
                 return EXIT_RUN_FAILED;
 
-        if (!s.finished || s.out.fd >= 0 || s.err.fd >= 0) {
-                r = sd_event_loop(s.event);
+        maybe_exit(&s);
+        while (!s.done) {
+                r = sd_event_run(s.event, UINT64_MAX);
                 if (r < 0)
                         return run_fail("run %s: event loop failed: %s", s.id, strerror(-r));
         }

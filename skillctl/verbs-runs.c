@@ -594,7 +594,10 @@ int verb_logs(int argc, char *argv[]) {
                 if (r < 0)
                         return client_exit_status(r);
                 regular[k] = fstat(fds[k], &st) >= 0 && S_ISREG(st.st_mode);
-                (void) fcntl(fds[k], F_SETFL, O_NONBLOCK);
+                /* Our own open file description (OpenLog opens anew): ours to make non-blocking. */
+                r = fcntl(fds[k], F_GETFL);
+                if (r < 0 || fcntl(fds[k], F_SETFL, r | O_NONBLOCK) < 0)
+                        return log_error_errno(errno, "run %s: %s: %m", id, names[k]), EXIT_FAILURE;
         }
 
         (void) signal(SIGPIPE, SIG_IGN);
@@ -636,8 +639,9 @@ int verb_logs(int argc, char *argv[]) {
 
                         /* As wait does: a service that died sends no RunFinished. */
                         waited = 0;
-                        if (client_get_run_string(c, id, path, "State", &now) < 0)
-                                return client_exit_status(-EIO);
+                        r = client_get_run_string(c, id, path, "State", &now);
+                        if (r < 0)
+                                return client_exit_status(r);
                         f.finished = state_is_final(now);
                 }
         }
@@ -704,12 +708,16 @@ int verb_result(int argc, char *argv[]) {
         return print_result(c, id, path, json);
 }
 
+/* The match only has to wake sd_bus_wait() up: what happened is read from the run object. */
+static int on_wake(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return 0;
+}
+
 int verb_wait(int argc, char *argv[]) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_free_ char *id = NULL, *path = NULL;
         bool json = false;
-        Follow f = {};
         int r;
 
         r = parse_simple(argc, argv, "wait ID [--json]",
@@ -722,12 +730,11 @@ int verb_wait(int argc, char *argv[]) {
                 return EXIT_RUN_FAILED;
         if (client_get_run(c, argv[optind], &id, &path) < 0)
                 return EXIT_RUN_FAILED;
-        f.id = id;
 
         /* The match first, then the state: the end cannot slip in between. The signal only says
          * when to look again; the run object says whether it ended. */
         r = sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
-                                "RunFinished", on_finished, &f);
+                                "RunFinished", on_wake, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch run %s: %m", id), EXIT_RUN_FAILED;
         for (;;) {
