@@ -144,10 +144,10 @@ void table_print(const Table *t, FILE *f) {
                 size_t col = i % t->n_columns;
                 bool last = col == t->n_columns - 1;
 
-                fputs(t->cells[i], f);
+                (void) fputs(t->cells[i], f);
                 if (last)
-                        fputc('\n', f);
+                        (void) fputc('\n', f);
                 else
-                        fprintf(f, "%*s", (int) (width[col] - text_width(t->cells[i]) + 1), "");
+                        (void) fprintf(f, "%*s", (int) (width[col] - text_width(t->cells[i]) + 1), "");
         }
 }

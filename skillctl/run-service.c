@@ -71,19 +71,20 @@ static void progress_show(ServiceRun *s, const char *fmt, ...) {
 
         if (!s->show_progress)
                 return;
-        fputs("\r\033[Kskillctl: ", stderr);
+        /* Best effort, like any terminal decoration: a failed write loses a progress line. */
+        (void) fputs("\r\033[Kskillctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        (void) vfprintf(stderr, fmt, ap);
         va_end(ap);
-        fflush(stderr);
+        (void) fflush(stderr);
         s->progress = true;
 }
 
 static void progress_clear(ServiceRun *s) {
         if (!s->progress)
                 return;
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
+        (void) fputs("\r\033[K", stderr);
+        (void) fflush(stderr);
         s->progress = false;
 }
 

@@ -65,29 +65,22 @@ static void help(void) {
                "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
 }
 
-int run_fail(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("skillctl: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        return EXIT_RUN_FAILED;
+static void print_errorv(const char *fmt, va_list ap) {
+        (void) fputs("skillctl: ", stderr);
+        (void) vfprintf(stderr, fmt, ap);
+        (void) fputc('\n', stderr);
 }
 
-/* For parse_args(): prints and returns -EINVAL. */
-_printf_(1, 2)
-static int parse_fail(const char *fmt, ...) {
+void run_error(const char *fmt, ...) {
         va_list ap;
 
-        fputs("skillctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        print_errorv(fmt, ap);
         va_end(ap);
-        fputc('\n', stderr);
-        return -EINVAL;
 }
+
+/* For parse_args(): prints and evaluates to -EINVAL. */
+#define parse_fail(...) (run_error(__VA_ARGS__), -EINVAL)
 
 static int read_input_file(const char *path, char **ret) {
         _cleanup_close_ int fd = -EBADF;
@@ -152,7 +145,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                         free(a->input);
                         a->input = strdup(optarg);
                         if (!a->input)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
                         break;
                 case ARG_INPUT_FILE:
                         input_file = optarg;
@@ -162,7 +155,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                 return parse_fail("--file %s: expected NAME=PATH", optarg);
                         r = strv_extend(&a->files, optarg);
                         if (r < 0)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
                         break;
                 case ARG_OUTPUT_DIR:
                         a->output_dir = optarg;
@@ -197,7 +190,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                 return parse_fail("--env: %s", error);
                         r = strv_extend(&a->env, optarg);
                         if (r < 0)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
                         break;
                 case ARG_NETWORK:
                         a->network = true;
@@ -259,12 +252,12 @@ int run_open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
         files = calloc(MAX(n, 1U), sizeof(RunFile));
         fds = calloc(MAX(n, 1U), sizeof(int));
         if (!files || !fds)
-                return log_oom();
+                return log_oom(), -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 fds[i] = -EBADF;
         *ret_fds = fds; /* the caller closes what was opened, also on failure */
 
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; specs && i < n; i++) {
                 char *eq = strchr(specs[i], '=');
                 const char *path = eq + 1;
 
@@ -313,7 +306,7 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
                 return run_fail("%s", error ?: strerror(-r));
         r = skill_resolve_entry(skill.skill, skill.source->dir_fd, a->script, ret_entry, &error);
         if (r < 0) {
-                run_fail("%s: %s", a->skill, error ?: strerror(-r));
+                run_error("%s: %s", a->skill, error ?: strerror(-r));
                 return r == -ENOENT ? EXIT_NOT_FOUND : r == -EBADFD || r == -ELOOP ? EXIT_NOT_EXECUTABLE :
                                                                                  EXIT_RUN_FAILED;
         }
@@ -353,7 +346,7 @@ static int run_embedded(const RunArgs *a) {
         if (!a->output_dir) {
                 default_dir = strdup_printf("skill-out/%s", id);
                 if (!default_dir)
-                        return log_oom();
+                        return log_oom(), EXIT_RUN_FAILED;
         }
 
         r = run_open_files(a->files, &files, &fds, &n_files);
@@ -402,7 +395,7 @@ static int run_embedded(const RunArgs *a) {
 
                 r = run_result_to_json(res, &j);
                 if (r < 0 || !(text = cJSON_Print(j)))
-                        return log_oom();
+                        return log_oom(), EXIT_RUN_FAILED;
                 puts(text);
         } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
                 run_summary_print(res, res->output_dir);
@@ -447,6 +440,6 @@ int verb_run(int argc, char *argv[]) {
                 return run_fail("%s: no such file or directory, and no skilld service answered to run "
                                 "an installed skill of that name", a.skill);
         if (!a.quiet)
-                fputs("skillctl: no skilld service answered, running embedded\n", stderr);
+                (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
         return run_embedded(&a);
 }

@@ -4,6 +4,7 @@
 
 #include "bus-client.h"
 #include "engine.h"
+#include "run-result.h"
 #include "entry.h"
 #include "skill-fd.h"
 
@@ -27,8 +28,11 @@ typedef struct RunArgs {
         bool system;
 } RunArgs;
 
-/* Prints "skillctl: ..." and returns EXIT_RUN_FAILED. */
-int run_fail(const char *fmt, ...) _printf_(1, 2);
+/* Prints "skillctl: ...". */
+void run_error(const char *fmt, ...) _printf_(1, 2);
+/* Prints "skillctl: ..." and evaluates to EXIT_RUN_FAILED (a macro, so that the value is visible
+ * to the static analyzer, which does not follow variadic functions). */
+#define run_fail(...) (run_error(__VA_ARGS__), EXIT_RUN_FAILED)
 
 /* Loads and validates the skill at a->skill and resolves the script to run, as both modes do, so
  * that a bad skill fails alike either way. Returns 0, or the exit status after printing why. */

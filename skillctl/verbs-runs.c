@@ -854,7 +854,7 @@ int verb_artifacts(int argc, char *argv[]) {
         _cleanup_free_ char *id = NULL, *path = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         const char *dir = NULL;
-        bool json = false;
+        bool json = false, to_stdout;
         int ch, r;
 
         while ((ch = getopt_long(argc, argv, "ho:", options, NULL)) >= 0)
@@ -883,7 +883,8 @@ int verb_artifacts(int argc, char *argv[]) {
                 return usage_error("artifacts", "expects exactly one run id");
         if (json && (get || dir))
                 return usage_error("artifacts", "--json lists; it does not go with --get or -o");
-        if (streq_ptr(dir, "-") && strv_length(get) != 1)
+        to_stdout = streq_ptr(dir, "-");
+        if (to_stdout && (!get || get[1]))
                 return usage_error("-o -", "writes exactly one --get PATH to stdout");
 
         r = client_open_or_fail(&c);
@@ -896,7 +897,7 @@ int verb_artifacts(int argc, char *argv[]) {
         if (!get && !dir)
                 return artifacts_list(c, id, path, json);
 
-        if (streq_ptr(dir, "-")) {
+        if (to_stdout) {
                 _cleanup_close_ int fd = -EBADF;
 
                 r = client_open_artifact(c, id, path, get[0], &fd);

@@ -28,6 +28,7 @@
 #include "fileio.h"
 #include "hash.h"
 #include "loader.h"
+#include "parse-util.h"
 #include "skill.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
@@ -86,10 +87,10 @@ static void record(const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        vfprintf(report, fmt, ap);
+        (void) vfprintf(report, fmt, ap);
         va_end(ap);
-        fputc('\n', report);
-        fflush(report);
+        (void) fputc('\n', report);
+        (void) fflush(report);
 }
 
 static uint64_t now(void) {
@@ -270,16 +271,21 @@ static int load_skill(int fd, char **ret_name, sd_bus_error *error) {
         char magic[4] = {};
         int r;
 
-        if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "PK\3\4", 4) != 0)
-                return sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL,
+        /* The errors set here go out as the reply; the handler returns the errno. */
+        if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, "PK\3\4", 4) != 0) {
+                (void) sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL,
                                         "The skill is not a zip archive.");
+                return -EBADMSG;
+        }
         r = skill_source_open_fd(fd, "skill", &limits, &source, &msg);
         if (r >= 0)
                 r = skill_load_at(source->dir_fd, &skill, &msg);
-        if (r < 0)
-                return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL, "%s", msg ?: strerror(-r));
+        if (r < 0) {
+                (void) sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL, "%s", msg ?: strerror(-r));
+                return -EBADMSG;
+        }
         *ret_name = strdup(strempty(skill->name));
-        return 0;
+        return *ret_name ? 0 : -ENOMEM;
 }
 
 static int read_options(sd_bus_message *m, Run *r, char **ret_desc, bool *ret_network) {
@@ -324,9 +330,13 @@ static int read_options(sd_bus_message *m, Run *r, char **ret_desc, bool *ret_ne
                                         char what[64];
 
                                         k = sd_bus_message_read(m, "h", &fd);
+                                        if (k < 0)
+                                                return k;
                                         describe_fd(fd, what, sizeof(what));
-                                        if (k >= 0 && read_full_fd(fd, 4096, &data, NULL) < 0)
+                                        if (read_full_fd(fd, 4096, &data, NULL) < 0)
                                                 data = strdup("<unreadable>");
+                                        if (!data)
+                                                return -ENOMEM;
                                         data[strcspn(data, "\n")] = 0;
                                         item = strdup_printf("%s:%s:%s", name, what, data);
                                 }
@@ -417,8 +427,11 @@ static int start_run(sd_bus_message *m, const char *skill, const char *what, sd_
         r->started = now();
         emit_all("RunStarted", r);
         if (args && startswith(args[0], "exit=")) {
+                int code = 1;
+
+                (void) safe_atoi(args[0] + 5, &code);
                 append_log(r, 1, "failing on purpose\n");
-                run_finish(r, "failed", atoi(args[0] + 5));
+                run_finish(r, "failed", code);
         } else if (!(args && streq(args[0], "sleep"))) {
                 char line[128];
 
@@ -957,6 +970,6 @@ int main(int argc, char *argv[]) {
 
         for (size_t i = 0; i < n_buses; i++)
                 sd_bus_flush_close_unref(buses[i]);
-        fclose(report);
+        (void) fclose(report);
         return k < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
