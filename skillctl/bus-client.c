@@ -56,8 +56,12 @@ static int ping(sd_bus *bus, const char *destination, char **ret_reason, const c
                                             SKILLD_BUS_NAME);
                 return *ret_reason ? 0 : -ENOMEM;
         }
-        *ret_reason = strdup_printf("the skilld service on %s does not answer: %s", where,
-                                    e.message ?: strerror(-r));
+        if (r == -ENOTCONN || r == -ECONNRESET || r == -ECONNREFUSED)
+                /* No reply at all: the connection itself failed (ssh could not reach the host). */
+                *ret_reason = strdup_printf("cannot reach %s: %s", where, strerror(-r));
+        else
+                *ret_reason = strdup_printf("the skilld service on %s does not answer: %s", where,
+                                            e.message ?: strerror(-r));
         return *ret_reason ? r : -ENOMEM;
 }
 

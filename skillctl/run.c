@@ -428,7 +428,8 @@ int verb_run(int argc, char *argv[]) {
          * error, since its host's admin chose it (its policy, its limits) for runs here. */
         r = client_open(&client, &reason);
         if (r < 0)
-                return run_fail("%s (--local runs without the service)", reason ?: strerror(-r));
+                return run_fail("%s%s", reason ?: strerror(-r),
+                                arg_host ? "" : " (--local runs without the service)");
         if (r > 0)
                 return run_via_service(client, &a);
 
