@@ -214,8 +214,12 @@ void client_polkit_agent_open(Client *c) {
                 return;
         if (pid == 0) {
                 /* fd 3 tells us when the agent is registered; dup2() leaves it open across exec.
-                 * --fallback: a desktop agent of the session, if any, keeps priority. */
-                if (dup2(pipe_fds[1], 3) < 0)
+                 * --fallback: a desktop agent of the session, if any, keeps priority. It prompts
+                 * on the terminal itself; its stderr only says why it could not register (no
+                 * polkit on this bus), which is no news to the caller. */
+                int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+                if (null_fd < 0 || dup2(null_fd, STDERR_FILENO) < 0 || dup2(pipe_fds[1], 3) < 0)
                         _exit(EXIT_FAILURE);
                 (void) close_all_fds_except((const int[]) { 3 }, 1);
                 execl(PKTTYAGENT, PKTTYAGENT, "--notify-fd", "3", "--fallback", (char *) NULL);
