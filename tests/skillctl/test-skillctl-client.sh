@@ -83,9 +83,7 @@ check "--system without a service exits 125" test "$(rc)" = 125
 check "--system says why" has "no skilld service answered, and --system forbids running embedded" err
 sc run "$EXAMPLES/shell-report"
 check "no service: falls back, saying so" grep -qx "skillctl: no skilld service answered, running embedded" "$T/err"
-if [ "$(id -u)" = 0 ]; then
-        check "no service: the embedded run succeeds" test "$(rc)" = 0
-fi
+# Whether the embedded run succeeds is the sandbox suite's business (test-skillctl-run.sh).
 sc run shell-report
 check "no service: an installed skill cannot run" test "$(rc)" = 125
 sc list
