@@ -65,6 +65,7 @@ static void help(void) {
                "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
 }
 
+_printf_(1, 0)
 static void print_errorv(const char *fmt, va_list ap) {
         (void) fputs("skillctl: ", stderr);
         (void) vfprintf(stderr, fmt, ap);
