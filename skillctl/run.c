@@ -1,9 +1,10 @@
 /* "skillctl run": runs one script of a skill in the sandbox and reports how it went.
  *
- * Embedded for now: the skill is loaded and validated here (as the caller, through the loader),
- * and the sandbox engine runs in this process. When the skilld service exists, this verb will
- * ask it first and fall back to embedded only when no service answers; --system then forbids
- * the fallback and --local skips the service.
+ * Through the skilld service when one answers (run-service.c), else embedded: the skill is
+ * loaded and validated here, as the caller, and the sandbox engine runs in this process. The
+ * fallback is said on stderr; --system forbids it and --local skips the service. Both modes load
+ * the skill the same way first, and end with the same summary line and exit status
+ * (run-result.c), so a script cannot tell which one ran it.
  *
  * Exit status: the skill's own exit code; 124 timeout; 128+N killed by signal N (an OOM kill is
  * 137); 125 when skillctl or the engine failed before the skill ran; 126 entry point not
@@ -16,38 +17,16 @@
 #include <sys/stat.h>
 #include <systemd/sd-id128.h>
 
-#include "engine.h"
-#include "entry.h"
 #include "fileio.h"
-#include "loader.h"
+#include "lint.h"
 #include "log.h"
 #include "parse-util.h"
-#include "skill.h"
+#include "run-result.h"
+#include "run.h"
 #include "verbs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
-
-#define EXIT_RUN_FAILED 125
-#define EXIT_NOT_EXECUTABLE 126
-#define EXIT_NOT_FOUND 127
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
 #define INPUT_MAX (64U * 1024U * 1024U)
-
-typedef struct RunArgs {
-        const char *skill;
-        const char *script;
-        char *input;
-        char **files;                   /* NAME=PATH, as given */
-        char **env;
-        const char *output_dir;
-        SandboxLimits limits;
-        char **args;
-        bool json;
-        bool quiet;
-        bool local;
-        bool system;
-} RunArgs;
 
 static void run_args_done(RunArgs *a) {
         free(a->input);
@@ -58,8 +37,10 @@ static void run_args_done(RunArgs *a) {
 static void help(void) {
         printf("Usage: skillctl run [OPTIONS] SKILL [--] [ARGS...]\n"
                "\n"
-               "Run a skill (a folder or a .skill file) in a sandbox: no network, a private file\n"
-               "system, a throwaway user, and limits. ARGS are passed to the script.\n"
+               "Run a skill (a folder, a .skill file, or the name of a skill installed on the host)\n"
+               "in a sandbox: no network, a private file system, a throwaway user, and limits.\n"
+               "ARGS are passed to the script. The skilld service runs it when one answers, else\n"
+               "skillctl does, in this process.\n"
                "\n"
                "Options:\n"
                "     --script PATH        Script to run, relative to the skill (default: its entry point)\n"
@@ -73,22 +54,37 @@ static void help(void) {
                "     --cpu PERCENT        CPU limit in percent of one CPU (default: 100)\n"
                "     --tasks N            Process and thread limit (default: 256)\n"
                "     --env NAME=VALUE     Set a variable for the skill (repeatable)\n"
+               "     --network            Ask for network access (service only; the policy decides)\n"
                "     --json               Print only the result JSON\n"
                "  -q --quiet              No summary line\n"
                "     --local              Run in this process, not through the skilld service\n"
-               "     --system             Require the skilld system service\n"
+               "     --system             Require the skilld service, never run embedded\n"
                "  -h --help               Show this help\n"
                "\n"
                "Exit status: the skill's; 124 timeout; 128+N signal N (137 out of memory);\n"
                "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
 }
 
-/* Report and return the exit status for a failure before the skill ran. errno is passed along
- * so a %m in the message names the failure of the call just made. */
-#define fail(...) ({ (void) log_full_errno(LOG_ERR, errno, __VA_ARGS__); EXIT_RUN_FAILED; })
+_printf_(1, 0)
+static void print_errorv(const char *fmt, va_list ap) {
+        int saved_errno = errno;
 
-/* For parse_args(): report and return -EINVAL. */
-#define parse_fail(...) ({ (void) log_full_errno(LOG_ERR, errno, __VA_ARGS__); -EINVAL; })
+        (void) fputs("skillctl: ", stderr);
+        errno = saved_errno; /* %m names the failure of the caller's last call, not of fputs() */
+        (void) vfprintf(stderr, fmt, ap);
+        (void) fputc('\n', stderr);
+}
+
+void run_error(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        print_errorv(fmt, ap);
+        va_end(ap);
+}
+
+/* For parse_args(): prints and evaluates to -EINVAL. */
+#define parse_fail(...) (run_error(__VA_ARGS__), -EINVAL)
 
 static int read_input_file(const char *path, char **ret) {
         _cleanup_close_ int fd = -EBADF;
@@ -114,7 +110,7 @@ static int read_input_file(const char *path, char **ret) {
 static int parse_args(int argc, char *argv[], RunArgs *a) {
         enum {
                 ARG_SCRIPT = 0x100, ARG_INPUT, ARG_INPUT_FILE, ARG_FILE, ARG_OUTPUT_DIR, ARG_TIMEOUT,
-                ARG_MEMORY, ARG_CPU, ARG_TASKS, ARG_ENV, ARG_JSON, ARG_LOCAL, ARG_SYSTEM,
+                ARG_MEMORY, ARG_CPU, ARG_TASKS, ARG_ENV, ARG_NETWORK, ARG_JSON, ARG_LOCAL, ARG_SYSTEM,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h' },
@@ -128,6 +124,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 { "cpu",        required_argument, NULL, ARG_CPU },
                 { "tasks",      required_argument, NULL, ARG_TASKS },
                 { "env",        required_argument, NULL, ARG_ENV },
+                { "network",    no_argument,       NULL, ARG_NETWORK },
                 { "json",       no_argument,       NULL, ARG_JSON },
                 { "quiet",      no_argument,       NULL, 'q' },
                 { "local",      no_argument,       NULL, ARG_LOCAL },
@@ -152,7 +149,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                         free(a->input);
                         a->input = strdup(optarg);
                         if (!a->input)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
                         break;
                 case ARG_INPUT_FILE:
                         input_file = optarg;
@@ -162,7 +159,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                 return parse_fail("--file %s: expected NAME=PATH", optarg);
                         r = strv_extend(&a->files, optarg);
                         if (r < 0)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
                         break;
                 case ARG_OUTPUT_DIR:
                         a->output_dir = optarg;
@@ -171,21 +168,25 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                         r = parse_sec(optarg, &a->limits.timeout_usec);
                         if (r < 0)
                                 return parse_fail("--timeout %s: not a duration", optarg);
+                        a->limits_set |= SANDBOX_LIMIT_TIMEOUT;
                         break;
                 case ARG_MEMORY:
                         r = parse_size(optarg, &a->limits.memory_max);
                         if (r < 0)
                                 return parse_fail("--memory %s: not a size", optarg);
+                        a->limits_set |= SANDBOX_LIMIT_MEMORY;
                         break;
                 case ARG_CPU:
                         r = parse_percent_unbounded(optarg, &a->limits.cpu_percent);
                         if (r < 0)
                                 return parse_fail("--cpu %s: not a percentage", optarg);
+                        a->limits_set |= SANDBOX_LIMIT_CPU;
                         break;
                 case ARG_TASKS:
                         r = safe_atou64(optarg, &a->limits.tasks_max);
                         if (r < 0)
                                 return parse_fail("--tasks %s: not a number", optarg);
+                        a->limits_set |= SANDBOX_LIMIT_TASKS;
                         break;
                 case ARG_ENV:
                         r = sandbox_env_check(optarg, &error);
@@ -193,7 +194,10 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                 return parse_fail("--env: %s", error);
                         r = strv_extend(&a->env, optarg);
                         if (r < 0)
-                                return log_oom();
+                                return log_oom(), -ENOMEM;
+                        break;
+                case ARG_NETWORK:
+                        a->network = true;
                         break;
                 case ARG_JSON:
                         a->json = true;
@@ -220,6 +224,8 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
 
         if (a->local && a->system)
                 return parse_fail("--local and --system exclude each other");
+        if (a->local && arg_host)
+                return parse_fail("--local and -H exclude each other");
         if (input_file && a->input)
                 return parse_fail("--input and --input-file exclude each other");
         if (input_file) {
@@ -241,26 +247,23 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         return 1;
 }
 
-static void close_fds(int *fds, size_t n) {
+void run_close_files(int *fds, size_t n) {
         for (size_t i = 0; fds && i < n; i++)
                 safe_close(fds[i]);
         free(fds);
 }
 
-/* Opens the --file inputs as the caller: the engine is handed fds, never paths. On failure
- * nothing stays open and the outputs are untouched. */
-static int open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
+int run_open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
         size_t n = strv_length(specs), opened = 0;
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_free_ char *error = NULL;
-        int *fds;
-        int r = 0;
+        int *fds, r = 0;
 
         files = calloc(MAX(n, 1U), sizeof(RunFile));
         fds = calloc(MAX(n, 1U), sizeof(int));
         if (!files || !fds) {
                 free(fds);
-                return log_oom();
+                return log_oom(), -ENOMEM;
         }
 
         for (; specs && opened < n; opened++) {
@@ -269,18 +272,19 @@ static int open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n)
 
                 *eq = '\0';
                 if (sandbox_file_name_check(spec, &error) < 0) {
-                        r = fail("--file: %s", error);
+                        r = run_fail("--file: %s", error);
                         break;
                 }
                 fds[opened] = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
                 if (fds[opened] < 0) {
-                        r = fail("--file %s: %m", path);
+                        r = run_fail("--file %s: %m", path);
                         break;
                 }
                 files[opened] = (RunFile) { .name = spec, .fd = fds[opened], .path = path };
         }
         if (r != 0) {
-                close_fds(fds, opened);
+                /* Nothing stays open and the outputs are untouched. */
+                run_close_files(fds, opened);
                 return r;
         }
 
@@ -288,34 +292,6 @@ static int open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n)
         *ret_fds = fds;
         *ret_n = n;
         return 0;
-}
-
-static void print_summary(const RunResult *r) {
-        char mem[FORMAT_BYTES_MAX];
-        const char *status = run_status_to_string(r->status);
-
-        if (r->status == RUN_STATUS_ERROR) {
-                fprintf(stderr, "skillctl: %s\n", strna(r->error));
-                return;
-        }
-
-        fprintf(stderr, "skillctl: %s", status);
-        if (r->exit_code >= 0)
-                fprintf(stderr, ", exit %d", r->exit_code);
-        if (r->signal > 0)
-                fprintf(stderr, ", signal %s", strna(sigabbrev_np(r->signal)));
-        fprintf(stderr, ", %.2fs", (double) r->usage.wall_usec / 1e6);
-        if (r->usage.memory_peak != RUN_USAGE_UNKNOWN)
-                fprintf(stderr, ", peak memory %s", format_bytes(mem, sizeof(mem), r->usage.memory_peak));
-        fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts,
-                r->n_artifacts == 1 ? "" : "s",
-                r->output_dir, strna(r->backend));
-        if (r->stdout_stream.truncated || r->stderr_stream.truncated)
-                fprintf(stderr, "skillctl: output was truncated; the kept part is in %s\n", r->output_dir);
-        if (r->n_skipped > 0)
-                fprintf(stderr, "skillctl: %zu entr%s in /out/files skipped (see result.json)\n",
-                        r->n_skipped,
-                        r->n_skipped == 1 ? "y was" : "ies were");
 }
 
 /* Blocks the signals that end a run from the terminal and turns them into a cancel fd. */
@@ -333,16 +309,32 @@ static int cancel_fd_new(void) {
         return fd < 0 ? -errno : fd;
 }
 
-int verb_run(int argc, char *argv[]) {
-        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT };
-        _cleanup_(skill_source_freep) SkillSource *source = NULL;
-        _cleanup_(skill_freep) Skill *skill = NULL;
+int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = local_skill_open(a->skill, &skill, &error);
+        if (r < 0)
+                return run_fail("%s", error ?: strerror(-r));
+        r = skill_resolve_entry(skill.skill, skill.source->dir_fd, a->script, ret_entry, &error);
+        if (r < 0) {
+                run_error("%s: %s", a->skill, error ?: strerror(-r));
+                return r == -ENOENT ? EXIT_NOT_FOUND : r == -EBADFD || r == -ELOOP ? EXIT_NOT_EXECUTABLE :
+                                                                                 EXIT_RUN_FAILED;
+        }
+        *ret = skill;
+        skill = (LocalSkill) LOCAL_SKILL_NULL;
+        return 0;
+}
+
+static int run_embedded(const RunArgs *a) {
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(skill_entry_done) SkillEntry entry = {};
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_free_ char *error = NULL, *default_dir = NULL;
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_ int cancel_fd = -EBADF;
-        LoaderLimits loader_limits = LOADER_LIMITS_DEFAULT;
         RunRequest req = RUN_REQUEST_INIT;
         char hash[65], id[SD_ID128_STRING_MAX];
         int *fds = NULL;
@@ -350,91 +342,116 @@ int verb_run(int argc, char *argv[]) {
         sd_id128_t rid;
         int r;
 
-        /* < 0: bad arguments (already reported), 0: --help, > 0: run. */
-        r = parse_args(argc, argv, &a);
-        if (r <= 0)
-                return r < 0 ? EXIT_RUN_FAILED : 0;
+        if (a->network)
+                return run_fail("--network needs the skilld service: embedded runs never have network");
 
-        if (a.system)
-                /* The daemon (issue 5) is not there yet: say so rather than run embedded. */
-                return fail("no skilld service answered, and --system forbids running embedded");
-
-        r = skill_source_open(a.skill, &loader_limits, &source, &error);
+        r = run_load_skill(a, &skill, &entry);
+        if (r != 0)
+                return r;
+        r = skill_tree_hash(skill.source->dir_fd, hash, &error);
         if (r < 0)
-                return fail("%s: %s", a.skill, error ?: strerror(-r));
-        r = skill_load_at(source->dir_fd, &skill, &error);
-        if (r < 0)
-                return fail("%s: %s", a.skill, error ?: strerror(-r));
-        r = skill_resolve_entry(skill, source->dir_fd, a.script, &entry, &error);
-        if (r < 0) {
-                fail("%s: %s", a.skill, error ?: strerror(-r));
-                return r == -ENOENT ? EXIT_NOT_FOUND : r == -EBADFD || r == -ELOOP ? EXIT_NOT_EXECUTABLE :
-                                                                                 EXIT_RUN_FAILED;
-        }
-        r = skill_tree_hash(source->dir_fd, hash, &error);
-        if (r < 0)
-                return fail("%s: %s", a.skill, error ?: strerror(-r));
+                return run_fail("%s: %s", a->skill, error ?: strerror(-r));
 
         r = sd_id128_randomize(&rid);
         if (r < 0)
-                return fail("Failed to generate a run id: %s", strerror(-r));
+                return run_fail("Failed to generate a run id: %s", strerror(-r));
         sd_id128_to_string(rid, id);
-        if (!a.output_dir) {
+        if (!a->output_dir) {
                 default_dir = strdup_printf("skill-out/%s", id);
                 if (!default_dir)
-                        return log_oom();
+                        return log_oom(), EXIT_RUN_FAILED;
         }
 
-        r = open_files(a.files, &files, &fds, &n_files);
+        r = run_open_files(a->files, &files, &fds, &n_files);
         if (r != 0)
                 return EXIT_RUN_FAILED;
 
         cancel_fd = cancel_fd_new();
         if (cancel_fd < 0) {
-                close_fds(fds, n_files);
-                return fail("Failed to set up signal handling: %s", strerror(-cancel_fd));
+                run_close_files(fds, n_files);
+                return run_fail("Failed to set up signal handling: %s", strerror(-cancel_fd));
         }
         /* A reader of our output that goes away (skillctl run ... | head) stops the copy, not us. */
         (void) signal(SIGPIPE, SIG_IGN);
 
         req.run_id = id;
-        req.skill_dir = source->path;
-        req.skill_dir_fd = source->dir_fd;
-        req.skill_name = skill->name;
+        req.skill_dir = skill.source->path;
+        req.skill_dir_fd = skill.source->dir_fd;
+        req.skill_name = skill.skill->name;
         req.skill_hash = hash;
         req.script = entry.script;
         req.interpreter = interpreter_path(entry.interpreter);
-        req.args = a.args;
-        req.input_json = a.input;
+        req.args = a->args;
+        req.input_json = a->input;
         req.files = files;
         req.n_files = n_files;
-        req.env = a.env;
-        req.limits = a.limits;
+        req.env = a->env;
+        req.limits = a->limits;
         /* Embedded runs may fall back to rlimits where no cgroup can be had: the documented
          * fallback, and the result says which backend was in force. Nothing else may be missing. */
         req.allow_missing = SANDBOX_LAYER_CGROUP;
-        req.output_dir = a.output_dir ?: default_dir;
-        req.stdout_fd = a.json ? -EBADF : STDOUT_FILENO;
-        req.stderr_fd = a.json ? -EBADF : STDERR_FILENO;
+        req.output_dir = a->output_dir ?: default_dir;
+        req.stdout_fd = a->json ? -EBADF : STDOUT_FILENO;
+        req.stderr_fd = a->json ? -EBADF : STDERR_FILENO;
         req.cancel_fd = cancel_fd;
 
         r = sandbox_run(&req, &res, &error);
-        close_fds(fds, n_files);
+        run_close_files(fds, n_files);
         if (r < 0)
-                return fail("%s", error ?: strerror(-r));
+                return run_fail("%s", error ?: strerror(-r));
 
-        if (a.json) {
+        if (a->json) {
                 _cleanup_(cJSON_Deletep) cJSON *j = NULL;
                 _cleanup_free_ char *text = NULL;
 
                 r = run_result_to_json(res, &j);
                 if (r < 0 || !(text = cJSON_Print(j)))
-                        return log_oom();
+                        return log_oom(), EXIT_RUN_FAILED;
                 puts(text);
-        } else if (!a.quiet || res->status == RUN_STATUS_ERROR)
-                print_summary(res);
+        } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
+                run_summary_print(res, res->output_dir);
         if (res->store_error)
                 fprintf(stderr, "skillctl: warning: %s\n", res->store_error);
 
         return run_result_exit_code(res);
+}
+
+bool run_skill_is_installed_name(const char *skill) {
+        return access(skill, F_OK) < 0 && errno == ENOENT && !strchr(skill, '/') &&
+               skill_name_is_valid(skill);
+}
+
+int verb_run(int argc, char *argv[]) {
+        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT };
+        _cleanup_(client_freep) Client *client = NULL;
+        _cleanup_free_ char *reason = NULL;
+        int r;
+
+        /* < 0: bad arguments (already reported), 0: --help, > 0: run. */
+        r = parse_args(argc, argv, &a);
+        if (r <= 0)
+                return r < 0 ? EXIT_RUN_FAILED : 0;
+
+        if (a.local)
+                return run_embedded(&a);
+
+        /* Only when nothing answers do we run embedded: a service that exists and fails is an
+         * error, since its host's admin chose it (its policy, its limits) for runs here. */
+        r = client_open(&client, &reason);
+        if (r < 0)
+                return run_fail("%s%s", reason ?: strerror(-r),
+                                arg_host ? "" : " (--local runs without the service)");
+        if (r > 0)
+                return run_via_service(client, &a);
+
+        log_debug("No skilld service: %s", strna(reason));
+        if (a.system || arg_host)
+                return run_fail("no skilld service answered, and %s forbids running embedded: %s",
+                                a.system ? "--system" : "-H", strna(reason));
+        if (run_skill_is_installed_name(a.skill))
+                return run_fail("%s: no such file or directory, and no skilld service answered to run "
+                                "an installed skill of that name", a.skill);
+        if (!a.quiet)
+                (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
+        return run_embedded(&a);
 }

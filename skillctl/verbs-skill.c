@@ -456,12 +456,16 @@ int verb_skill(int argc, char *argv[]) {
                 { "lint",    skill_lint_main },
                 { "show",    skill_show_main },
                 { "package", skill_package_main },
+                { "list",    verb_skill_list },
+                { "install", verb_skill_install },
+                { "remove",  verb_skill_remove },
         };
 
         if (argc < 2)
-                return usage_error("skill", "missing subcommand (lint, show, package)");
+                return usage_error("skill",
+                                   "missing subcommand (lint, show, package, list, install, remove)");
         if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
-                printf("Usage: skillctl skill {lint|show|package} ...\n");
+                printf("Usage: skillctl skill {lint|show|package|list|install|remove} ...\n");
                 return 0;
         }
         return dispatch_verb(subverbs, ELEMENTSOF(subverbs), argc - 1, argv + 1, "skill subcommand");

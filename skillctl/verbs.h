@@ -14,6 +14,21 @@ typedef struct Verb {
 int verb_skill(int argc, char *argv[]);
 int verb_run(int argc, char *argv[]);
 
+/* The runs the skilld service keeps (verbs-runs.c). */
+int verb_list(int argc, char *argv[]);
+int verb_status(int argc, char *argv[]);
+int verb_logs(int argc, char *argv[]);
+int verb_result(int argc, char *argv[]);
+int verb_artifacts(int argc, char *argv[]);
+int verb_cancel(int argc, char *argv[]);
+int verb_wait(int argc, char *argv[]);
+int verb_rm(int argc, char *argv[]);
+
+/* The skills installed on the host, through the service (verbs-skill-admin.c). */
+int verb_skill_list(int argc, char *argv[]);
+int verb_skill_install(int argc, char *argv[]);
+int verb_skill_remove(int argc, char *argv[]);
+
 /* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
 int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);
 

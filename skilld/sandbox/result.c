@@ -311,6 +311,11 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
             add(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
                                                 : cJSON_CreateNull()) < 0 ||
             add(o, "error", json_string_or_null(r->error)) < 0 ||
+            /* What run_result_exit_code() needs to tell 126 and 127 from 125, for a client that
+             * only has this JSON (skillctl through the service). */
+            add(o, "error_errno", r->error_errno > 0 ? cJSON_CreateNumber(r->error_errno)
+                                                     : cJSON_CreateNull()) < 0 ||
+            add(o, "exec_failed", cJSON_CreateBool(r->exec_failed)) < 0 ||
             add(o, "output", r->output ? cJSON_Duplicate(r->output, true) : cJSON_CreateNull()) < 0 ||
             add(o, "output_source", json_string_or_null(r->output_source)) < 0 ||
             add(o, "output_error", json_string_or_null(r->output_error)) < 0 ||

@@ -1,0 +1,38 @@
+/* Fetching what the service keeps of a run (its artifacts and logs) into local files. The service
+ * hands over file descriptors; skillctl writes each file atomically (temporary file, fsync,
+ * rename) and only beneath the target directory: no symlink on the way is followed, one in the
+ * place of a file is replaced, never written through, and a path from the service that is not a
+ * plain relative path is refused. A remote or broken service cannot make skillctl write
+ * elsewhere. */
+#pragma once
+
+#include "bus-client.h"
+
+/* Opens the directory rel beneath dir_fd one component at a time, creating missing ones when
+ * create is set, never following a symlink (-ELOOP) or crossing into a non-directory. */
+int open_dir_beneath(int dir_fd, const char *rel, bool create, int *ret_fd);
+
+/* Copies src_fd (from its current offset to EOF) to rel beneath dir_fd. With expected_sha256, a
+ * copy that does not hash to it is discarded: -EBADMSG. */
+int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *expected_sha256,
+                           uint64_t *ret_size);
+
+/* OpenArtifact and OpenLog of run id at object path: a read-only fd of a regular file (or, for a
+ * log that is still being written, whatever the service hands out). Print the error. */
+int client_open_artifact(Client *c, const char *id, const char *path, const char *artifact, int *ret_fd);
+int client_open_log(Client *c, const char *id, const char *path, const char *stream, int *ret_fd);
+
+typedef struct ArtifactInfo {
+        char *path;
+        uint64_t size;
+        char *sha256;                   /* "" when the service does not say */
+} ArtifactInfo;
+
+void artifact_info_free_many(ArtifactInfo *a, size_t n);
+
+/* ListArtifacts of the run. Prints the error. */
+int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactInfo **ret, size_t *ret_n);
+
+/* Fetches the artifacts named in only (NULL: all) into dir_fd, each checked against its hash.
+ * Prints each failure and goes on; returns the first error. */
+int fetch_artifacts(Client *c, const char *id, const char *path, int dir_fd, char * const *only);

@@ -1,0 +1,629 @@
+/* "skillctl run" through the skilld service.
+ *
+ * 1. The skill goes over as a file descriptor (skill-fd.h), or by name for an installed one; the
+ *    --file inputs as fds too, the limits asked for (only those: the rest are the policy's),
+ *    environment and network in the options.
+ * 2. The skill's stdout and stderr come back live through pipes whose write ends we pass: the
+ *    service writes to a pipe of ours rather than to our terminal, so nothing it does to the fd
+ *    (O_NONBLOCK on a shared terminal) reaches us, and the summary comes after the output.
+ * 3. RunFinished is matched before Run is called, so the end of a quick run cannot be missed. The
+ *    signal only wakes us: whether the run ended is read back from the run object, since anyone
+ *    on the bus may send a signal.
+ * 4. The end is reported as an embedded run's is (run-result.h), from the Result JSON. */
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "bus-errors.h"
+#include "fetch.h"
+#include "fileio.h"
+#include "log.h"
+#include "output.h"
+#include "run-result.h"
+#include "run.h"
+
+/* How long to wait, after the run finished, for the service to close our pipes. */
+#define OUTPUT_GRACE_USEC (3ULL * 1000000)
+
+typedef struct ServiceRun ServiceRun;
+
+typedef struct OutputCopy {
+        ServiceRun *run;
+        int fd;                         /* our read end, -EBADF at EOF */
+        int dest;                       /* STDOUT_FILENO or STDERR_FILENO */
+        bool dest_broken;               /* the reader went away: drain, do not write */
+        sd_event_source *source;
+} OutputCopy;
+
+struct ServiceRun {
+        Client *client;
+        RunArgs *args;
+        sd_event *event;
+        char *id;
+        char *path;
+        OutputCopy out, err;
+        sd_event_source *grace;
+        bool show_progress;
+        bool progress;                  /* a progress line is on the terminal */
+        bool finished;
+        bool gone;                      /* the service went away */
+        bool abandoned;                 /* interrupted twice: we stop waiting */
+        bool done;                      /* leave the loop (not sd_event_exit(): that closes the bus) */
+        unsigned n_signals;
+};
+
+static void output_copy_close(OutputCopy *c) {
+        c->source = sd_event_source_disable_unref(c->source);
+        c->fd = safe_close(c->fd);
+}
+
+static void service_run_done(ServiceRun *s) {
+        output_copy_close(&s->out);
+        output_copy_close(&s->err);
+        s->grace = sd_event_source_disable_unref(s->grace);
+        s->event = sd_event_unref(s->event);
+        free(s->id);
+        free(s->path);
+}
+
+_printf_(2, 3)
+static void progress_show(ServiceRun *s, const char *fmt, ...) {
+        va_list ap;
+
+        if (!s->show_progress)
+                return;
+        /* Best effort, like any terminal decoration: a failed write loses a progress line. */
+        (void) fputs("\r\033[Kskillctl: ", stderr);
+        va_start(ap, fmt);
+        (void) vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        (void) fflush(stderr);
+        s->progress = true;
+}
+
+static void progress_clear(ServiceRun *s) {
+        if (!s->progress)
+                return;
+        (void) fputs("\r\033[K", stderr);
+        (void) fflush(stderr);
+        s->progress = false;
+}
+
+/* Done when the run ended and its output was all copied. */
+static void maybe_exit(ServiceRun *s) {
+        if (s->finished && s->out.fd < 0 && s->err.fd < 0)
+                s->done = true;
+}
+
+static int on_output(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        OutputCopy *c = userdata;
+        char buf[64 * 1024];
+        ssize_t k;
+
+        k = read(fd, buf, sizeof(buf));
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (k <= 0) {
+                output_copy_close(c);
+                maybe_exit(c->run);
+                return 0;
+        }
+        progress_clear(c->run);
+        if (!c->dest_broken && loop_write(c->dest, buf, k) < 0)
+                c->dest_broken = true;
+        return 0;
+}
+
+static int on_grace(sd_event_source *source, uint64_t usec, void *userdata) {
+        ServiceRun *s = userdata;
+
+        /* The service kept our pipes open after the end: what it wrote is read, stop waiting. */
+        log_debug("The service did not close the output pipes of run %s.", s->id);
+        s->done = true;
+        return 0;
+}
+
+/* The run object is the truth about whether the run ended; signals only say when to look. */
+static void check_finished(ServiceRun *s) {
+        _cleanup_free_ char *state = NULL;
+        int r;
+
+        if (s->finished || !s->path)
+                return;
+        r = sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
+                                       "State", NULL, &state);
+        if (r < 0 || !(streq(state, "finished") || streq(state, "interrupted")))
+                return;
+
+        s->finished = true;
+        progress_clear(s);
+        r = sd_event_add_time_relative(s->event, &s->grace, CLOCK_MONOTONIC, OUTPUT_GRACE_USEC, 0,
+                                       on_grace, s);
+        if (r < 0)
+                s->done = true;
+        maybe_exit(s);
+}
+
+static int on_run_started(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        ServiceRun *s = userdata;
+        const char *id;
+
+        if (sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
+                progress_clear(s);
+        return 0;
+}
+
+static int on_run_finished(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        ServiceRun *s = userdata;
+        const char *id;
+
+        if (sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
+                check_finished(s);
+        return 0;
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        ServiceRun *s = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !isempty(new_owner))
+                return 0;
+        s->gone = true;
+        s->done = true;
+        return 0;
+}
+
+/* The local Disconnected signal sd-bus synthesizes when the connection breaks. */
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        ServiceRun *s = userdata;
+
+        if (!sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
+                return 0;
+        s->gone = true;
+        s->done = true;
+        return 0;
+}
+
+static int on_cancel_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        ServiceRun *s = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        _cleanup_free_ char *what = NULL;
+
+        /* Ended meanwhile: RunFinished is on its way, nothing to say. */
+        if (!e || sd_bus_error_has_name(e, SKILLD_ERROR_RUN_FINISHED))
+                return 0;
+        what = strdup_printf("cancel run %s", s->id);
+        (void) client_log_error(what ?: "cancel", e, -EIO);
+        return 0;
+}
+
+static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        ServiceRun *s = userdata;
+        int r;
+
+        progress_clear(s);
+        if (++s->n_signals > 1) {
+                s->abandoned = true;
+                s->done = true;
+                return 0;
+        }
+
+        /* As embedded: the first interrupt cancels the run and we report how it ended. */
+        fprintf(stderr, "skillctl: canceling run %s (again to stop waiting)\n", s->id);
+        r = client_new_call(s->client, s->path, SKILLD_BUS_RUN, "Cancel", &m);
+        if (r >= 0)
+                r = sd_bus_call_async(s->client->bus, NULL, m, on_cancel_reply, s, 0);
+        if (r < 0)
+                log_error_errno(r, "Failed to cancel run %s: %m", s->id);
+        return 0;
+}
+
+static int output_pipe(ServiceRun *s, OutputCopy *c, int dest, int *ret_write_fd) {
+        _cleanup_close_ int write_fd = -EBADF;
+        int fds[2], r;
+
+        /* The write end stays blocking: the engine writes with plain blocking writes and would
+         * stop copying on EAGAIN. Only our read end, a file description of its own, is not. */
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        write_fd = fds[1];
+        c->run = s;
+        c->fd = fds[0];         /* closed by output_copy_close() from here on */
+        c->dest = dest;
+        if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+        r = sd_event_add_io(s->event, &c->source, c->fd, EPOLLIN, on_output, c);
+        if (r < 0)
+                return r;
+        *ret_write_fd = TAKE_FD(write_fd);
+        return 0;
+}
+
+static int append_limits(sd_bus_message *m, const RunArgs *a) {
+        static const struct {
+                unsigned bit;
+                const char *name;
+        } names[] = {
+                { SANDBOX_LIMIT_MEMORY,  "memory" },
+                { SANDBOX_LIMIT_TASKS,   "tasks" },
+                { SANDBOX_LIMIT_CPU,     "cpu" },
+                { SANDBOX_LIMIT_TIMEOUT, "timeout" },
+        };
+        const uint64_t values[] = {
+                a->limits.memory_max, a->limits.tasks_max, a->limits.cpu_percent, a->limits.timeout_usec,
+        };
+        int r;
+
+        /* Only what was asked for: the service's defaults are its policy's, not ours, and
+         * sending ours could even need io.skilld.raise-limits. */
+        if (a->limits_set == 0)
+                return 0;
+        r = sd_bus_message_open_container(m, 'e', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "limits");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a{st}");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{st}");
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++)
+                if (a->limits_set & names[i].bit)
+                        r = sd_bus_message_append(m, "{st}", names[i].name, values[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int append_env(sd_bus_message *m, char **env) {
+        int r;
+
+        if (strv_length(env) == 0)
+                return 0;
+        r = sd_bus_message_open_container(m, 'e', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "env");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a{ss}");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{ss}");
+        STRV_FOREACH(e, env) {
+                /* Checked by sandbox_env_check() when parsed: NAME=VALUE with a valid name. */
+                _cleanup_free_ char *name = strndup(*e, strcspn(*e, "="));
+
+                if (r < 0)
+                        break;
+                r = name ? sd_bus_message_append(m, "{ss}", name, *e + strlen(name) + 1) : -ENOMEM;
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int append_files(sd_bus_message *m, const RunFile *files, size_t n) {
+        int r;
+
+        if (n == 0)
+                return 0;
+        r = sd_bus_message_open_container(m, 'e', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "files");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a{sh}");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sh}");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "{sh}", files[i].name, files[i].fd);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *files, size_t n_files,
+                          int stdout_fd, int stderr_fd) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0)
+                r = append_limits(m, a);
+        if (r >= 0)
+                r = append_env(m, a->env);
+        if (r >= 0)
+                r = append_files(m, files, n_files);
+        if (r >= 0 && a->network)
+                r = sd_bus_message_append(m, "{sv}", "network", "b", 1);
+        if (r >= 0 && stdout_fd >= 0)
+                r = sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
+        if (r >= 0 && stderr_fd >= 0)
+                r = sd_bus_message_append(m, "{sv}", "stderr", "h", stderr_fd);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* The output a run kept, from its Result, where no pipe could carry it live (over SSH). */
+static void print_kept_output(const cJSON *j) {
+        static const struct {
+                const char *key;
+                int fd;
+        } streams[] = { { "stdout", STDOUT_FILENO }, { "stderr", STDERR_FILENO } };
+
+        for (size_t i = 0; i < ELEMENTSOF(streams); i++) {
+                const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, streams[i].key);
+                const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text");
+
+                if (cJSON_IsString(text))
+                        (void) loop_write(streams[i].fd, text->valuestring, strlen(text->valuestring));
+                else if (cJSON_IsObject(o))
+                        fprintf(stderr, "skillctl: the %s of the run is too large or not text to "
+                                "show here\n", streams[i].key);
+        }
+}
+
+/* Lays out what the service kept as an embedded run lays out its output directory. */
+static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json) {
+        _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF;
+        static const char *const streams[] = { "stdout", "stderr" };
+        int r, ret = 0;
+
+        r = mkdir_p_at(AT_FDCWD, dir, 0755);
+        if (r >= 0) {
+                dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = dir_fd < 0 ? -errno : 0;
+        }
+        if (r >= 0)
+                r = open_dir_beneath(dir_fd, "files", true, &files_fd);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot create: %m", dir);
+
+        r = fetch_artifacts(s->client, s->id, s->path, files_fd, NULL);
+        if (r < 0)
+                ret = r;
+        for (size_t i = 0; i < ELEMENTSOF(streams); i++) {
+                _cleanup_free_ char *name = strdup_printf("%s.log", streams[i]);
+                _cleanup_close_ int fd = -EBADF;
+
+                if (!name)
+                        return log_oom();
+                r = client_open_log(s->client, s->id, s->path, streams[i], &fd);
+                if (r >= 0)
+                        r = copy_fd_to_file_atomic(fd, dir_fd, name, NULL, NULL);
+                if (r < 0 && ret == 0)
+                        ret = log_error_errno(r, "%s/%s: cannot write: %m", dir, name);
+        }
+        r = write_file_atomic_at(dir_fd, "result.json", result_json, strlen(result_json), 0644);
+        if (r < 0 && ret == 0)
+                ret = log_error_errno(r, "%s/result.json: cannot write: %m", dir);
+        return ret;
+}
+
+/* After the run ended: the summary, the JSON, the exit status, as embedded. */
+static int report(ServiceRun *s) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        _cleanup_free_ char *result = NULL, *state = NULL, *where = NULL;
+        int r;
+
+        r = client_get_run_string(s->client, s->id, s->path, "Result", &result);
+        if (r < 0)
+                return EXIT_RUN_FAILED;
+        if (isempty(result)) {
+                (void) client_get_run_string(s->client, s->id, s->path, "State", &state);
+                return run_fail("run %s was %s: the service stopped before it finished", s->id,
+                                streq_ptr(state, "interrupted") ? "interrupted" : "left without a result");
+        }
+        r = run_result_from_json(result, &j, &res);
+        if (r < 0)
+                return run_fail("run %s: the service's result is not one skillctl understands", s->id);
+
+        /* As embedded, the artifacts, logs and result.json land in --output-dir, by default
+         * ./skill-out/ID; the service keeps its own copy. Over SSH they stay there only. */
+        if (s->args->output_dir)
+                where = strdup(s->args->output_dir);
+        else if (s->client->can_pass_fds)
+                where = strdup_printf("skill-out/%s", s->id);
+        else
+                where = strdup_printf("run %s", s->id);
+        if (!where)
+                return log_oom(), EXIT_RUN_FAILED;
+        if (s->client->can_pass_fds && fetch_output_dir(s, where, result) < 0) {
+                /* Like a failed store of an embedded run: the run's outcome stands. */
+                fprintf(stderr, "skillctl: warning: not everything of run %s reached %s; the service "
+                        "keeps it all\n", s->id, where);
+                free(where);
+                where = strdup_printf("run %s", s->id);
+                if (!where)
+                        return log_oom(), EXIT_RUN_FAILED;
+        }
+
+        if (s->args->json) {
+                if (json_print(j) < 0)
+                        return log_oom(), EXIT_RUN_FAILED;
+        } else {
+                if (!s->client->can_pass_fds)
+                        print_kept_output(j);
+                if (!s->args->quiet || res->status == RUN_STATUS_ERROR)
+                        run_summary_print(res, where);
+        }
+        if (res->store_error)
+                fprintf(stderr, "skillctl: warning: %s\n", res->store_error);
+        return run_result_exit_code(res);
+}
+
+static int submit(ServiceRun *s, bool installed, int skill_fd, const char *script, const RunFile *files,
+                  size_t n_files) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_close_ int out_w = -EBADF, err_w = -EBADF;
+        _cleanup_free_ char *state = NULL;
+        Client *c = s->client;
+        const char *id, *path;
+        int r;
+
+        if (!s->args->json && c->can_pass_fds) {
+                r = output_pipe(s, &s->out, STDOUT_FILENO, &out_w);
+                if (r >= 0)
+                        r = output_pipe(s, &s->err, STDERR_FILENO, &err_w);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the output pipes: %m");
+        }
+
+        r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, installed ? "RunInstalled" : "Run", &m);
+        if (r >= 0)
+                r = installed ? sd_bus_message_append(m, "s", s->args->skill)
+                              : sd_bus_message_append(m, "h", skill_fd);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", strempty(script));
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, s->args->args);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", strempty(s->args->input));
+        if (r >= 0)
+                r = append_options(m, s->args, files, n_files, out_w, err_w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the request: %m");
+
+        progress_clear(s);
+        r = client_call(c, m, &e, &reply);
+        if (r < 0)
+                return client_log_error(s->args->skill, &e, r);
+        r = sd_bus_message_read(reply, "so", &id, &path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse the reply of Run: %m");
+        s->id = strdup(id);
+        s->path = strdup(path);
+        if (!s->id || !s->path)
+                return log_oom();
+
+        /* The service holds its copies now; ours must go, or our read ends never see EOF. */
+        m = sd_bus_message_unref(m);
+        out_w = safe_close(out_w);
+        err_w = safe_close(err_w);
+
+        r = sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
+                                       &state);
+        if (r >= 0 && streq(state, "queued"))
+                progress_show(s, "run %s is queued, waiting for a free slot...", s->id);
+        check_finished(s);
+        return 0;
+}
+
+int run_via_service(Client *c, RunArgs *a) {
+        _cleanup_(service_run_done) ServiceRun s = {
+                .client = c,
+                .args = a,
+                .out.fd = -EBADF,
+                .err.fd = -EBADF,
+                .show_progress = !a->quiet && isatty(STDERR_FILENO) > 0,
+        };
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
+        _cleanup_(skill_entry_done) SkillEntry entry = {};
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot_finished = NULL, *slot_started = NULL,
+                                                  *slot_owner = NULL, *slot_filter = NULL;
+        _cleanup_free_ RunFile *files = NULL;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int skill_fd = -EBADF;
+        bool installed = run_skill_is_installed_name(a->skill);
+        int *fds = NULL;
+        size_t n_files = 0;
+        sigset_t mask;
+        int r;
+
+        if (!c->can_pass_fds && (!installed || a->files || a->output_dir))
+                return run_fail("%s: %s cannot pass file descriptors over SSH: only installed skills run "
+                                "there, without --file and --output-dir", a->skill, c->where);
+
+        if (!installed) {
+                r = run_load_skill(a, &skill, &entry);
+                if (r != 0)
+                        return r;
+                if (skill.archive_fd < 0)
+                        progress_show(&s, "packing %s...", a->skill);
+                r = local_skill_to_fd(&skill, &skill_fd, &error);
+                if (r < 0) {
+                        progress_clear(&s);
+                        return run_fail("%s: %s", a->skill, error ?: strerror(-r));
+                }
+        }
+
+        r = run_open_files(a->files, &files, &fds, &n_files);
+        if (r != 0) {
+                progress_clear(&s);
+                return EXIT_RUN_FAILED;
+        }
+
+        r = sd_event_new(&s.event);
+        if (r >= 0)
+                r = sd_bus_attach_event(c->bus, s.event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                run_close_files(fds, n_files);
+                return run_fail("Failed to set up the event loop: %s", strerror(-r));
+        }
+
+        /* From here on an interrupt must cancel the run rather than leave it running unwatched:
+         * the signals wait, blocked, until the loop turns them into a Cancel(). */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        (void) signal(SIGPIPE, SIG_IGN);
+        r = 0;
+        for (int sig = 1; r >= 0 && sig < _NSIG; sig++)
+                if (sigismember(&mask, sig) > 0)
+                        r = sd_event_add_signal(s.event, NULL, sig, on_signal, &s);
+
+        /* Before Run: a run may end before its reply is read. */
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
+                                        SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, &s);
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
+                                        SKILLD_BUS_MANAGER, "RunStarted", on_run_started, &s);
+        if (r >= 0 && c->destination)
+                r = sd_bus_add_match(c->bus, &slot_owner,
+                                     "type='signal',sender='org.freedesktop.DBus',"
+                                     "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+                                     "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
+                                     on_name_owner_changed, &s);
+        if (r >= 0)
+                r = sd_bus_add_filter(c->bus, &slot_filter, on_message, &s);
+        if (r < 0) {
+                run_close_files(fds, n_files);
+                return run_fail("Failed to watch the run: %s", strerror(-r));
+        }
+
+        client_polkit_agent_open(c);
+        r = submit(&s, installed, skill_fd, installed ? a->script : entry.script, files, n_files);
+        run_close_files(fds, n_files);
+        skill_fd = safe_close(skill_fd);
+        if (r < 0)
+                return EXIT_RUN_FAILED;
+
+        maybe_exit(&s);
+        while (!s.done) {
+                r = sd_event_run(s.event, UINT64_MAX);
+                if (r < 0)
+                        return run_fail("run %s: event loop failed: %s", s.id, strerror(-r));
+        }
+        progress_clear(&s);
+
+        if (s.abandoned) {
+                fprintf(stderr, "skillctl: not waiting for run %s any more; see 'skillctl status %s'\n",
+                        s.id, s.id);
+                return 128 + SIGINT;
+        }
+        if (s.gone && !s.finished)
+                return run_fail("run %s: the skilld service went away before the run finished", s.id);
+        return report(&s);
+}

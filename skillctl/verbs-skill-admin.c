@@ -1,0 +1,180 @@
+/* "skillctl skill list|install|remove": the skills installed on the host, through the skilld
+ * service. Installing passes the skill as a file descriptor like run does (a .skill file, or a
+ * folder packed into a sealed memfd), after the same local validation; the service validates it
+ * again and asks polkit (io.skilld.manage-skills).
+ *
+ * Exit status: 0; 1 when the service refused or failed, or the skill is invalid; 2 usage; 4 no
+ * such skill. */
+#include <getopt.h>
+
+#include "bus-client.h"
+#include "log.h"
+#include "output.h"
+#include "skill-fd.h"
+#include "verbs.h"
+
+int verb_skill_list(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'j' },
+                {}
+        };
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(client_freep) Client *c = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
+        const char *name, *description, *hash, *origin;
+        bool json = false;
+        int ch, r;
+
+        while ((ch = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (ch) {
+                case 'h':
+                        printf("Usage: skillctl skill list [--json]\n\n"
+                               "List the skills installed on the host (vendor, admin and installed ones),\n"
+                               "which 'skillctl run NAME' runs by name.\n");
+                        return 0;
+                case 'j':
+                        json = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        if (optind < argc)
+                return usage_error("skill list", "takes no arguments");
+
+        r = client_open_or_fail(&c);
+        if (r != 0)
+                return r;
+        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSkills", &e, &reply, NULL);
+        if (r < 0)
+                return client_exit_status(client_log_error("skill list", &e, r));
+
+        t = table_new(4, "NAME", "ORIGIN", "HASH", "DESCRIPTION");
+        arr = cJSON_CreateArray();
+        if (!t || !arr)
+                return log_oom(), EXIT_FAILURE;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
+        while (r >= 0 &&
+               (r = sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
+                cJSON *o = cJSON_CreateObject();
+
+                if (!o || !cJSON_AddItemToArray(arr, o) ||
+                    !cJSON_AddStringToObject(o, "name", name) ||
+                    !cJSON_AddStringToObject(o, "description", description) ||
+                    !cJSON_AddStringToObject(o, "hash", hash) ||
+                    !cJSON_AddStringToObject(o, "origin", origin) ||
+                    table_add(t, name) < 0 || table_add(t, origin) < 0 ||
+                    /* The first 12 digits tell skills apart; --json has them all. */
+                    table_addf(t, "%.12s", hash) < 0 || table_add(t, description) < 0)
+                        return log_oom(), EXIT_FAILURE;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse the skill list: %m"), EXIT_FAILURE;
+
+        if (json)
+                return json_print(arr) < 0 ? EXIT_FAILURE : 0;
+        if (table_rows(t) > 0)
+                table_print(t, stdout);
+        printf("%s%zu skill%s installed.\n", table_rows(t) > 0 ? "\n" : "", table_rows(t),
+               table_rows(t) == 1 ? "" : "s");
+        return 0;
+}
+
+int verb_skill_install(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help",    no_argument, NULL, 'h' },
+                { "replace", no_argument, NULL, 'r' },
+                {}
+        };
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
+        _cleanup_(client_freep) Client *c = NULL;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *path, *name, *hash;
+        bool replace = false;
+        int ch, r;
+
+        while ((ch = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (ch) {
+                case 'h':
+                        printf("Usage: skillctl skill install FILE|DIR [--replace]\n\n"
+                               "Install a skill on the host (into /var/lib/skilld/skills) so that it runs\n"
+                               "by name. --replace replaces an installed skill of the same name.\n");
+                        return 0;
+                case 'r':
+                        replace = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        if (optind + 1 != argc)
+                return usage_error("skill install", "expects exactly one FILE or DIR");
+        path = argv[optind];
+
+        r = local_skill_open(path, &skill, &error);
+        if (r >= 0)
+                r = local_skill_to_fd(&skill, &fd, &error);
+        if (r < 0) {
+                log_error("%s", error ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        r = client_open_or_fail(&c);
+        if (r != 0)
+                return r;
+        if (!c->can_pass_fds) {
+                log_error("%s: %s cannot pass file descriptors over SSH; install on the host", path,
+                          c->where);
+                return EXIT_FAILURE;
+        }
+        client_polkit_agent_open(c);
+        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "InstallSkill", &e, &reply, "hb", fd,
+                               replace);
+        if (r < 0)
+                return client_exit_status(client_log_error(path, &e, r));
+        r = sd_bus_message_read(reply, "ss", &name, &hash);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse the reply of InstallSkill: %m"), EXIT_FAILURE;
+
+        {
+                _cleanup_free_ char *n = cescape(name);
+
+                printf("Installed %s (sha256:%s).\n", strna(n), hash);
+        }
+        return 0;
+}
+
+int verb_skill_remove(int argc, char *argv[]) {
+        _cleanup_(client_freep) Client *c = NULL;
+        int r, ret = 0;
+
+        if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+                printf("Usage: skillctl skill remove NAME...\n\n"
+                       "Remove skills installed with 'skill install' (vendor and admin skills are\n"
+                       "files of the host, not removed here).\n");
+                return 0;
+        }
+        if (argc < 2)
+                return usage_error("skill remove", "expects a skill name");
+
+        r = client_open_or_fail(&c);
+        if (r != 0)
+                return r;
+        client_polkit_agent_open(c);
+        for (int k = 1; k < argc; k++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_free_ char *what = NULL, *escaped = cescape(argv[k]);
+
+                r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "RemoveSkill", &e, NULL, "s",
+                                       argv[k]);
+                if (r < 0) {
+                        what = strdup_printf("skill %s", strna(escaped));
+                        ret = ret ?: client_exit_status(client_log_error(what ?: "skill", &e, r));
+                }
+        }
+        return ret;
+}
