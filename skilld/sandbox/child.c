@@ -312,7 +312,10 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to bind %s", src);
-                r = mount_add_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+                /* Read-only still lets the device be read and written (the kernel checks it for
+                 * files, directories and links only) but not the host's inode: no chmod, no
+                 * timestamps that other runs could watch. */
+                r = mount_add_attr(dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
                 if (r < 0)
                         return STEP_FAIL(e->what, r, "Failed to restrict /%s", dst);
         }
