@@ -15,6 +15,8 @@
 #include "security-util.h"
 
 static int outcome_fd = -EBADF;
+/* The first row of the running test that did not pass (each test runs in a process of its own). */
+static char *first_failure = NULL;
 
 /* Fields hold no tab or newline: they are the table's separators. */
 static void field_put(FILE *f, const char *s) {
@@ -27,6 +29,9 @@ void outcome_record(const char *group, const char *name, const char *expected, b
         size_t size = 0;
         FILE *f;
 
+        if (!pass && !first_failure)
+                first_failure = strdup_printf("[%s] %s: expected %s, observed %s", group, name, expected,
+                                              strna(observed));
         if (outcome_fd < 0)
                 return;
         f = open_memstream(&line, &size);
@@ -139,15 +144,28 @@ static unsigned print_table(void) {
         return failed;
 }
 
+/* After each test, in its process: a row that did not pass fails the test. */
+static void case_teardown(void) {
+        _cleanup_free_ char *failure = TAKE_PTR(first_failure);
+
+        ck_assert_msg(!failure, "%s", strna(failure));
+}
+
 static Suite *security_suite(void) {
+        TCase *const groups[] = {
+                security_tcase_filesystem(),
+                security_tcase_identity(),
+                security_tcase_network(),
+                security_tcase_resources(),
+                security_tcase_inputs(),
+                security_tcase_artifacts(),
+        };
         Suite *s = suite_create("security");
 
-        suite_add_tcase(s, security_tcase_filesystem());
-        suite_add_tcase(s, security_tcase_identity());
-        suite_add_tcase(s, security_tcase_network());
-        suite_add_tcase(s, security_tcase_resources());
-        suite_add_tcase(s, security_tcase_inputs());
-        suite_add_tcase(s, security_tcase_artifacts());
+        for (size_t i = 0; i < ELEMENTSOF(groups); i++) {
+                tcase_add_checked_fixture(groups[i], NULL, case_teardown);
+                suite_add_tcase(s, groups[i]);
+        }
         return s;
 }
 
