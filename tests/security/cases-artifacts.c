@@ -26,7 +26,8 @@ static void walk(int dir_fd, unsigned depth, Walk *w) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 ck_assert_int_eq(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
-                if (!utf8_is_valid(de->d_name, strlen(de->d_name)) || string_has_cc(de->d_name, strlen(de->d_name)))
+                if (!utf8_is_valid(de->d_name, strlen(de->d_name)) ||
+                    string_has_cc(de->d_name, strlen(de->d_name)))
                         w->bad_names++;
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
@@ -36,7 +37,8 @@ static void walk(int dir_fd, unsigned depth, Walk *w) {
                         ck_assert_int_ge(sub, 0);
                         walk(sub, depth + 1, w);
                 } else if (S_ISREG(st.st_mode)) {
-                        _cleanup_close_ int f = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                        _cleanup_close_ int f =
+                                openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                         char head[5] = {};
 
                         w->regular++;
@@ -59,8 +61,9 @@ static size_t skipped_with(const RunResult *r, const char *reason) {
 }
 
 START_TEST(test_artifact_kinds) {
-        static const char *const elsewhere[] = { "shadow", "up", "host-parent", "etcdir", "fifo", "sock", "deep",
-                                                 "bottom", "locked", "inside", "-rf", "..." };
+        static const char *const elsewhere[] = { "shadow", "up",     "host-parent", "etcdir",
+                                                 "fifo",   "sock",   "deep",        "bottom",
+                                                 "locked", "inside", "-rf",         "..." };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_close_ int files = -EBADF;
         _cleanup_free_ char *parent = NULL;
@@ -87,24 +90,28 @@ START_TEST(test_artifact_kinds) {
                 outside += access(a, F_OK) == 0 || access(b, F_OK) == 0;
         }
 
-        CHECK_CASE(GROUP, "symlinks: /etc/shadow, ../.., host dir's parent, /etc, loop", "5 skipped, none followed",
-                   probe_long(t.res, "made symlink-host-parent") == 0 && skipped_with(t.res, "symlink") == 5 &&
-                   !w.shadow_content && outside == 0 && stat_same(&shadow_before, &shadow_after),
+        CHECK_CASE(GROUP, "symlinks: /etc/shadow, ../.., host dir's parent, /etc, loop",
+                   "5 skipped, none followed",
+                   probe_long(t.res, "made symlink-host-parent") == 0 &&
+                           skipped_with(t.res, "symlink") == 5 && !w.shadow_content && outside == 0 &&
+                           stat_same(&shadow_before, &shadow_after),
                    "%zu skipped, %zu written outside%s", skipped_with(t.res, "symlink"), outside,
                    w.shadow_content ? ", SHADOW COPIED" : "");
         CHECK_CASE(GROUP, "FIFOs (in files/, as output.json), a socket", "skipped; the run ends (no hang)",
                    t.res->status == RUN_STATUS_SUCCEEDED && skipped_with(t.res, "fifo") == 1 &&
-                   skipped_with(t.res, "socket") == 1 && !t.res->output && t.res->output_error &&
-                   strstr(t.res->output_error, "not a regular file"), "status %s, fifo %zu, socket %zu skipped; %s",
-                   status_name(t.res), skipped_with(t.res, "fifo"), skipped_with(t.res, "socket"),
-                   strna(t.res->output_error));
+                           skipped_with(t.res, "socket") == 1 && !t.res->output && t.res->output_error &&
+                           strstr(t.res->output_error, "not a regular file"),
+                   "status %s, fifo %zu, socket %zu skipped; %s", status_name(t.res),
+                   skipped_with(t.res, "fifo"), skipped_with(t.res, "socket"), strna(t.res->output_error));
         CHECK_CASE(GROUP, "a tree 200 levels deep", "copied to 32 levels, rest reported",
-                   probe_long(t.res, "made deep") == 200 && skipped_with(t.res, "too deep") == 1 && w.max_depth <= 33,
+                   probe_long(t.res, "made deep") == 200 && skipped_with(t.res, "too deep") == 1 &&
+                           w.max_depth <= 33,
                    "%u levels on the host, %zu \"too deep\"", w.max_depth, skipped_with(t.res, "too deep"));
-        CHECK_CASE(GROUP, "names: newline, ESC, bad UTF-8, \"..\\n\", tab", "5 skipped, escaped in the result",
+        CHECK_CASE(GROUP, "names: newline, ESC, bad UTF-8, \"..\\n\", tab",
+                   "5 skipped, escaped in the result",
                    skipped_with(t.res, "name is not printable UTF-8") == 5 && w.bad_names == 0,
-                   "%zu skipped, %zu unprintable names on the host", skipped_with(t.res, "name is not printable UTF-8"),
-                   w.bad_names);
+                   "%zu skipped, %zu unprintable names on the host",
+                   skipped_with(t.res, "name is not printable UTF-8"), w.bad_names);
         {
                 static const char *const plain[] = { "...", ".. ", "-rf", " lead", "result.json", "..dots" };
                 size_t found = 0;
@@ -112,15 +119,17 @@ START_TEST(test_artifact_kinds) {
                 for (size_t i = 0; i < ELEMENTSOF(plain); i++) {
                         struct stat st;
 
-                        found += fstatat(files, plain[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-                                 st.st_size == 1;
+                        found += fstatat(files, plain[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                 S_ISREG(st.st_mode) && st.st_size == 1;
                 }
                 CHECK_CASE(GROUP, "dot, dash, space names; result.json", "plain files inside files/",
-                           found == ELEMENTSOF(plain) && faccessat(t.out.fd, "run/result.json", F_OK, 0) == 0,
+                           found == ELEMENTSOF(plain) &&
+                                   faccessat(t.out.fd, "run/result.json", F_OK, 0) == 0,
                            "%zu of %zu copied as plain files", found, ELEMENTSOF(plain));
         }
         CHECK_CASE(GROUP, "host output directory after the run", "only regular files and directories",
-                   w.other == 0 && w.regular > 0, "%zu files, %zu dirs, %zu other", w.regular, w.dirs, w.other);
+                   w.other == 0 && w.regular > 0, "%zu files, %zu dirs, %zu other", w.regular, w.dirs,
+                   w.other);
 }
 END_TEST
 
@@ -143,9 +152,10 @@ START_TEST(test_artifact_sizes) {
                    errno_name((int) probe_long(t.res, "made sparse-100G")));
         CHECK_CASE(GROUP, "8 sparse 16M files, 1M file under 33 names", "output-limit; host gets <= 16M",
                    t.res->status == RUN_STATUS_OUTPUT_LIMIT && t.res->artifacts_truncated &&
-                   skipped_with(t.res, "too large") == 1 && w.bytes <= t.req.limits.out_max && w.other == 0,
-                   "status %s, %" PRIu64 "M written on the host (%zu files)", status_name(t.res), w.bytes >> 20,
-                   w.regular);
+                           skipped_with(t.res, "too large") == 1 && w.bytes <= t.req.limits.out_max &&
+                           w.other == 0,
+                   "status %s, %" PRIu64 "M written on the host (%zu files)", status_name(t.res),
+                   w.bytes >> 20, w.regular);
 }
 END_TEST
 
@@ -160,9 +170,10 @@ START_TEST(test_files_replaced) {
         walk(files, 0, &w);
         CHECK_CASE(GROUP, "/out/files replaced by a symlink to /", "nothing copied, reported",
                    t.res->status == RUN_STATUS_SUCCEEDED && streq(sec_stdout(t.res), "replaced\n") &&
-                   t.res->n_artifacts == 0 && w.regular + w.dirs + w.other == 0 &&
-                   skipped_with(t.res, "/out/files is not a directory") == 1,
-                   "%zu artifacts, %zu entries on the host", t.res->n_artifacts, w.regular + w.dirs + w.other);
+                           t.res->n_artifacts == 0 && w.regular + w.dirs + w.other == 0 &&
+                           skipped_with(t.res, "/out/files is not a directory") == 1,
+                   "%zu artifacts, %zu entries on the host", t.res->n_artifacts,
+                   w.regular + w.dirs + w.other);
 }
 END_TEST
 

@@ -10,7 +10,8 @@
 #define GROUP "filesystem"
 
 /* Calls f for every "read PATH ERRNO" line of the probe. */
-static void for_each_read(const RunResult *r, void (*f)(const char *path, long e, void *userdata), void *userdata) {
+static void for_each_read(const RunResult *r, void (*f)(const char *path, long e, void *userdata),
+                          void *userdata) {
         for (const char *p = sec_stdout(r); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
                 char path[PATH_MAX];
                 long e;
@@ -41,8 +42,8 @@ static void count_proc_reads(const char *path, long e, void *userdata) {
 
 START_TEST(test_secrets) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
-        _cleanup_free_ char *marker = random_marker(), *secret = NULL, *secret_path = NULL, *env_secret = NULL,
-                *cwd = getcwd(NULL, 0), *p = NULL;
+        _cleanup_free_ char *marker = random_marker(), *secret = NULL, *secret_path = NULL,
+                            *env_secret = NULL, *cwd = getcwd(NULL, 0), *p = NULL;
         _cleanup_close_ int leak_file = -EBADF, leak_dir = -EBADF;
         static const char *const procs[] = { "root/", "cwd/", "environ", "mem" };
         char *args[] = { (char *) "secrets", NULL, (char *) "secret.txt", NULL };
@@ -95,7 +96,9 @@ START_TEST(test_secrets) {
 
         CHECK_CASE(GROUP, "secret file or env content in any output", "absent",
                    !run_output_has(t.res, secret) && !run_output_has(t.res, env_secret) && !t.res->output,
-                   "%s", run_output_has(t.res, secret) || run_output_has(t.res, env_secret) ? "LEAKED" : "absent");
+                   "%s",
+                   run_output_has(t.res, secret) || run_output_has(t.res, env_secret) ? "LEAKED"
+                                                                                      : "absent");
 }
 END_TEST
 
@@ -111,9 +114,17 @@ START_TEST(test_secrets_through_skillctl) {
         leak = open(secret_path, O_RDONLY | O_CLOEXEC);
         ck_assert_int_ge(leak, 0);
         {
-                char *args[] = { t.skill_path, (char *) "--script", (char *) "probe", (char *) "--output-dir",
-                                 t.out_path, (char *) "-q", (char *) "--", (char *) "secrets", secret_path,
-                                 (char *) "secret.txt", NULL };
+                char *args[] = { t.skill_path,
+                                 (char *) "--script",
+                                 (char *) "probe",
+                                 (char *) "--output-dir",
+                                 t.out_path,
+                                 (char *) "-q",
+                                 (char *) "--",
+                                 (char *) "secrets",
+                                 secret_path,
+                                 (char *) "secret.txt",
+                                 NULL };
 
                 /* skillctl's caller leaves fd 7 open on the secret. */
                 x = skillctl_run(args, -EBADF, leak, t.base.path);
@@ -134,22 +145,49 @@ typedef struct Snapshot {
 START_TEST(test_writes_outside) {
         /* Everything the sandbox shows that is not one of its private writable places. */
         static const char *const refused[] = {
-                "/", "/etc", "/etc/ssl", "/etc/ssl/certs", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/bin",
-                "/skill", "/skill/scripts", "/dev", "/proc", "/proc/sys/kernel", "/run", "/run/skill", "/var",
-                "/home", "/sys", "/root", "/mnt", "/out/..",
+                "/",
+                "/etc",
+                "/etc/ssl",
+                "/etc/ssl/certs",
+                "/usr",
+                "/usr/bin",
+                "/usr/lib",
+                "/usr/local",
+                "/bin",
+                "/skill",
+                "/skill/scripts",
+                "/dev",
+                "/proc",
+                "/proc/sys/kernel",
+                "/run",
+                "/run/skill",
+                "/var",
+                "/home",
+                "/sys",
+                "/root",
+                "/mnt",
+                "/out/..",
         };
-        static const char *const private[] = { "/work", "/out", "/out/files", "/tmp", "/home/skill", "/dev/shm" };
+        static const char *const private[] = { "/work", "/out",        "/out/files",
+                                               "/tmp",  "/home/skill", "/dev/shm" };
         /* Host places the refused ones correspond to, and the host's own /tmp-like places. */
         static const char *const host_dirs[] = {
-                "/", "/etc", "/etc/ssl", "/etc/ssl/certs", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/run",
-                "/var", "/home", "/tmp", "/var/tmp", "/dev/shm", "/dev", "/root", "/mnt",
+                "/",        "/etc",       "/etc/ssl", "/etc/ssl/certs", "/usr",  "/usr/bin",
+                "/usr/lib", "/usr/local", "/run",     "/var",           "/home", "/tmp",
+                "/var/tmp", "/dev/shm",   "/dev",     "/root",          "/mnt",
         };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *marker = random_marker(), *script = NULL, *probe = NULL;
         _cleanup_strv_free_ char **args = NULL;
         Snapshot snaps[] = {
-                { "/etc/ld.so.cache" }, { "/usr/bin/env" }, { "/dev/null" }, { "/dev/zero" }, { "/etc/passwd" },
-                { "/etc/services" }, { NULL /* the skill's script */ }, { NULL /* the probe */ },
+                { "/etc/ld.so.cache" },
+                { "/usr/bin/env" },
+                { "/dev/null" },
+                { "/dev/zero" },
+                { "/etc/passwd" },
+                { "/etc/services" },
+                { NULL /* the skill's script */ },
+                { NULL /* the probe */ },
         };
         size_t ok_refused = 0, ok_private = 0, ok_tamper = 0, n_tamper = 0, host_found = 0, changed = 0;
 
@@ -171,8 +209,9 @@ START_TEST(test_writes_outside) {
         /* Existing files to change: bound from the host (the skill, /usr, /etc) or the sandbox's. */
         {
                 static const char *const files[] = {
-                        "/skill/scripts/main.sh", "/skill/probe", "/usr/bin/env", "/etc/ld.so.cache", "/etc/passwd",
-                        "/etc/hosts", "/etc/services", "/run/skill/input.json", "/dev/null",
+                        "/skill/scripts/main.sh", "/skill/probe",          "/usr/bin/env",
+                        "/etc/ld.so.cache",       "/etc/passwd",           "/etc/hosts",
+                        "/etc/services",          "/run/skill/input.json", "/dev/null",
                 };
                 for (size_t i = 0; i < ELEMENTSOF(files); i++)
                         ck_assert_int_eq(strv_extend(&args, files[i]), 0);
@@ -182,14 +221,16 @@ START_TEST(test_writes_outside) {
         ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
 
         for (size_t i = 0; i < ELEMENTSOF(refused); i++)
-                if (probe_longf(t.res, "create %s", refused[i]) > 0 && probe_longf(t.res, "mkdir %s", refused[i]) > 0)
+                if (probe_longf(t.res, "create %s", refused[i]) > 0 &&
+                    probe_longf(t.res, "mkdir %s", refused[i]) > 0)
                         ok_refused++;
         for (size_t i = 0; i < ELEMENTSOF(private); i++)
                 if (probe_longf(t.res, "create %s", private[i]) == 0)
                         ok_private++;
         /* Each change to an existing file fails; writing into /dev/null is what it is for. */
         for (const char *p = sec_stdout(t.res); p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-                static const char *const ops[] = { "append", "truncate", "chmod", "chown", "utimens", "rename", "unlink" };
+                static const char *const ops[] = { "append",  "truncate", "chmod", "chown",
+                                                   "utimens", "rename",   "unlink" };
                 char op[32], path[PATH_MAX];
                 long e;
 
@@ -205,7 +246,8 @@ START_TEST(test_writes_outside) {
         CHECK_CASE(GROUP, "create files/dirs outside /work,/out,/tmp,HOME", "refused in all",
                    ok_refused == ELEMENTSOF(refused), "%zu of %zu refused", ok_refused, ELEMENTSOF(refused));
         CHECK_CASE(GROUP, "change existing files (skill, /usr, /etc, /run, /dev)", "refused in all",
-                   n_tamper == 9 * 7 - 1 && ok_tamper == n_tamper, "%zu of %zu refused", ok_tamper, n_tamper);
+                   n_tamper == 9 * 7 - 1 && ok_tamper == n_tamper, "%zu of %zu refused", ok_tamper,
+                   n_tamper);
 
         /* The host: nothing named after the marker anywhere the attempts could have reached. */
         for (size_t i = 0; i < ELEMENTSOF(host_dirs); i++) {
@@ -260,9 +302,11 @@ START_TEST(test_links) {
                    tried == 5 * 2 + 6 + 2 && refused == tried && probe_count(t.res, "symlink-out") == 6,
                    "%zu of %zu refused", refused, tried);
         CHECK_CASE(GROUP, "link count of the host files targeted", "unchanged",
-                   env_before.st_nlink == env_after.st_nlink && probe_before.st_nlink == probe_after.st_nlink,
+                   env_before.st_nlink == env_after.st_nlink &&
+                           probe_before.st_nlink == probe_after.st_nlink,
                    "/usr/bin/env %ju -> %ju, skill probe %ju -> %ju", (uintmax_t) env_before.st_nlink,
-                   (uintmax_t) env_after.st_nlink, (uintmax_t) probe_before.st_nlink, (uintmax_t) probe_after.st_nlink);
+                   (uintmax_t) env_after.st_nlink, (uintmax_t) probe_before.st_nlink,
+                   (uintmax_t) probe_after.st_nlink);
 }
 END_TEST
 
@@ -291,7 +335,8 @@ END_TEST
 
 START_TEST(test_setuid) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
-        _cleanup_free_ char *usr_dir = strdup("/usr/lib/skilld-security-XXXXXX"), *body = NULL, *usr_suid = NULL;
+        _cleanup_free_ char *usr_dir = strdup("/usr/lib/skilld-security-XXXXXX"), *body = NULL,
+                            *usr_suid = NULL;
         _cleanup_close_ int usr_fd = -EBADF;
         const char *suid = test_env_path("SECURITY_SUID");
         struct stat st;
@@ -315,7 +360,8 @@ START_TEST(test_setuid) {
                              "echo '== usr'; %s\n"
                              "before=$(wc -l < /proc/self/mountinfo)\n"
                              "/usr/bin/mount -t tmpfs none /tmp >/dev/null 2>&1; echo \"mount-exit $?\"\n"
-                             "echo \"mounts-added $(( $(wc -l < /proc/self/mountinfo) - before ))\"\n", usr_suid);
+                             "echo \"mounts-added $(( $(wc -l < /proc/self/mountinfo) - before ))\"\n",
+                             usr_suid);
         sec_run_set_script(&t, body);
         sec_run_go(&t);
         (void) unlinkat(usr_fd, "suid", 0);
@@ -324,7 +370,8 @@ START_TEST(test_setuid) {
         uid = t.res->uid;
 
         {
-                const char *skill = strstr(sec_stdout(t.res), "== skill"), *usr = strstr(sec_stdout(t.res), "== usr");
+                const char *skill = strstr(sec_stdout(t.res), "== skill"),
+                           *usr = strstr(sec_stdout(t.res), "== usr");
                 unsigned long e1 = 0, e2 = 0, c1 = 1, c2 = 1;
                 long s1 = 0, s2 = 0;
 
@@ -353,8 +400,8 @@ START_TEST(test_setuid) {
 END_TEST
 
 START_TEST(test_device_nodes) {
-        static const char *const allowed[] = { "null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout",
-                                               "stderr", "shm" };
+        static const char *const allowed[] = { "null", "zero",  "full",   "random", "urandom",
+                                               "fd",   "stdin", "stdout", "stderr", "shm" };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "mknod", NULL };
         size_t made = 0, tried = 0, opened = 0, extra = 0;

@@ -20,7 +20,8 @@ START_TEST(test_capabilities) {
         sec_run_probe(&t, args);
         ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
         for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
-                _cleanup_free_ char *s = strdup_printf("self %s", sets[i]), *n = strdup_printf("init %s", sets[i]);
+                _cleanup_free_ char *s = strdup_printf("self %s", sets[i]),
+                                    *n = strdup_printf("init %s", sets[i]);
                 const char *a = probe_find(t.res, s), *b = probe_find(t.res, n);
 
                 zero_self += a && startswith(a, "0000000000000000");
@@ -32,14 +33,16 @@ START_TEST(test_capabilities) {
                    "%zu of 5 zero", zero_init);
         CHECK_CASE(GROUP, "no_new_privs (skill and init)", "NoNewPrivs 1",
                    probe_long(t.res, "self NoNewPrivs") == 1 && probe_long(t.res, "init NoNewPrivs") == 1,
-                   "skill %ld, init %ld", probe_long(t.res, "self NoNewPrivs"), probe_long(t.res, "init NoNewPrivs"));
+                   "skill %ld, init %ld", probe_long(t.res, "self NoNewPrivs"),
+                   probe_long(t.res, "init NoNewPrivs"));
         CHECK_CASE(GROUP, "seccomp mode of the skill", "2 (filter)", probe_long(t.res, "self Seccomp") == 2,
                    "%ld", probe_long(t.res, "self Seccomp"));
         {
                 const char *g = probe_find(t.res, "self Groups");
 
-                CHECK_CASE(GROUP, "supplementary groups", "none", g && g[0] == '-' && (g[1] == '\n' || !g[1]),
-                           "%.*s", g ? (int) strcspn(g, "\n") : 3, g ?: "n/a");
+                CHECK_CASE(GROUP, "supplementary groups", "none",
+                           g && g[0] == '-' && (g[1] == '\n' || !g[1]), "%.*s",
+                           g ? (int) strcspn(g, "\n") : 3, g ?: "n/a");
         }
 }
 END_TEST
@@ -67,7 +70,8 @@ static void specs_add(Specs *s, const char *syscall, const char *variant, long a
         sp = &s->v[s->n++];
         *sp = (Spec) { .a0 = a0, .a1 = a1, .errno64 = e };
         (void) snprintf(sp->syscall, sizeof(sp->syscall), "%s", syscall);
-        (void) snprintf(sp->name, sizeof(sp->name), "%s%s%s", syscall, variant ? "/" : "", strempty(variant));
+        (void) snprintf(sp->name, sizeof(sp->name), "%s%s%s", syscall, variant ? "/" : "",
+                        strempty(variant));
 }
 
 /* The filter the engine builds, exported as libseccomp's pseudo filter code: the syscalls it
@@ -106,7 +110,8 @@ static void specs_from_filter(Specs *s) {
                         else if (streq(name, "clone"))
                                 for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
                                         if (ns[i].flag != 0x80) /* on clone() that is the exit signal */
-                                                specs_add(s, name, ns[i].name, (long) ns[i].flag | SIGCHLD, 0, EPERM);
+                                                specs_add(s, name, ns[i].name, (long) ns[i].flag | SIGCHLD,
+                                                          0, EPERM);
                                 }
                         else if (streq(name, "clone3"))
                                 specs_add(s, name, NULL, 0, 0, ENOSYS);
@@ -193,8 +198,8 @@ START_TEST(test_refused_syscalls_every_abi) {
                     nr32 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, sp->syscall),
                     nrx32 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, sp->syscall);
                 _cleanup_free_ char *a = strdup_printf("%s:%lx:%lx:%lx:%lx:%lx", sp->name, (long) nr64,
-                                                       nr32 < 0 ? -1L : (long) nr32, nrx32 < 0 ? -1L : (long) nrx32,
-                                                       sp->a0, sp->a1);
+                                                       nr32 < 0 ? -1L : (long) nr32,
+                                                       nrx32 < 0 ? -1L : (long) nrx32, sp->a0, sp->a1);
 
                 ck_assert_int_eq(strv_extend(&args, a), 0);
         }
@@ -237,11 +242,12 @@ START_TEST(test_refused_syscalls_every_abi) {
         STRV_FOREACH(n, documented)
                 unfiltered += !strv_contains(specs.names, *n);
         STRV_FOREACH(n, specs.names)
-                undocumented += !strv_contains(documented, *n) && !streq(*n, "socket") && !streq(*n, "socketpair");
+                undocumented +=
+                        !strv_contains(documented, *n) && !streq(*n, "socket") && !streq(*n, "socketpair");
         CHECK_CASE(GROUP, "policy/seccomp.md vs the filter's rules", "the same syscalls",
                    unfiltered == 0 && undocumented == 0 && strv_length(documented) > 50,
-                   "%zu documented, %zu of them not filtered, %zu filtered undocumented", strv_length(documented),
-                   unfiltered, undocumented);
+                   "%zu documented, %zu of them not filtered, %zu filtered undocumented",
+                   strv_length(documented), unfiltered, undocumented);
         free(specs.v);
         strv_free(specs.names);
 #endif
@@ -277,18 +283,21 @@ START_TEST(test_filter_survives) {
         ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
         for (size_t i = 0; i < ELEMENTSOF(wheres); i++) {
                 _cleanup_free_ char *prefix = strdup_printf("survive %s", wheres[i]),
-                        *name = strdup_printf("filter in %s", streq(wheres[i], "main") ? "the skill process" :
-                                              streq(wheres[i], "fork") ? "a forked child" :
-                                              streq(wheres[i], "thread") ? "a thread" :
-                                              streq(wheres[i], "exec") ? "an exec'd program" :
-                                              "python3 started by bash");
+                                    *name = strdup_printf("filter in %s",
+                                                          streq(wheres[i], "main")     ? "the skill process"
+                                                          : streq(wheres[i], "fork")   ? "a forked child"
+                                                          : streq(wheres[i], "thread") ? "a thread"
+                                                          : streq(wheres[i], "exec")
+                                                                  ? "an exec'd program"
+                                                                  : "python3 started by bash");
                 const char *v = probe_find(t.res, prefix);
                 long u = -1, m = -1, sc = -1;
 
                 if (v)
                         (void) sscanf(v, "unshare %ld mount %ld seccomp %ld", &u, &m, &sc);
-                CHECK_CASE(GROUP, name, "unshare/mount EPERM, Seccomp 2", u == EPERM && m == EPERM && sc == 2,
-                           "unshare %s, mount %s, Seccomp %ld", errno_name((int) u), errno_name((int) m), sc);
+                CHECK_CASE(GROUP, name, "unshare/mount EPERM, Seccomp 2",
+                           u == EPERM && m == EPERM && sc == 2, "unshare %s, mount %s, Seccomp %ld",
+                           errno_name((int) u), errno_name((int) m), sc);
         }
 }
 END_TEST
@@ -301,21 +310,27 @@ START_TEST(test_user_namespaces) {
         sec_run_probe(&t, args);
         ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
         CHECK_CASE(GROUP, "unshare(CLONE_NEWUSER), alone and with others", "EPERM",
-                   probe_long(t.res, "userns unshare") == EPERM && probe_long(t.res, "userns unshare-all") == EPERM,
+                   probe_long(t.res, "userns unshare") == EPERM &&
+                           probe_long(t.res, "userns unshare-all") == EPERM,
                    "%s, %s", errno_name((int) probe_long(t.res, "userns unshare")),
                    errno_name((int) probe_long(t.res, "userns unshare-all")));
         CHECK_CASE(GROUP, "clone(CLONE_NEWUSER), clone3(CLONE_NEWUSER)", "EPERM, ENOSYS; no child",
-                   probe_long(t.res, "userns clone") == EPERM && probe_long(t.res, "userns clone3") == ENOSYS &&
-                   !strstr(sec_stdout(t.res), "created"), "%s, %s%s",
-                   errno_name((int) probe_long(t.res, "userns clone")),
+                   probe_long(t.res, "userns clone") == EPERM &&
+                           probe_long(t.res, "userns clone3") == ENOSYS &&
+                           !strstr(sec_stdout(t.res), "created"),
+                   "%s, %s%s", errno_name((int) probe_long(t.res, "userns clone")),
                    errno_name((int) probe_long(t.res, "userns clone3")),
                    strstr(sec_stdout(t.res), "created") ? ", CHILD CREATED" : "");
         tool = probe_long(t.res, "userns unshare-tool");
         CHECK_CASE(GROUP, "unshare(1) --user --map-root-user; setns(init's)", "fails; same user namespace",
-                   tool != 0 && probe_long(t.res, "userns setns") > 0 && probe_long(t.res, "userns same-ns") == 1,
+                   tool != 0 && probe_long(t.res, "userns setns") > 0 &&
+                           probe_long(t.res, "userns same-ns") == 1,
                    "unshare(1) %s, setns %s, same namespace %ld",
-                   tool == LONG_MIN ? "absent" : tool == 0 ? "SUCCEEDED" : "failed",
-                   errno_name((int) probe_long(t.res, "userns setns")), probe_long(t.res, "userns same-ns"));
+                   tool == LONG_MIN ? "absent"
+                   : tool == 0      ? "SUCCEEDED"
+                                    : "failed",
+                   errno_name((int) probe_long(t.res, "userns setns")),
+                   probe_long(t.res, "userns same-ns"));
 }
 END_TEST
 
@@ -351,9 +366,16 @@ START_TEST(test_tiocsti_terminal) {
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                char *argv[] = { (char *) test_env_path("SKILLCTL"), (char *) "run", t.skill_path, (char *) "--script",
-                                 (char *) "probe", (char *) "--output-dir", t.out_path, (char *) "--",
-                                 (char *) "tty", NULL };
+                char *argv[] = { (char *) test_env_path("SKILLCTL"),
+                                 (char *) "run",
+                                 t.skill_path,
+                                 (char *) "--script",
+                                 (char *) "probe",
+                                 (char *) "--output-dir",
+                                 t.out_path,
+                                 (char *) "--",
+                                 (char *) "tty",
+                                 NULL };
                 int tty;
 
                 if (setsid() < 0)
@@ -379,17 +401,19 @@ START_TEST(test_tiocsti_terminal) {
 
         CHECK_CASE(GROUP, "TIOCSTI on the skill's fds and /dev/tty (pty caller)", "EPERM; no tty reachable",
                    WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(screen, "tiocsti fd0 1") &&
-                   strstr(screen, "tiocsti fd1 1") && strstr(screen, "tiocsti fd2 1") && strstr(screen, "ttys 0") &&
-                   strstr(screen, "open /dev/tty 2"), "exit %d; fd0-2 %s, /dev/tty %s",
-                   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                   strstr(screen, "tiocsti fd0 1") ? "EPERM" : "?", strstr(screen, "open /dev/tty 2") ? "ENOENT" : "?");
+                           strstr(screen, "tiocsti fd1 1") && strstr(screen, "tiocsti fd2 1") &&
+                           strstr(screen, "ttys 0") && strstr(screen, "open /dev/tty 2"),
+                   "exit %d; fd0-2 %s, /dev/tty %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                   strstr(screen, "tiocsti fd0 1") ? "EPERM" : "?",
+                   strstr(screen, "open /dev/tty 2") ? "ENOENT" : "?");
         CHECK_CASE(GROUP, "the caller's terminal input queue", "empty (control: 1 byte seen)",
                    control == 1 && queued == 0, "%d bytes queued (control %d)", queued, control);
         /* The skill left the terminal concealing text, mid-line: the summary still starts a line
          * of its own in default attributes. */
         CHECK_CASE("hostile-input", "skill output hiding the summary (ESC[8m, no newline)",
-                   "reset + newline before the summary", strstr(screen, "\x1b[8m\x1b[0m\nskillctl: succeeded") != NULL,
-                   "%s", strstr(screen, "\x1b[0m\nskillctl: ") ? "reset, own line" : "summary HIDDEN or joined");
+                   "reset + newline before the summary",
+                   strstr(screen, "\x1b[8m\x1b[0m\nskillctl: succeeded") != NULL, "%s",
+                   strstr(screen, "\x1b[0m\nskillctl: ") ? "reset, own line" : "summary HIDDEN or joined");
 }
 END_TEST
 

@@ -34,7 +34,8 @@ static void corpus_zip(Corpus *c, const char *category, const ZipSpec *specs, si
         c->n++;
 }
 
-static void corpus_ar(Corpus *c, const char *category, int format, int filter, const ArSpec *specs, size_t n) {
+static void corpus_ar(Corpus *c, const char *category, int format, int filter, const ArSpec *specs,
+                      size_t n) {
         c->v = reallocarray(c->v, c->n + 1, sizeof(Evil));
         ck_assert_ptr_nonnull(c->v);
         c->v[c->n] = (Evil) { .category = category };
@@ -60,13 +61,15 @@ static void corpus_raw(Corpus *c, const char *category, const void *data, size_t
  * escape targets point at the scratch directory's surroundings, the places the check looks. */
 static void corpus_build(Corpus *c, const char *scratch, const char *marker, char **big, char **zeros) {
         _cleanup_free_ char *up = strdup_printf("../../../../../../../../tmp/%s-escaped", marker),
-                *abs = strdup_printf("/tmp/%s-abs", marker), *deep = NULL, *long_path = NULL, *long_name = NULL;
+                            *abs = strdup_printf("/tmp/%s-abs", marker), *deep = NULL, *long_path = NULL,
+                            *long_name = NULL;
         static char names[10002][12];
         ZipSpec *many;
 
         ZIP(c, "zip slip (\"..\" in names)", FILE_SPEC("../x", "escaped"));
         ZIP(c, "zip slip (\"..\" in names)", FILE_SPEC("ok", "fine"), FILE_SPEC("a/../../x", "escaped"));
-        ZIP(c, "zip slip (\"..\" in names)", FILE_SPEC("s/SKILL.md", "x"), FILE_SPEC("s/../../x", "escaped"));
+        ZIP(c, "zip slip (\"..\" in names)", FILE_SPEC("s/SKILL.md", "x"),
+            FILE_SPEC("s/../../x", "escaped"));
         ZIP(c, "zip slip (\"..\" in names)", FILE_SPEC(up, "escaped"));
         ZIP(c, "absolute paths", FILE_SPEC(abs, "escaped"));
         ZIP(c, "absolute paths", DIR_SPEC("/"));
@@ -74,17 +77,24 @@ static void corpus_build(Corpus *c, const char *scratch, const char *marker, cha
             { .name = "link", .mode = S_IFLNK | 0777, .data = scratch, .size = strlen(scratch) },
             FILE_SPEC("link/evil", "escaped"));
         {
-                const ArSpec ar[] = { { "SKILL.md", AE_IFREG, 0644, "x", false }, { "etc", AE_IFLNK, 0777, "/etc", false } };
+                const ArSpec ar[] = { { "SKILL.md", AE_IFREG, 0644, "x", false },
+                                      { "etc", AE_IFLNK, 0777, "/etc", false } };
 
-                corpus_ar(c, "symlinks (and writes through them)", ARCHIVE_FORMAT_ZIP, ARCHIVE_FILTER_NONE, ar, 2);
+                corpus_ar(c, "symlinks (and writes through them)", ARCHIVE_FORMAT_ZIP, ARCHIVE_FILTER_NONE,
+                          ar, 2);
         }
         ZIP(c, "symlinks (and writes through them)", FILE_SPEC("SKILL.md", "x"),
             { .name = "shadow", .mode = S_IFLNK | 0777, .data = "/etc/shadow", .size = 11 });
-        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"), { .name = "special", .mode = S_IFCHR | 0666 });
-        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"), { .name = "special", .mode = S_IFBLK | 0660 });
-        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"), { .name = "special", .mode = S_IFIFO | 0644 });
-        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"), { .name = "special", .mode = S_IFSOCK | 0644 });
-        ZIP(c, "duplicates and file/dir clashes", FILE_SPEC("SKILL.md", "good"), FILE_SPEC("SKILL.md", "evil"));
+        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"),
+            { .name = "special", .mode = S_IFCHR | 0666 });
+        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"),
+            { .name = "special", .mode = S_IFBLK | 0660 });
+        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"),
+            { .name = "special", .mode = S_IFIFO | 0644 });
+        ZIP(c, "devices, FIFOs, sockets", FILE_SPEC("SKILL.md", "x"),
+            { .name = "special", .mode = S_IFSOCK | 0644 });
+        ZIP(c, "duplicates and file/dir clashes", FILE_SPEC("SKILL.md", "good"),
+            FILE_SPEC("SKILL.md", "evil"));
         ZIP(c, "duplicates and file/dir clashes", FILE_SPEC("a", "file"), DIR_SPEC("a/"));
         ZIP(c, "duplicates and file/dir clashes", FILE_SPEC("a", "file"), FILE_SPEC("a/b", "below"));
         ZIP(c, "names: NUL, control chars, \\, bad UTF-8", FILE_SPEC("SKILL.md", "x"),
@@ -131,16 +141,27 @@ static void corpus_build(Corpus *c, const char *scratch, const char *marker, cha
             { .name = "liar", .mode = S_IFREG | 0644, .data = *zeros, .size = 64 * 1024, .deflate = true,
               .lie_size = true, .declared_size = 16 });
         ZIP(c, "zip bombs, lying sizes", FILE_SPEC("SKILL.md", "x"),
-            { .name = "liar", .mode = S_IFREG | 0644, .data = "tiny", .size = 4, .deflate = true, .lie_size = true,
+            { .name = "liar",
+              .mode = S_IFREG | 0644,
+              .data = "tiny",
+              .size = 4,
+              .deflate = true,
+              .lie_size = true,
               .declared_size = 1000000 });
         ZIP(c, "inconsistent headers, encryption, methods",
             { .name = "SKILL.md", .local_name = "../x", .mode = S_IFREG | 0644, .data = "x", .size = 1 });
         ZIP(c, "inconsistent headers, encryption, methods",
-            { .name = "ab", .local_name = "ab\0x", .local_name_len = 4, .mode = S_IFREG | 0644, .data = "x", .size = 1 });
+            { .name = "ab",
+              .local_name = "ab\0x",
+              .local_name_len = 4,
+              .mode = S_IFREG | 0644,
+              .data = "x",
+              .size = 1 });
         ZIP(c, "inconsistent headers, encryption, methods",
             { .name = "secret", .mode = S_IFREG | 0644, .data = "x", .size = 1, .flags = 1 });
         ZIP(c, "inconsistent headers, encryption, methods",
-            { .name = "a", .mode = S_IFREG | 0644, .data = "x", .size = 1, .central_csize = 20 }, FILE_SPEC("b", "y"));
+            { .name = "a", .mode = S_IFREG | 0644, .data = "x", .size = 1, .central_csize = 20 },
+            FILE_SPEC("b", "y"));
         ZIP(c, "inconsistent headers, encryption, methods",
             { .name = "packed", .mode = S_IFREG | 0644, .data = "x", .size = 1, .method = 12 });
         /* Good entries first, the bad one last: what was extracted must go again. */
@@ -150,8 +171,13 @@ static void corpus_build(Corpus *c, const char *scratch, const char *marker, cha
         ZIP(c, "partial extraction, then refusal", FILE_SPEC("SKILL.md", "---\nname: x\n---\n"),
             FILE_SPEC("scripts/a/b/c.py", "print()\n"), DIR_SPEC("assets/empty/"),
             { .name = "assets/big", .mode = S_IFREG | 0644, .data = *big, .size = 300 << 10 },
-            { .name = "assets/liar", .mode = S_IFREG | 0644, .data = *zeros, .size = 64 * 1024, .deflate = true,
-              .lie_size = true, .declared_size = 16 });
+            { .name = "assets/liar",
+              .mode = S_IFREG | 0644,
+              .data = *zeros,
+              .size = 64 * 1024,
+              .deflate = true,
+              .lie_size = true,
+              .declared_size = 16 });
         {
                 const ZipSpec one[] = { FILE_SPEC("SKILL.md", "x") };
                 Bytes b = {};
@@ -166,11 +192,16 @@ static void corpus_build(Corpus *c, const char *scratch, const char *marker, cha
                 const ArSpec ar[] = { { "SKILL.md", AE_IFREG, 0644, "---\nname: x\n---\n", false },
                                       { "link", AE_IFLNK, 0777, "/etc/passwd", false } };
 
-                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_TAR_USTAR, ARCHIVE_FILTER_NONE, ar, 2);
-                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_TAR_USTAR, ARCHIVE_FILTER_GZIP, ar, 2);
-                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_7ZIP, ARCHIVE_FILTER_NONE, ar, 1);
-                corpus_raw(c, "other formats (tar, tgz, 7z, rar)", "Rar!\x1a\x07\x01\x00\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-                           "\0\0\0\0\0\0\0\0\0\0", 32);
+                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_TAR_USTAR,
+                          ARCHIVE_FILTER_NONE, ar, 2);
+                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_TAR_USTAR,
+                          ARCHIVE_FILTER_GZIP, ar, 2);
+                corpus_ar(c, "other formats (tar, tgz, 7z, rar)", ARCHIVE_FORMAT_7ZIP, ARCHIVE_FILTER_NONE,
+                          ar, 1);
+                corpus_raw(c, "other formats (tar, tgz, 7z, rar)",
+                           "Rar!\x1a\x07\x01\x00\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+                           "\0\0\0\0\0\0\0\0\0\0",
+                           32);
         }
 }
 
@@ -191,7 +222,8 @@ static void list_tree(int dir_fd, const char *prefix, char ***l) {
                 p = prefix ? strdup_printf("%s/%s", prefix, de->d_name) : strdup(de->d_name);
                 ck_assert_int_eq(strv_extend(l, p), 0);
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        _cleanup_close_ int sub =
+                                openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
                         ck_assert_int_ge(sub, 0);
                         list_tree(sub, p, l);
@@ -203,8 +235,8 @@ static void list_tree(int dir_fd, const char *prefix, char ***l) {
 
 START_TEST(test_archive_corpus) {
         _cleanup_test_dir_ TestDir scratch = test_dir_new();
-        _cleanup_free_ char *marker = random_marker(), *big = NULL, *zeros = NULL, *tmp = NULL, *archive = NULL,
-                *escaped = NULL, *abs = NULL, *evil = NULL;
+        _cleanup_free_ char *marker = random_marker(), *big = NULL, *zeros = NULL, *tmp = NULL,
+                            *archive = NULL, *escaped = NULL, *abs = NULL, *evil = NULL;
         _cleanup_strv_free_ char **parent_before = NULL, **categories = NULL;
         Corpus c = {};
 
@@ -238,7 +270,8 @@ START_TEST(test_archive_corpus) {
                         ck_assert_int_eq(setenv("TMPDIR", tmp, 1), 0);
                         r = skill_source_open(archive, NULL, &s, &error);
                         {
-                                char *args[] = { archive, (char *) "--output-dir", tmp, (char *) "-q", NULL };
+                                char *args[] = { archive, (char *) "--output-dir", tmp, (char *) "-q",
+                                                 NULL };
 
                                 /* skillctl extracts under $TMPDIR too; its output dir must not appear. */
                                 x = skillctl_run(args, -EBADF, -EBADF, scratch.path);
@@ -249,15 +282,15 @@ START_TEST(test_archive_corpus) {
                                 refused++;
                         /* Nothing anywhere but the archive and the empty TMPDIR. */
                         list_tree(scratch.fd, NULL, &left);
-                        if (strv_length(left) == 2 && streq(left[0], "evil.skill") && streq(left[1], "tmp") &&
-                            access(escaped, F_OK) < 0 && access(abs, F_OK) < 0 && access(evil, F_OK) < 0 &&
-                            access("/etc/evil", F_OK) < 0)
+                        if (strv_length(left) == 2 && streq(left[0], "evil.skill") &&
+                            streq(left[1], "tmp") && access(escaped, F_OK) < 0 && access(abs, F_OK) < 0 &&
+                            access(evil, F_OK) < 0 && access("/etc/evil", F_OK) < 0)
                                 clean++;
                         ck_assert_int_eq(unlinkat(scratch.fd, "evil.skill", 0), 0);
                 }
                 CHECK_CASE(GROUP, category, "refused (also skillctl: 125); 0 files outside",
-                           refused == total && clean == total, "%zu/%zu refused, %zu/%zu left nothing", refused, total,
-                           clean, total);
+                           refused == total && clean == total, "%zu/%zu refused, %zu/%zu left nothing",
+                           refused, total, clean, total);
         }
         /* Zip cannot carry a hard link: libarchive writes one as an empty file, and that is all
          * it may become (never a second name of anything). */
@@ -322,18 +355,19 @@ START_TEST(test_yaml_bombs) {
                 int expect;
         } bombs[] = {
                 { "YAML: billion laughs (anchors, aliases)",
-                  "---\nname: x\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+                  "---\nname: x\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
                   "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
-                  "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n", 0, "", 0, "---\n",
-                  -EOPNOTSUPP },
+                  "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n",
+                  0, "", 0, "---\n", -EOPNOTSUPP },
                 { "YAML: flow nesting 30000 deep", "---\nname: x\nd: ", 0, "[", 30000, "\n---\n", -E2BIG },
                 { "YAML: block mappings 200 deep", "---\nname: x\n", 0, "a:\n", 200, "---\n", -E2BIG },
                 { "YAML: 100000 keys", "---\nname: x\n", 0, "k%zu: v\n", 100000, "---\n", -EFBIG },
-                { "YAML: 2000 keys (under the size cap)", "---\nname: x\n", 0, "k%zu: v\n", 2000, "---\n", -E2BIG },
-                { "YAML: !!python/object tag", "---\nname: !!python/object:os.system [\"id\"]\n", 0, "", 0, "---\n",
-                  -EOPNOTSUPP },
-                { "SKILL.md of 2M", "---\nname: x\ndescription: d\n---\n", 0, "xxxxxxxxxxxxxxxx", 131072, "\n",
-                  -EFBIG },
+                { "YAML: 2000 keys (under the size cap)", "---\nname: x\n", 0, "k%zu: v\n", 2000, "---\n",
+                  -E2BIG },
+                { "YAML: !!python/object tag", "---\nname: !!python/object:os.system [\"id\"]\n", 0, "", 0,
+                  "---\n", -EOPNOTSUPP },
+                { "SKILL.md of 2M", "---\nname: x\ndescription: d\n---\n", 0, "xxxxxxxxxxxxxxxx", 131072,
+                  "\n", -EFBIG },
                 { "SKILL.md with a NUL byte", "---\nname: x\0y\n", 14, "", 0, "---\n", -EILSEQ },
         };
 
@@ -363,7 +397,8 @@ START_TEST(test_yaml_bombs) {
                 /* Through skillctl as a user would meet it: a skill folder with this SKILL.md. */
                 ck_assert_int_eq(fchmod(d.fd, 0755), 0);
                 {
-                        _cleanup_close_ int fd = openat(d.fd, "SKILL.md", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                        _cleanup_close_ int fd =
+                                openat(d.fd, "SKILL.md", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                         char *args[] = { d.path, (char *) "-q", NULL };
 
                         ck_assert_int_ge(fd, 0);
@@ -372,9 +407,11 @@ START_TEST(test_yaml_bombs) {
                         x = skillctl_run(args, -EBADF, -EBADF, d.path);
                 }
                 CHECK_CASE(GROUP, bombs[i].name, "clear error, no crash (skillctl 125)",
-                           r == bombs[i].expect && x.status == 125 && !strstr(x.out, "ran") && !has_control_chars(x.err),
-                           "parser %s, skillctl exit %d: %.*s", r >= 1000 ? strsignal(r - 1000) : errno_name(-r),
-                           x.status, (int) MIN(strcspn(x.err, "\n"), (size_t) 60), x.err);
+                           r == bombs[i].expect && x.status == 125 && !strstr(x.out, "ran") &&
+                                   !has_control_chars(x.err),
+                           "parser %s, skillctl exit %d: %.*s",
+                           r >= 1000 ? strsignal(r - 1000) : errno_name(-r), x.status,
+                           (int) MIN(strcspn(x.err, "\n"), (size_t) 60), x.err);
         }
 }
 END_TEST
@@ -390,8 +427,8 @@ static int write_temp(int dir_fd, const char *name, const char *data, size_t siz
 
 START_TEST(test_json_inputs) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
-        _cleanup_free_ char *deep = NULL, *huge = NULL, *deep_path = NULL, *huge_path = NULL, *over_path = NULL,
-                *error = NULL, *huge_out = NULL;
+        _cleanup_free_ char *deep = NULL, *huge = NULL, *deep_path = NULL, *huge_path = NULL,
+                            *over_path = NULL, *error = NULL, *huge_out = NULL;
         const size_t depth = 100000, huge_len = 50 * 1024 * 1024;
         RunResult *res = NULL;
         int r;
@@ -405,8 +442,9 @@ START_TEST(test_json_inputs) {
         ck_assert_int_eq(write_temp(t.base.fd, "deep.json", deep, 2 * depth), 0);
         deep_path = strdup_printf("%s/deep.json", t.base.path);
         {
-                char *args[] = { t.skill_path, (char *) "--input-file", deep_path, (char *) "--output-dir", t.out_path,
-                                 NULL };
+                char *args[] = { t.skill_path, (char *) "--input-file",
+                                 deep_path,    (char *) "--output-dir",
+                                 t.out_path,   NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
 
                 /* The engine refuses it too, for callers that are not skillctl. */
@@ -414,7 +452,8 @@ START_TEST(test_json_inputs) {
                 r = sandbox_run(&t.req, &res, &error);
                 CHECK_CASE(GROUP, "input JSON nested 100000 deep", "clear error (125), no crash",
                            x.status == 125 && strstr(x.err, "not valid JSON") && r == -EINVAL && !res &&
-                           access(t.out_path, F_OK) < 0, "skillctl exit %d, engine %s", x.status, errno_name(-r));
+                                   access(t.out_path, F_OK) < 0,
+                           "skillctl exit %d, engine %s", x.status, errno_name(-r));
         }
 
         /* 50 MB in one JSON string: handled, through every channel but the environment. */
@@ -428,11 +467,20 @@ START_TEST(test_json_inputs) {
         huge_path = strdup_printf("%s/huge.json", t.base.path);
         huge_out = strdup_printf("%s/huge", t.out.path);
         {
-                char *args[] = { t.skill_path, (char *) "--script", (char *) "probe", (char *) "--input-file", huge_path,
-                                 (char *) "--output-dir", huge_out, (char *) "-q", (char *) "--",
-                                 (char *) "input", NULL };
+                char *args[] = { t.skill_path,
+                                 (char *) "--script",
+                                 (char *) "probe",
+                                 (char *) "--input-file",
+                                 huge_path,
+                                 (char *) "--output-dir",
+                                 huge_out,
+                                 (char *) "-q",
+                                 (char *) "--",
+                                 (char *) "input",
+                                 NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
-                _cleanup_free_ char *want = strdup_printf("stdin %zu\nfile %zu\nenv -1\n", huge_len + 2, huge_len + 2);
+                _cleanup_free_ char *want =
+                        strdup_printf("stdin %zu\nfile %zu\nenv -1\n", huge_len + 2, huge_len + 2);
 
                 CHECK_CASE(GROUP, "input JSON: one 50M string", "runs; stdin, file: 50M; no env",
                            x.status == 0 && streq(x.out, want), "exit %d, %.*s", x.status,
@@ -447,12 +495,14 @@ START_TEST(test_json_inputs) {
         ck_assert_int_eq(write_temp(t.base.fd, "over.json", huge, 65 * 1024 * 1024 + 2), 0);
         over_path = strdup_printf("%s/over.json", t.base.path);
         {
-                char *args[] = { t.skill_path, (char *) "--input-file", over_path, (char *) "--output-dir", t.out_path,
-                                 NULL };
+                char *args[] = { t.skill_path, (char *) "--input-file",
+                                 over_path,    (char *) "--output-dir",
+                                 t.out_path,   NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
 
                 CHECK_CASE(GROUP, "input JSON of 65M (cap 64M)", "clear error (125)",
-                           x.status == 125 && strstr(x.err, "larger than 64M") && access(t.out_path, F_OK) < 0,
+                           x.status == 125 && strstr(x.err, "larger than 64M") &&
+                                   access(t.out_path, F_OK) < 0,
                            "exit %d: %.*s", x.status, (int) strcspn(x.err, "\n"), x.err);
         }
 
@@ -469,8 +519,8 @@ START_TEST(test_json_inputs) {
                 sec_run_go(&t);
                 CHECK_CASE(GROUP, "output JSON nested 100000 deep (file, stdout)", "run ok, output null",
                            ok && t.res->status == RUN_STATUS_SUCCEEDED && !t.res->output &&
-                           t.res->stdout_stream.size == 2 * depth, "status %s, output %s", status_name(t.res),
-                           t.res->output ? "PARSED" : "null");
+                                   t.res->stdout_stream.size == 2 * depth,
+                           "status %s, output %s", status_name(t.res), t.res->output ? "PARSED" : "null");
         }
 }
 END_TEST
@@ -497,38 +547,42 @@ START_TEST(test_control_characters) {
                 ck_assert_ptr_nonnull(last);
                 for (summary = last; summary > x.err && summary[-1] != '\n'; summary--)
                         ;
-                CHECK_CASE(GROUP, "ESC/newlines in name+description; forged stderr", "summary escaped, own line",
+                CHECK_CASE(GROUP, "ESC/newlines in name+description; forged stderr",
+                           "summary escaped, own line",
                            x.status == 3 && startswith(summary, "skillctl: failed, exit 3") &&
-                           !has_control_chars(summary) && !strstr(x.err, "pwned"),
-                           "exit %d, last line: %.*s", x.status, (int) MIN((size_t) (last - summary), (size_t) 40),
-                           summary);
+                                   !has_control_chars(summary) && !strstr(x.err, "pwned"),
+                           "exit %d, last line: %.*s", x.status,
+                           (int) MIN((size_t) (last - summary), (size_t) 40), summary);
         }
         {
-                char *args[] = { t.skill_path, (char *) "--json", (char *) "--output-dir", t.out_path, NULL };
+                char *args[] = { t.skill_path, (char *) "--json", (char *) "--output-dir", t.out_path,
+                                 NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
                 _cleanup_(cJSON_Deletep) cJSON *j = NULL;
                 const char *end = NULL;
 
                 ck_assert_int_eq(rm_rf_at(AT_FDCWD, t.out_path), 0);
                 j = cJSON_ParseWithOpts(x.out, &end, false);
-                CHECK_CASE(GROUP, "the same with --json: forged JSON on stdout", "one JSON document, escaped",
-                           j && end && strspn(end, "\n") == strlen(end) && !has_control_chars(x.out) &&
-                           streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "failed"),
-                           "%s, status %s", j ? "parsed" : "NOT JSON",
-                           j ? strna(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status"))) : "?");
+                CHECK_CASE(
+                        GROUP, "the same with --json: forged JSON on stdout", "one JSON document, escaped",
+                        j && end && strspn(end, "\n") == strlen(end) && !has_control_chars(x.out) &&
+                                streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "failed"),
+                        "%s, status %s", j ? "parsed" : "NOT JSON",
+                        j ? strna(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status"))) : "?");
         }
         {
-                char *show[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "show", t.skill_path,
-                                 NULL };
-                char *lint[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "lint", t.skill_path,
-                                 NULL };
-                _cleanup_exec_ Exec s = exec_capture(show, -EBADF, -EBADF, NULL), l = exec_capture(lint, -EBADF,
-                                                                                                  -EBADF, NULL);
+                char *show[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "show",
+                                 t.skill_path, NULL };
+                char *lint[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "lint",
+                                 t.skill_path, NULL };
+                _cleanup_exec_ Exec s = exec_capture(show, -EBADF, -EBADF, NULL),
+                                    l = exec_capture(lint, -EBADF, -EBADF, NULL);
 
                 CHECK_CASE(GROUP, "the same through skill show / skill lint", "escaped (\\x1b, \\x0a)",
                            s.status == 0 && !has_control_chars(s.out) && !has_control_chars(s.err) &&
-                           strstr(s.out, "\\x1b") && !has_control_chars(l.out) && !has_control_chars(l.err) &&
-                           !strstr(s.out, "\nskillctl: succeeded"), "show exit %d, lint exit %d", s.status, l.status);
+                                   strstr(s.out, "\\x1b") && !has_control_chars(l.out) &&
+                                   !has_control_chars(l.err) && !strstr(s.out, "\nskillctl: succeeded"),
+                           "show exit %d, lint exit %d", s.status, l.status);
         }
 }
 END_TEST
@@ -537,40 +591,71 @@ START_TEST(test_dash_arguments) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *evil_dir = NULL, *py_out = NULL;
 
-        test_write_file(t.skill_fd, "scripts/py.py", "import json, sys\nprint(json.dumps(sys.argv[1:]))\n", 0755);
+        test_write_file(t.skill_fd, "scripts/py.py", "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
+                        0755);
         evil_dir = strdup_printf("%s/evil-out", t.base.path);
         py_out = strdup_printf("%s/py", t.out.path);
         {
-                char *args[] = { t.skill_path, (char *) "--script", (char *) "scripts/py.py", (char *) "--output-dir",
-                                 py_out, (char *) "-q", (char *) "--", (char *) "-c",
-                                 (char *) "open('/out/files/pwned', 'w')", (char *) "-m", (char *) "http.server", NULL };
+                char *args[] = { t.skill_path,
+                                 (char *) "--script",
+                                 (char *) "scripts/py.py",
+                                 (char *) "--output-dir",
+                                 py_out,
+                                 (char *) "-q",
+                                 (char *) "--",
+                                 (char *) "-c",
+                                 (char *) "open('/out/files/pwned', 'w')",
+                                 (char *) "-m",
+                                 (char *) "http.server",
+                                 NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
                 _cleanup_free_ char *pwned = strdup_printf("%s/files/pwned", py_out);
 
                 CHECK_CASE(GROUP, "python skill: -- -c CODE -m MODULE", "argv of the script, not python's",
-                           x.status == 0 && streq(x.out, "[\"-c\", \"open('/out/files/pwned', 'w')\", \"-m\", "
-                                                         "\"http.server\"]\n") && access(pwned, F_OK) < 0,
+                           x.status == 0 &&
+                                   streq(x.out, "[\"-c\", \"open('/out/files/pwned', 'w')\", \"-m\", "
+                                                "\"http.server\"]\n") &&
+                                   access(pwned, F_OK) < 0,
                            "exit %d, %.*s", x.status, (int) strcspn(x.out, "\n"), x.out);
         }
         sec_run_set_script(&t, "printf '[%s]' \"$@\"; echo");
         {
-                char *args[] = { t.skill_path, (char *) "--output-dir", t.out_path, (char *) "-q", (char *) "--",
-                                 (char *) "-c", (char *) "touch /out/files/pwned", (char *) "--norc", NULL };
+                char *args[] = { t.skill_path,
+                                 (char *) "--output-dir",
+                                 t.out_path,
+                                 (char *) "-q",
+                                 (char *) "--",
+                                 (char *) "-c",
+                                 (char *) "touch /out/files/pwned",
+                                 (char *) "--norc",
+                                 NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
                 _cleanup_free_ char *pwned = strdup_printf("%s/files/pwned", t.out_path);
 
                 CHECK_CASE(GROUP, "bash skill: -- -c CODE --norc", "argv of the script, not bash's",
                            x.status == 0 && streq(x.out, "[-c][touch /out/files/pwned][--norc]\n") &&
-                           access(pwned, F_OK) < 0, "exit %d, %.*s", x.status, (int) strcspn(x.out, "\n"), x.out);
+                                   access(pwned, F_OK) < 0,
+                           "exit %d, %.*s", x.status, (int) strcspn(x.out, "\n"), x.out);
         }
         ck_assert_int_eq(rm_rf_at(AT_FDCWD, t.out_path), 0);
         {
-                char *args[] = { t.skill_path, (char *) "--output-dir", t.out_path, (char *) "-q", (char *) "--",
-                                 (char *) "--output-dir", evil_dir, (char *) "--json", (char *) "--input-file",
-                                 (char *) "/etc/shadow", (char *) "--env=LD_PRELOAD=/x.so", NULL };
+                char *args[] = { t.skill_path,
+                                 (char *) "--output-dir",
+                                 t.out_path,
+                                 (char *) "-q",
+                                 (char *) "--",
+                                 (char *) "--output-dir",
+                                 evil_dir,
+                                 (char *) "--json",
+                                 (char *) "--input-file",
+                                 (char *) "/etc/shadow",
+                                 (char *) "--env=LD_PRELOAD=/x.so",
+                                 NULL };
                 _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
-                _cleanup_free_ char *want = strdup_printf("[--output-dir][%s][--json][--input-file][/etc/shadow]"
-                                                          "[--env=LD_PRELOAD=/x.so]\n", evil_dir);
+                _cleanup_free_ char *want =
+                        strdup_printf("[--output-dir][%s][--json][--input-file][/etc/shadow]"
+                                      "[--env=LD_PRELOAD=/x.so]\n",
+                                      evil_dir);
 
                 CHECK_CASE(GROUP, "skillctl options after --", "reach the script; not taken by skillctl",
                            x.status == 0 && streq(x.out, want) && access(evil_dir, F_OK) < 0,

@@ -168,10 +168,12 @@ START_TEST(test_no_route_out) {
         drain(udp, SOCK_DGRAM, marker, t.res->uid, &got_udp, &hit);
 
         CHECK_CASE(GROUP, "TCP to the host's addresses and the internet", "ENETUNREACH",
-                   n_tcp == strv_length(addrs) + 2 && refused_tcp == n_tcp, "%zu of %zu unreachable (%zu host "
-                   "addresses)", refused_tcp, n_tcp, strv_length(addrs));
-        CHECK_CASE(GROUP, "UDP (DNS) to the host's resolvers, addresses", "ENETUNREACH", refused_udp == n_udp,
-                   "%zu of %zu unreachable", refused_udp, n_udp);
+                   n_tcp == strv_length(addrs) + 2 && refused_tcp == n_tcp,
+                   "%zu of %zu unreachable (%zu host "
+                   "addresses)",
+                   refused_tcp, n_tcp, strv_length(addrs));
+        CHECK_CASE(GROUP, "UDP (DNS) to the host's resolvers, addresses", "ENETUNREACH",
+                   refused_udp == n_udp, "%zu of %zu unreachable", refused_udp, n_udp);
         CHECK_CASE(GROUP, "host listeners (TCP and UDP, all addresses)", "nothing arrived",
                    got_tcp == 0 && got_udp == 0 && !hit, "%zu connections, %zu datagrams", got_tcp, got_udp);
         CHECK_CASE(GROUP, "name resolution (getaddrinfo example.com)", "fails; no resolv.conf",
@@ -273,7 +275,8 @@ START_TEST(test_unix_sockets) {
                 if (l[i].name[0] != '@')
                         fprintf(f, " /proc/1/root%s /proc/self/root%s", l[i].name, l[i].name);
         }
-        fprintf(f, " /var/run/dbus/system_bus_socket /run/systemd/private /run/systemd/journal/stdout /dev/log");
+        fputs(" /var/run/dbus/system_bus_socket /run/systemd/private /run/systemd/journal/stdout", f);
+        fputs(" /dev/log", f);
         ck_assert_int_eq(fclose(f), 0);
         body = strdup_printf("/skill/probe unix %s %s\n", marker, list);
         sec_run_set_script(&t, body);
@@ -354,12 +357,13 @@ START_TEST(test_sysv_posix_ipc) {
         ck_assert_int_ge(sem_id, 0);
         ck_assert_int_eq(semctl(sem_id, 0, SETVAL, 7), 0);
         mq_name = strdup_printf("/%s", marker);
-        mq = mq_open(mq_name, O_CREAT | O_EXCL | O_RDWR, 0666, &(struct mq_attr) { .mq_maxmsg = 4, .mq_msgsize = 64 });
+        mq = mq_open(mq_name, O_CREAT | O_EXCL | O_RDWR, 0666,
+                     &(struct mq_attr){ .mq_maxmsg = 4, .mq_msgsize = 64 });
         ck_assert_int_ne(mq, (mqd_t) -1);
         ck_assert_int_eq(mq_send(mq, marker, strlen(marker) + 1, 0), 0);
 
-        body = strdup_printf("/skill/probe ipc %d %d %d %d %d %d %s\n", base, base + 1, base + 2, shm_id, msg_id,
-                             sem_id, mq_name);
+        body = strdup_printf("/skill/probe ipc %d %d %d %d %d %d %s\n", base, base + 1, base + 2, shm_id,
+                             msg_id, sem_id, mq_name);
         sec_run_set_script(&t, body);
         sec_run_go(&t);
 
@@ -384,13 +388,15 @@ START_TEST(test_sysv_posix_ipc) {
                 ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
                 CHECK_CASE(GROUP, "host SysV shm/msg/sem by key", "ENOENT",
                            probe_long(t.res, "shmget") == ENOENT && probe_long(t.res, "msgget") == ENOENT &&
-                           probe_long(t.res, "semget") == ENOENT, "%s %s %s",
-                           errno_name((int) probe_long(t.res, "shmget")), errno_name((int) probe_long(t.res, "msgget")),
+                                   probe_long(t.res, "semget") == ENOENT,
+                           "%s %s %s", errno_name((int) probe_long(t.res, "shmget")),
+                           errno_name((int) probe_long(t.res, "msgget")),
                            errno_name((int) probe_long(t.res, "semget")));
                 CHECK_CASE(GROUP, "host SysV objects by id (shmat, msgrcv, semctl)", "EINVAL",
                            probe_long(t.res, "shmat") == EINVAL && probe_long(t.res, "msgrcv") == EINVAL &&
-                           probe_long(t.res, "semctl") == EINVAL, "%s %s %s",
-                           errno_name((int) probe_long(t.res, "shmat")), errno_name((int) probe_long(t.res, "msgrcv")),
+                                   probe_long(t.res, "semctl") == EINVAL,
+                           "%s %s %s", errno_name((int) probe_long(t.res, "shmat")),
+                           errno_name((int) probe_long(t.res, "msgrcv")),
                            errno_name((int) probe_long(t.res, "semctl")));
                 CHECK_CASE(GROUP, "host POSIX message queue; /proc/sysvipc", "ENOENT; headers only",
                            probe_long(t.res, "mq_open") == ENOENT && probe_long(t.res, "sysvipc-shm") == 1 &&
@@ -414,7 +420,8 @@ START_TEST(test_keyrings) {
          * and exec) by the sandbox, holding a key the session may read. */
         ck_assert_int_ge(syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL), 0);
         payload = strdup_printf("KEYSECRET-%s", marker);
-        key = syscall(SYS_add_key, "user", marker, payload, strlen(payload), -3 /* KEY_SPEC_SESSION_KEYRING */);
+        key = syscall(SYS_add_key, "user", marker, payload, strlen(payload),
+                      -3 /* KEY_SPEC_SESSION_KEYRING */);
         ck_assert_int_gt(key, 0);
         body = strdup_printf("/skill/probe keys %s\n", marker);
         sec_run_set_script(&t, body);
@@ -423,17 +430,23 @@ START_TEST(test_keyrings) {
         n = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, key, buf, sizeof(buf) - 1);
 
         CHECK_CASE(GROUP, "keyctl/request_key/add_key on inherited keyrings", "EPERM",
-                   probe_long(t.res, "keyctl-session") == EPERM && probe_long(t.res, "request_key") == EPERM &&
-                   probe_long(t.res, "keyctl-search") == EPERM && probe_long(t.res, "add_key") == EPERM,
+                   probe_long(t.res, "keyctl-session") == EPERM &&
+                           probe_long(t.res, "request_key") == EPERM &&
+                           probe_long(t.res, "keyctl-search") == EPERM &&
+                           probe_long(t.res, "add_key") == EPERM,
                    "%s %s %s %s", errno_name((int) probe_long(t.res, "keyctl-session")),
                    errno_name((int) probe_long(t.res, "request_key")),
-                   errno_name((int) probe_long(t.res, "keyctl-search")), errno_name((int) probe_long(t.res, "add_key")));
+                   errno_name((int) probe_long(t.res, "keyctl-search")),
+                   errno_name((int) probe_long(t.res, "add_key")));
         CHECK_CASE(GROUP, "/proc/keys, /proc/key-users", "empty",
                    !probe_find(t.res, "data /proc/keys") && !probe_find(t.res, "data /proc/key-users"),
                    "%s", probe_find(t.res, "data /proc/keys") ? "KEYS LISTED" : "empty");
-        CHECK_CASE(GROUP, "the host's key", "intact, unread", n == (long) strlen(payload) &&
-                   streq(buf, payload) && !run_output_has(t.res, payload), "%s",
-                   run_output_has(t.res, payload) ? "LEAKED" : n == (long) strlen(payload) ? "intact" : "CHANGED");
+        CHECK_CASE(GROUP, "the host's key", "intact, unread",
+                   n == (long) strlen(payload) && streq(buf, payload) && !run_output_has(t.res, payload),
+                   "%s",
+                   run_output_has(t.res, payload) ? "LEAKED"
+                   : n == (long) strlen(payload)  ? "intact"
+                                                  : "CHANGED");
 }
 END_TEST
 

@@ -37,10 +37,12 @@ START_TEST(test_memory_many_processes) {
                            "status %s, host helper +%" PRIu64, status_name(t.res), progress);
         else
                 CHECK_CASE(GROUP, name, "oom (137); host alive",
-                           t.res->status == RUN_STATUS_OOM && run_result_exit_code(t.res) == 137 && progress > 0 &&
-                           host_can_fork(), "status %s, peak %" PRIu64 "M, host helper +%" PRIu64,
-                           status_name(t.res), t.res->usage.memory_peak == RUN_USAGE_UNKNOWN ? 0 :
-                           t.res->usage.memory_peak >> 20, progress);
+                           t.res->status == RUN_STATUS_OOM && run_result_exit_code(t.res) == 137 &&
+                                   progress > 0 && host_can_fork(),
+                           "status %s, peak %" PRIu64 "M, host helper +%" PRIu64, status_name(t.res),
+                           t.res->usage.memory_peak == RUN_USAGE_UNKNOWN ? 0
+                                                                         : t.res->usage.memory_peak >> 20,
+                           progress);
 }
 END_TEST
 
@@ -87,7 +89,8 @@ static uint64_t tree_bytes(int dir_fd, size_t *ret_entries) {
                 ck_assert_int_eq(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
                 (*ret_entries)++;
                 if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        _cleanup_close_ int sub =
+                                openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
                         ck_assert_int_ge(sub, 0);
                         total += tree_bytes(sub, ret_entries);
@@ -112,8 +115,8 @@ START_TEST(test_out_floods) {
         bytes = tree_bytes(files, &entries);
         CHECK_CASE(GROUP, "/out filled with 1M files", "output-limit; host <= 16M",
                    t.res->status == RUN_STATUS_OUTPUT_LIMIT && t.res->out_full &&
-                   bytes <= t.req.limits.out_max + (1 << 20) /* logs, result.json */, "status %s, %" PRIu64 "M on the host",
-                   status_name(t.res), bytes >> 20);
+                           bytes <= t.req.limits.out_max + (1 << 20) /* logs, result.json */,
+                   "status %s, %" PRIu64 "M on the host", status_name(t.res), bytes >> 20);
 
         /* The same with empty files: the inode count of /out is the artifact cap. */
         sec_run_set_script(&t, "/skill/probe inodes files /out/files");
@@ -125,12 +128,16 @@ START_TEST(test_out_floods) {
         files = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(files, 0);
         (void) tree_bytes(files, &entries);
-        CHECK_CASE(GROUP, "/out flooded with empty files (cap 200)", "output-limit; <= 200 copied",
-                   t.res->status == RUN_STATUS_OUTPUT_LIMIT && t.res->n_artifacts <= 200 && entries <= 200 + 4,
-                   "status %s, stopped after %ld (%s), %zu copied", status_name(t.res),
-                   probe_long(t.res, "inodes /out/files"),
-                   errno_name((int) strtol(strchr(probe_find(t.res, "inodes /out/files") ?: "0 0", ' ') + 1, NULL, 10)),
-                   t.res->n_artifacts);
+        {
+                long made = -1;
+                int e = -1;
+
+                (void) sscanf(probe_find(t.res, "inodes /out/files") ?: "", "%ld %d", &made, &e);
+                CHECK_CASE(GROUP, "/out flooded with empty files (cap 200)", "output-limit; <= 200 copied",
+                           t.res->status == RUN_STATUS_OUTPUT_LIMIT && t.res->n_artifacts <= 200 &&
+                           entries <= 200 + 4, "status %s, stopped after %ld (%s), %zu copied",
+                           status_name(t.res), made, errno_name(e), t.res->n_artifacts);
+        }
 }
 END_TEST
 
@@ -162,8 +169,8 @@ START_TEST(test_inode_flood) {
         name = with_backend("inode flood: empty files, dirs (4 tmpfs)", t.res);
         CHECK_CASE(GROUP, name, "ENOSPC at <= 9216 each; run ends",
                    t.res->status == RUN_STATUS_SUCCEEDED && stopped == ELEMENTSOF(dirs) && progress > 0,
-                   "status %s, %zu of 4 stopped, most %ld, host helper +%" PRIu64, status_name(t.res), stopped,
-                   most, progress);
+                   "status %s, %zu of 4 stopped, most %ld, host helper +%" PRIu64, status_name(t.res),
+                   stopped, most, progress);
 }
 END_TEST
 
@@ -179,11 +186,13 @@ START_TEST(test_output_flood) {
         sec_run_go(&t);
         CHECK_CASE(GROUP, "4 writers x 8M on stdout and stderr (1M cap)", "succeeded; both truncated",
                    t.res->status == RUN_STATUS_SUCCEEDED && t.res->stdout_stream.truncated &&
-                   t.res->stderr_stream.truncated && t.res->stdout_stream.total == 32000000 &&
-                   t.res->stderr_stream.total == 32000000 && t.res->stdout_stream.size < (1 << 20) + 128 &&
-                   t.res->stderr_stream.size < (1 << 20) + 128, "status %s, kept %zu/%zu of %" PRIu64 "/%" PRIu64,
-                   status_name(t.res), t.res->stdout_stream.size, t.res->stderr_stream.size,
-                   t.res->stdout_stream.total, t.res->stderr_stream.total);
+                           t.res->stderr_stream.truncated && t.res->stdout_stream.total == 32000000 &&
+                           t.res->stderr_stream.total == 32000000 &&
+                           t.res->stdout_stream.size < (1 << 20) + 128 &&
+                           t.res->stderr_stream.size < (1 << 20) + 128,
+                   "status %s, kept %zu/%zu of %" PRIu64 "/%" PRIu64, status_name(t.res),
+                   t.res->stdout_stream.size, t.res->stderr_stream.size, t.res->stdout_stream.total,
+                   t.res->stderr_stream.total);
 }
 END_TEST
 
@@ -206,8 +215,8 @@ START_TEST(test_fork_bomb) {
                 (void) sscanf(v, "%ld procs %ld", &e, &procs);
         name = with_backend("fork bomb (every process forks)", t.res);
         CHECK_CASE(GROUP, name, is_rlimit(t.res) ? "failed (EAGAIN); <= 32 procs" : "tasks; <= 32 procs",
-                   t.res->status == (is_rlimit(t.res) ? RUN_STATUS_FAILED : RUN_STATUS_TASKS) && e == EAGAIN &&
-                   procs > 1 && procs <= 32 && progress > 0 && host_can_fork(),
+                   t.res->status == (is_rlimit(t.res) ? RUN_STATUS_FAILED : RUN_STATUS_TASKS) &&
+                           e == EAGAIN && procs > 1 && procs <= 32 && progress > 0 && host_can_fork(),
                    "status %s, %ld processes, host helper +%" PRIu64, status_name(t.res), procs, progress);
 }
 END_TEST
@@ -231,9 +240,9 @@ START_TEST(test_thread_bomb) {
                 (void) sscanf(v, "%ld threads %ld", &e, &threads);
         name = with_backend("thread bomb", t.res);
         CHECK_CASE(GROUP, name, is_rlimit(t.res) ? "failed (EAGAIN); < 32 threads" : "tasks; < 32 threads",
-                   t.res->status == (is_rlimit(t.res) ? RUN_STATUS_FAILED : RUN_STATUS_TASKS) && e == EAGAIN &&
-                   threads > 0 && threads < 32 && progress > 0, "status %s, %ld threads, host helper +%" PRIu64,
-                   status_name(t.res), threads, progress);
+                   t.res->status == (is_rlimit(t.res) ? RUN_STATUS_FAILED : RUN_STATUS_TASKS) &&
+                           e == EAGAIN && threads > 0 && threads < 32 && progress > 0,
+                   "status %s, %ld threads, host helper +%" PRIu64, status_name(t.res), threads, progress);
 }
 END_TEST
 
@@ -251,8 +260,9 @@ START_TEST(test_cpu_burners) {
         progress = liveness_stop(&l);
         name = with_backend("4 busy threads, 2s timeout", t.res);
         CHECK_CASE(GROUP, name, "timeout (124); host alive",
-                   t.res->status == RUN_STATUS_TIMEOUT && run_result_exit_code(t.res) == 124 && progress > 0 &&
-                   host_can_fork(), "status %s, CPU %.1fs in %.1fs, host helper +%" PRIu64, status_name(t.res),
+                   t.res->status == RUN_STATUS_TIMEOUT && run_result_exit_code(t.res) == 124 &&
+                           progress > 0 && host_can_fork(),
+                   "status %s, CPU %.1fs in %.1fs, host helper +%" PRIu64, status_name(t.res),
                    (double) (t.res->usage.user_usec + t.res->usage.system_usec) / 1e6,
                    (double) t.res->usage.wall_usec / 1e6, progress);
 }
@@ -307,16 +317,19 @@ START_TEST(test_uid_clean_for_reuse) {
         /* The next run gets the very same uid, and finds nothing of the first: no file, no
          * process but its own init and script, nobody to signal. */
         t.req.uid = uid;
-        sec_run_set_script(&t, "echo \"left $(ls -A /tmp /dev/shm /home/skill /work 2>/dev/null | grep -c left)\"\n"
-                               "n=0; for p in /proc/[0-9]*; do n=$((n + 1)); done; echo \"procs $n\"\n"
-                               "kill -0 -1 2>/dev/null; echo \"others $?\"\n");
+        sec_run_set_script(
+                &t, "echo \"left $(ls -A /tmp /dev/shm /home/skill /work 2>/dev/null | grep -c left)\"\n"
+                    "n=0; for p in /proc/[0-9]*; do n=$((n + 1)); done; echo \"procs $n\"\n"
+                    "kill -0 -1 2>/dev/null; echo \"others $?\"\n");
         ck_assert_int_eq(rm_rf_at(AT_FDCWD, t.out_path), 0);
         sec_run_go(&t);
         CHECK_CASE(GROUP, "uid reused by the next run", "nothing of the last run left",
-                   t.res->status == RUN_STATUS_SUCCEEDED && t.res->uid == uid && probe_long(t.res, "left") == 0 &&
-                   probe_long(t.res, "procs") == 2 && probe_long(t.res, "others") == 1 && !host_has_marker(marker),
-                   "uid %u again: %ld files left, %ld processes, %s to signal", uid, probe_long(t.res, "left"),
-                   probe_long(t.res, "procs"), probe_long(t.res, "others") == 1 ? "nobody" : "SOMEONE");
+                   t.res->status == RUN_STATUS_SUCCEEDED && t.res->uid == uid &&
+                           probe_long(t.res, "left") == 0 && probe_long(t.res, "procs") == 2 &&
+                           probe_long(t.res, "others") == 1 && !host_has_marker(marker),
+                   "uid %u again: %ld files left, %ld processes, %s to signal", uid,
+                   probe_long(t.res, "left"), probe_long(t.res, "procs"),
+                   probe_long(t.res, "others") == 1 ? "nobody" : "SOMEONE");
 }
 END_TEST
 
@@ -353,12 +366,13 @@ START_TEST(test_core_dumps) {
         }
         CHECK_CASE(GROUP, "core dumps: RLIMIT_CORE, raising it, a crash", "0/0, EPERM; no core file",
                    t.res->status == RUN_STATUS_SIGNAL && t.res->signal == SIGABRT &&
-                   probe_long(t.res, "core-soft") == 0 && probe_long(t.res, "core-hard") == 0 &&
-                   probe_long(t.res, "core-raise") == EPERM && sig == SIGABRT && (piped || dumped == 0) &&
-                   probe_long(t.res, "core-files") == 0 && !host_core,
-                   "status %s (%s), limit %ld/%ld, raise %s, child dumped %ld%s, core file %s", status_name(t.res),
-                   strna(sigabbrev_np(t.res->signal)), probe_long(t.res, "core-soft"), probe_long(t.res, "core-hard"),
-                   errno_name((int) probe_long(t.res, "core-raise")), dumped, piped ? " (piped core_pattern)" : "",
+                           probe_long(t.res, "core-soft") == 0 && probe_long(t.res, "core-hard") == 0 &&
+                           probe_long(t.res, "core-raise") == EPERM && sig == SIGABRT &&
+                           (piped || dumped == 0) && probe_long(t.res, "core-files") == 0 && !host_core,
+                   "status %s (%s), limit %ld/%ld, raise %s, child dumped %ld%s, core file %s",
+                   status_name(t.res), strna(sigabbrev_np(t.res->signal)), probe_long(t.res, "core-soft"),
+                   probe_long(t.res, "core-hard"), errno_name((int) probe_long(t.res, "core-raise")),
+                   dumped, piped ? " (piped core_pattern)" : "",
                    host_core || probe_long(t.res, "core-files") != 0 ? "FOUND" : "none");
 }
 END_TEST

@@ -227,7 +227,8 @@ static int probe_links(const char *outside_file) {
         /* Through an fd: AT_SYMLINK_FOLLOW on /proc/self/fd, and AT_EMPTY_PATH. */
         fd = open(outside_file, O_RDONLY | O_CLOEXEC);
         snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-        printf("linkat-procfd %d\n", err(linkat(AT_FDCWD, fdpath, AT_FDCWD, "/work/viafd", AT_SYMLINK_FOLLOW)));
+        printf("linkat-procfd %d\n",
+               err(linkat(AT_FDCWD, fdpath, AT_FDCWD, "/work/viafd", AT_SYMLINK_FOLLOW)));
         printf("linkat-empty %d\n", err(linkat(fd, "", AT_FDCWD, "/work/viaempty", AT_EMPTY_PATH)));
         if (fd >= 0)
                 close(fd);
@@ -235,11 +236,15 @@ static int probe_links(const char *outside_file) {
 }
 
 static int probe_mknod(void) {
-        static const char *const dirs[] = { "/work", "/tmp", "/home/skill", "/out/files", "/dev/shm", "/dev" };
+        static const char *const dirs[] = {
+                "/work", "/tmp", "/home/skill", "/out/files", "/dev/shm", "/dev"
+        };
         static const char *const devices[] = {
-                "/dev/mem", "/dev/kmem", "/dev/port", "/dev/kmsg", "/dev/console", "/dev/tty", "/dev/ptmx",
-                "/dev/net/tun", "/dev/fuse", "/dev/kvm", "/dev/sda", "/dev/vda", "/dev/nvme0n1", "/dev/loop0",
-                "/dev/loop-control", "/dev/mapper/control", "/dev/snapshot", "/dev/cpu/0/msr",
+                "/dev/mem",      "/dev/kmem",      "/dev/port",         "/dev/kmsg",
+                "/dev/console",  "/dev/tty",       "/dev/ptmx",         "/dev/net/tun",
+                "/dev/fuse",     "/dev/kvm",       "/dev/sda",          "/dev/vda",
+                "/dev/nvme0n1",  "/dev/loop0",     "/dev/loop-control", "/dev/mapper/control",
+                "/dev/snapshot", "/dev/cpu/0/msr",
         };
         struct dirent *de;
         DIR *d;
@@ -274,8 +279,8 @@ static int probe_mknod(void) {
 
 static void print_status(const char *who, const char *path) {
         static const char *const keys[] = {
-                "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:", "Uid:", "Gid:",
-                "Groups:",
+                "CapInh:",     "CapPrm:",  "CapEff:", "CapBnd:", "CapAmb:",
+                "NoNewPrivs:", "Seccomp:", "Uid:",    "Gid:",    "Groups:",
         };
         char line[512];
         FILE *f = fopen(path, "re");
@@ -295,7 +300,8 @@ static void print_status(const char *who, const char *path) {
                                 for (char *p = v; *p; p++)
                                         if (*p == ' ' || *p == '\t')
                                                 *p = '_';
-                                printf("%s %.*s %s\n", who, (int) strlen(keys[i]) - 1, keys[i], *v ? v : "-");
+                                printf("%s %.*s %s\n", who, (int) strlen(keys[i]) - 1, keys[i],
+                                       *v ? v : "-");
                         }
         fclose(f);
 }
@@ -367,7 +373,8 @@ static int probe_abi(int argc, char **argv) {
                 char name[64];
                 long nr64, nr32, nrx32, a0, a1;
 
-                if (sscanf(argv[i], "%63[^:]:%lx:%lx:%lx:%lx:%lx", name, &nr64, &nr32, &nrx32, &a0, &a1) != 6) {
+                if (sscanf(argv[i], "%63[^:]:%lx:%lx:%lx:%lx:%lx", name, &nr64, &nr32, &nrx32, &a0, &a1) !=
+                    6) {
                         printf("bad-spec %s\n", argv[i]);
                         continue;
                 }
@@ -455,7 +462,8 @@ static int probe_userns(void) {
         long r;
 
         printf("userns unshare %d\n", err(unshare(CLONE_NEWUSER)));
-        printf("userns unshare-all %d\n", err(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET)));
+        printf("userns unshare-all %d\n",
+               err(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET)));
         fflush(stdout);
         r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
         if (r == 0) {
@@ -474,7 +482,8 @@ static int probe_userns(void) {
         printf("userns clone3 %d\n", err(r));
         if (r > 0)
                 waitpid((pid_t) r, NULL, 0);
-        printf("userns setns %d\n", err(setns(open("/proc/1/ns/user", O_RDONLY | O_CLOEXEC), CLONE_NEWUSER)));
+        printf("userns setns %d\n",
+               err(setns(open("/proc/1/ns/user", O_RDONLY | O_CLOEXEC), CLONE_NEWUSER)));
         fflush(stdout);
 
         /* util-linux's unshare(1), if the host has it: another program, the same answer. */
@@ -485,11 +494,13 @@ static int probe_userns(void) {
                         int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
                         dup2(null, 2);
-                        execl("/usr/bin/unshare", "unshare", "--user", "--map-root-user", "/bin/true", (char *) NULL);
+                        execl("/usr/bin/unshare", "unshare", "--user", "--map-root-user", "/bin/true",
+                              (char *) NULL);
                         _exit(127);
                 }
                 waitpid(pid, &status, 0);
-                printf("userns unshare-tool %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                printf("userns unshare-tool %d\n",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         }
         printf("userns same-ns %d\n", before != 0 && before == ns_inode("user"));
         return 0;
@@ -599,7 +610,8 @@ static int probe_unix(const char *marker, int argc, char **argv) {
                 printf("unix-stream %s %d\n", p, r);
                 close(fd);
                 fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-                printf("unix-dgram %s %d\n", p, err(sendto(fd, marker, strlen(marker), 0, (struct sockaddr *) &sa, len)));
+                printf("unix-dgram %s %d\n", p,
+                       err(sendto(fd, marker, strlen(marker), 0, (struct sockaddr *) &sa, len)));
                 close(fd);
         }
         return 0;
@@ -826,7 +838,8 @@ static int probe_memhog(const char *n_arg, const char *mb_arg) {
                 return 3;
         for (int i = 0; i < n; i++)
                 if (fork() == 0) {
-                        char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                        char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                                       0);
 
                         if (p == MAP_FAILED)
                                 _exit(3);
@@ -843,7 +856,8 @@ static int probe_memhog(const char *n_arg, const char *mb_arg) {
                 pid_t dead = waitpid(-1, &status, WNOHANG);
 
                 if (dead > 0) {
-                        printf("memhog child %s %d after %d ready\n", WIFSIGNALED(status) ? "signal" : "exit",
+                        printf("memhog child %s %d after %d ready\n",
+                               WIFSIGNALED(status) ? "signal" : "exit",
                                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), ready);
                         return 1;
                 }

@@ -21,7 +21,8 @@
 /* One row: group, case, what must happen, what did. Safe from check's forked test processes. A
  * row that did not pass fails its test when the test ends (the teardown every group's TCase
  * gets), so the rows after it are still checked and reported. */
-void outcome_record(const char *group, const char *name, const char *expected, bool pass, const char *observed);
+void outcome_record(const char *group, const char *name, const char *expected, bool pass,
+                    const char *observed);
 
 #define CHECK_CASE(group, name, expected, pass, ...)                                            \
         do {                                                                                    \
@@ -206,7 +207,8 @@ static inline void sec_run_go(SecRun *t) {
         ck_assert_msg(sandbox_run(&t->req, &t->res, &error) == 0, "sandbox_run: %s", strna(error));
         ck_assert_ptr_nonnull(t->res);
         if (t->res->uid != (uid_t) -1 && t->res->uid != 0)
-                ck_assert_msg(!host_has_uid(t->res->uid), "a process of uid %u outlived the run", t->res->uid);
+                ck_assert_msg(!host_has_uid(t->res->uid), "a process of uid %u outlived the run",
+                              t->res->uid);
 }
 
 /* The probe itself as the entry point, with these arguments (NULL-terminated). */
@@ -221,7 +223,8 @@ static inline const char *sec_stdout(const RunResult *r) {
 }
 
 static inline bool run_output_has(const RunResult *r, const char *needle) {
-        return strstr(strempty(r->stdout_stream.data), needle) || strstr(strempty(r->stderr_stream.data), needle);
+        return strstr(strempty(r->stdout_stream.data), needle) ||
+               strstr(strempty(r->stderr_stream.data), needle);
 }
 
 /* The rest of the first stdout line that starts with "prefix ", or NULL. */
@@ -287,7 +290,8 @@ static inline void exec_done(Exec *e) {
 /* Runs argv (argv[0] a path) with stdin from /dev/null or stdin_fd, stdout and stderr captured,
  * and, when leak_fd >= 0, that descriptor inherited without close-on-exec as fd 7. */
 static inline Exec exec_capture(char **argv, int stdin_fd, int leak_fd, const char *cwd) {
-        _cleanup_close_ int out = memfd_create("stdout", MFD_CLOEXEC), err = memfd_create("stderr", MFD_CLOEXEC);
+        _cleanup_close_ int out = memfd_create("stdout", MFD_CLOEXEC),
+                            err = memfd_create("stderr", MFD_CLOEXEC);
         Exec e = {};
         int status;
         pid_t pid;

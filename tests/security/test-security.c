@@ -24,7 +24,8 @@ static void field_put(FILE *f, const char *s) {
                 fputc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
 }
 
-void outcome_record(const char *group, const char *name, const char *expected, bool pass, const char *observed) {
+void outcome_record(const char *group, const char *name, const char *expected, bool pass,
+                    const char *observed) {
         _cleanup_free_ char *line = NULL;
         size_t size = 0;
         FILE *f;
@@ -139,7 +140,8 @@ static unsigned print_table(void) {
                         failed++;
         }
         printf("\n%zu cases: %u passed, %u failed. The daemon's cases are listed in "
-               "tests/security/daemon/README.md, to run in the VM once the daemon exists.\n", n, passed, failed);
+               "tests/security/daemon/README.md, to run in the VM once the daemon exists.\n",
+               n, passed, failed);
         free(rows);
         return failed;
 }
@@ -194,8 +196,8 @@ int main(void) {
 
                 printf("\ncheck failures:\n");
                 for (int i = 0; i < srunner_ntests_failed(sr); i++)
-                        printf("  %s:%d %s: %s\n", tr_lfile(results[i]), tr_lno(results[i]), tr_tcname(results[i]),
-                               tr_msg(results[i]));
+                        printf("  %s:%d %s: %s\n", tr_lfile(results[i]), tr_lno(results[i]),
+                               tr_tcname(results[i]), tr_msg(results[i]));
                 free(results);
         }
         srunner_free(sr);
