@@ -318,6 +318,8 @@ START_TEST(test_unix_sockets) {
                    known_absent == ELEMENTSOF(known), "%zu of %zu absent", known_absent, ELEMENTSOF(known));
         CHECK_CASE(GROUP, "host's Unix listeners", "nothing arrived", got == 0 && !hit,
                    "%zu connections/datagrams on the %zu listeners the test owned", got, ours);
+        for (size_t i = 0; i < n; i++)
+                free(l[i].name);
 }
 END_TEST
 
