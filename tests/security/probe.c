@@ -1081,12 +1081,6 @@ static int probe_artifact_sizes(const char *cap_arg) {
         return 0;
 }
 
-static int probe_args(int argc, char **argv) {
-        for (int i = 0; i < argc; i++)
-                printf("arg %d %s\n", i, argv[i]);
-        return 0;
-}
-
 int main(int argc, char *argv[]) {
         const char *m;
 
@@ -1153,7 +1147,5 @@ int main(int argc, char *argv[]) {
                 return probe_artifact_kinds(argv[2]);
         if (strcmp(m, "artifact-sizes") == 0 && argc == 3)
                 return probe_artifact_sizes(argv[2]);
-        if (strcmp(m, "args") == 0)
-                return probe_args(argc, argv);
         return 2;
 }
