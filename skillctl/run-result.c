@@ -6,10 +6,29 @@
 #include "parse-util.h"
 #include "run-result.h"
 
+/* The skill's output reached our stdout and stderr as it came: it may have stopped in the middle
+ * of a line, or left the terminal drawing concealed or colored text, and so have the summary read
+ * as the end of a line of its own making, or not show at all. The summary starts a line of its
+ * own, in the terminal's default attributes. */
+static void summary_begin(const RunResult *r) {
+        const RunStream *streams[] = { &r->stdout_stream, &r->stderr_stream };
+        bool partial = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(streams); i++)
+                if (streams[i]->data && streams[i]->size > 0 &&
+                    streams[i]->data[streams[i]->size - 1] != '\n')
+                        partial = true;
+        if (isatty(STDERR_FILENO))
+                (void) fputs("\033[0m", stderr);
+        if (partial)
+                (void) fputc('\n', stderr);
+}
+
 void run_summary_print(const RunResult *r, const char *where) {
         char mem[FORMAT_BYTES_MAX];
         const char *status = run_status_to_string(r->status);
 
+        summary_begin(r);
         if (r->status == RUN_STATUS_ERROR) {
                 fprintf(stderr, "skillctl: %s\n", strna(r->error));
                 return;

@@ -4,8 +4,10 @@
  * Nothing there is followed: each entry is looked at with AT_SYMLINK_NOFOLLOW and opened with
  * O_NOFOLLOW relative to its parent's fd; only regular files and directories are copied, and
  * anything else (symlinks, FIFOs, sockets, names that are not clean UTF-8) is skipped and
- * reported. /out is its own file system, so no hard link there can lead anywhere else. Counts
- * and depth are capped; sizes are capped by the tmpfs itself. */
+ * reported. /out is its own file system, so no hard link there can lead anywhere else. Counts,
+ * depth and the bytes written out are capped. The tmpfs caps the blocks a skill can fill, not
+ * what a copy writes: a sparse file, or one file under many hard-linked names, costs /out almost
+ * nothing and the host its full size each time, so the copy stops at the size of /out. */
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -19,6 +21,7 @@
 typedef struct CopyContext {
         RunResult *result;
         uint64_t max_entries;
+        uint64_t bytes_left;            /* of max_bytes, for the files still to come */
         char **error;
 } CopyContext;
 
@@ -60,6 +63,12 @@ static int copy_file(int src_dir_fd, int dst_dir_fd, const char *name, const cha
                 run_result_add_skipped(ctx->result, path, "not a regular file");
                 return 0;
         }
+        /* Every process of the run is gone, so the size cannot change under us. */
+        if ((uint64_t) st.st_size > ctx->bytes_left) {
+                run_result_add_skipped(ctx->result, path, "too large");
+                ctx->result->artifacts_truncated = true;
+                return 0;
+        }
 
         out = openat(dst_dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (out < 0)
@@ -80,6 +89,8 @@ static int copy_file(int src_dir_fd, int dst_dir_fd, const char *name, const cha
                 }
                 if (n == 0)
                         break;
+                if ((uint64_t) n > ctx->bytes_left - size)
+                        return error_setf(ctx->error, -EFBIG, "Artifact %s grew while it was copied", path);
                 r = sha256_update(h, buf, n);
                 if (r >= 0)
                         r = loop_write(out, buf, n);
@@ -91,6 +102,7 @@ static int copy_file(int src_dir_fd, int dst_dir_fd, const char *name, const cha
         r = sha256_final_hex(h, hex);
         if (r < 0)
                 return error_setf(ctx->error, r, "Failed to hash artifact %s", path);
+        ctx->bytes_left -= size;
         return add_artifact(ctx->result, path, false, size, hex);
 }
 
@@ -201,9 +213,15 @@ static int copy_tree(int src_fd, int dst_fd, const char *prefix, unsigned depth,
         return 0;
 }
 
-int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, RunResult *result, char **error) {
+int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, uint64_t max_bytes,
+                           RunResult *result, char **error) {
         _cleanup_close_ int src = -EBADF;
-        CopyContext ctx = { .result = result, .max_entries = max_entries, .error = error };
+        CopyContext ctx = {
+                .result = result,
+                .max_entries = max_entries,
+                .bytes_left = max_bytes,
+                .error = error,
+        };
 
         /* The skill may have replaced /out/files by a symlink or a file: then there is nothing
          * to copy, and that is worth saying. */

@@ -159,6 +159,14 @@ static int bind_optional(const char *src, const char *dst, StepError *e) {
         return bind_mount(src, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
 }
 
+/* Inodes cost kernel memory that a tmpfs's size= does not count (empty files, directories and
+ * short symlinks take no page), and that the rlimit backend does not bound at all: without a cap,
+ * a flood of empty files in /tmp grows the kernel's memory until the run's timeout. Two per page
+ * of the size, plus some, is more than any tree of real files that fits needs. */
+static uint64_t tmpfs_inodes(uint64_t size) {
+        return size / 2048 + 1024;
+}
+
 static int mount_tmpfs(const char *dst, unsigned long flags, const char *options, StepError *e) {
         if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV | flags, options) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to mount a tmpfs on /%s (%s)", dst, options);
@@ -283,7 +291,7 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
                 { "/proc/self/fd/1", "dev/stdout" },
                 { "/proc/self/fd/2", "dev/stderr" },
         };
-        char opts[64];
+        char opts[128];
         int r;
 
         r = make_dir("dev", 0755, e);
@@ -304,7 +312,10 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to bind %s", src);
-                r = mount_add_attr(dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+                /* Read-only still lets the device be read and written (the kernel checks it for
+                 * files, directories and links only) but not the host's inode: no chmod, no
+                 * timestamps that other runs could watch. */
+                r = mount_add_attr(dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
                 if (r < 0)
                         return STEP_FAIL(e->what, r, "Failed to restrict /%s", dst);
         }
@@ -315,7 +326,8 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
         r = make_dir("dev/shm", 01777, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", c->tmpfs_size);
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
+                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
         r = mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
         if (r < 0)
                 return r;
@@ -418,8 +430,8 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         r = make_dir("work", 0755, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755,uid=%u,gid=%u", c->work_size,
-                        c->uid, c->gid);
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0755,uid=%u,gid=%u",
+                        c->work_size, tmpfs_inodes(c->work_size), c->uid, c->gid);
         r = mount_tmpfs("work", 0, opts, e);
         if (r < 0)
                 return r;
@@ -451,7 +463,8 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         r = make_dir("tmp", 01777, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", c->tmpfs_size);
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
+                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
         r = mount_tmpfs("tmp", 0, opts, e);
         if (r < 0)
                 return r;
@@ -462,8 +475,8 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         r = make_dir("home/skill", 0700, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0700,uid=%u,gid=%u", c->tmpfs_size,
-                        c->uid, c->gid);
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=0700,uid=%u,gid=%u",
+                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size), c->uid, c->gid);
         r = mount_tmpfs("home/skill", 0, opts, e);
         if (r < 0)
                 return r;

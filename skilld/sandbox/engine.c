@@ -1228,9 +1228,9 @@ static void run_store(SandboxRun *run) {
         int r;
 
         if (run->out_fd >= 0 && res->status != RUN_STATUS_ERROR) {
+                /* No more than /out can hold: what was in it, not what copying it would write. */
                 r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max,
-                                           res,
-                                           &why);
+                                           run->req->limits.out_max, res, &why);
                 if (r < 0)
                         store_fail(run, "%s", why ?: strerror(-r));
                 if (res->artifacts_truncated && res->status == RUN_STATUS_SUCCEEDED)

@@ -203,7 +203,7 @@ typedef struct RunResult {
         size_t n_artifacts;
         RunSkipped *skipped;
         size_t n_skipped;
-        bool artifacts_truncated;       /* artifacts_max was reached */
+        bool artifacts_truncated;       /* artifacts_max, or out_max bytes copied, was reached */
         bool out_full;                  /* the /out tmpfs ran out of space or inodes */
 
         RunUsage usage;

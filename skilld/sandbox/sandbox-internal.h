@@ -102,8 +102,10 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
 int run_stream_append(RunStream *s, const char *label, uint64_t max, const void *data, size_t n,
                       int live_fd, bool *live_ok);
 
-/* artifacts.c: copies /out/files (out_fd is the /out directory) into dest_fd. */
-int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, RunResult *result, char **error);
+/* artifacts.c: copies /out/files (out_fd is the /out directory) into dest_fd, at most max_entries
+ * files and directories and max_bytes of file contents. */
+int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, uint64_t max_bytes,
+                           RunResult *result, char **error);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);

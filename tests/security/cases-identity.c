@@ -1,0 +1,430 @@
+/* The identity and kernel surface group: capabilities and no_new_privs as the kernel reports
+ * them, every refused syscall through each of the three x86 entry points, the filter across
+ * fork, threads and exec, user namespaces, and TIOCSTI into the caller's real terminal. */
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <termios.h>
+
+#include "security-util.h"
+
+#define GROUP "identity"
+
+START_TEST(test_capabilities) {
+        static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "status", NULL };
+        size_t zero_self = 0, zero_init = 0;
+
+        sec_run_probe(&t, args);
+        ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+        for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
+                _cleanup_free_ char *s = strdup_printf("self %s", sets[i]),
+                                    *n = strdup_printf("init %s", sets[i]);
+                const char *a = probe_find(t.res, s), *b = probe_find(t.res, n);
+
+                zero_self += a && startswith(a, "0000000000000000");
+                zero_init += b && startswith(b, "0000000000000000");
+        }
+        CHECK_CASE(GROUP, "skill's capability sets (inh/prm/eff/bnd/amb)", "all zero",
+                   zero_self == ELEMENTSOF(sets), "%zu of 5 zero", zero_self);
+        CHECK_CASE(GROUP, "sandbox init's capability sets", "all zero", zero_init == ELEMENTSOF(sets),
+                   "%zu of 5 zero", zero_init);
+        CHECK_CASE(GROUP, "no_new_privs (skill and init)", "NoNewPrivs 1",
+                   probe_long(t.res, "self NoNewPrivs") == 1 && probe_long(t.res, "init NoNewPrivs") == 1,
+                   "skill %ld, init %ld", probe_long(t.res, "self NoNewPrivs"),
+                   probe_long(t.res, "init NoNewPrivs"));
+        CHECK_CASE(GROUP, "seccomp mode of the skill", "2 (filter)", probe_long(t.res, "self Seccomp") == 2,
+                   "%ld", probe_long(t.res, "self Seccomp"));
+        {
+                const char *g = probe_find(t.res, "self Groups");
+
+                CHECK_CASE(GROUP, "supplementary groups", "none",
+                           g && g[0] == '-' && (g[1] == '\n' || !g[1]), "%.*s",
+                           g ? (int) strcspn(g, "\n") : 3, g ?: "n/a");
+        }
+}
+END_TEST
+
+/* ---- every refused syscall through every entry point ---- */
+
+typedef struct Spec {
+        char name[64];          /* syscall, with the argument variant after a slash */
+        char syscall[48];
+        long a0, a1;
+        int errno64;            /* what the native entry point answers */
+} Spec;
+
+typedef struct Specs {
+        Spec *v;
+        size_t n;
+        char **names;           /* every syscall the filter has a rule for */
+} Specs;
+
+static void specs_add(Specs *s, const char *syscall, const char *variant, long a0, long a1, int e) {
+        Spec *sp;
+
+        s->v = reallocarray(s->v, s->n + 1, sizeof(Spec));
+        ck_assert_ptr_nonnull(s->v);
+        sp = &s->v[s->n++];
+        *sp = (Spec) { .a0 = a0, .a1 = a1, .errno64 = e };
+        (void) snprintf(sp->syscall, sizeof(sp->syscall), "%s", syscall);
+        (void) snprintf(sp->name, sizeof(sp->name), "%s%s%s", syscall, variant ? "/" : "",
+                        strempty(variant));
+}
+
+/* The filter the engine builds, exported as libseccomp's pseudo filter code: the syscalls it
+ * has rules for, and the address families refused for socket(). The test follows the filter,
+ * so a rule added there is attacked here without anyone editing a list. */
+static void specs_from_filter(Specs *s) {
+        static const struct {
+                const char *name;
+                unsigned long flag;
+        } ns[] = {
+                { "NEWNS", CLONE_NEWNS }, { "NEWUTS", CLONE_NEWUTS }, { "NEWIPC", CLONE_NEWIPC },
+                { "NEWUSER", CLONE_NEWUSER }, { "NEWPID", CLONE_NEWPID }, { "NEWNET", CLONE_NEWNET },
+                { "NEWCGROUP", CLONE_NEWCGROUP }, { "NEWTIME", 0x80 },
+        };
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_free_ char *error = NULL, *pfc = NULL;
+        _cleanup_close_ int fd = memfd_create("pfc", MFD_CLOEXEC);
+        char current[64] = "";
+
+        ck_assert_msg(sandbox_seccomp_new(&ctx, &error) == 0, "%s", strna(error));
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(seccomp_export_pfc(ctx, fd), 0);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+        ck_assert_int_eq(read_full_fd(fd, 4 << 20, &pfc, NULL), 0);
+
+        for (char *line = strtok(pfc, "\n"); line; line = strtok(NULL, "\n")) {
+                char name[64];
+                long v;
+
+                if (sscanf(line, " # filter for syscall \"%63[^\"]\"", name) == 1) {
+                        snprintf(current, sizeof(current), "%s", name);
+                        ck_assert_int_eq(strv_extend(&s->names, name), 0);
+                        if (streq(name, "unshare"))
+                                for (size_t i = 0; i < ELEMENTSOF(ns); i++)
+                                        specs_add(s, name, ns[i].name, (long) ns[i].flag, 0, EPERM);
+                        else if (streq(name, "clone"))
+                                for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
+                                        if (ns[i].flag != 0x80) /* on clone() that is the exit signal */
+                                                specs_add(s, name, ns[i].name, (long) ns[i].flag | SIGCHLD,
+                                                          0, EPERM);
+                                }
+                        else if (streq(name, "clone3"))
+                                specs_add(s, name, NULL, 0, 0, ENOSYS);
+                        else if (streq(name, "ioctl")) {
+                                specs_add(s, name, "TIOCSTI", 0, TIOCSTI, EPERM);
+                                specs_add(s, name, "TIOCLINUX", 0, TIOCLINUX, EPERM);
+                        } else if (streq(name, "personality"))
+                                specs_add(s, name, "READ_IMPLIES_EXEC", 0x0400000, 0, EPERM);
+                        else if (!streq(name, "socket") && !streq(name, "socketpair"))
+                                specs_add(s, name, NULL, 0, 0, EPERM);
+                } else if ((streq(current, "socket") || streq(current, "socketpair")) &&
+                           sscanf(line, " if ($a0.lo32 == %ld)", &v) == 1) {
+                        char family[16];
+
+                        (void) snprintf(family, sizeof(family), "AF%ld", v);
+                        specs_add(s, current, family, v, SOCK_STREAM, EAFNOSUPPORT);
+                }
+        }
+}
+
+/* The syscall names in the "Refused" tables of policy/seccomp.md. */
+static char **documented_syscalls(void) {
+        _cleanup_free_ char *path = test_source_path("policy/seccomp.md"), *doc = NULL;
+        _cleanup_strv_free_ char **names = NULL;
+        bool in_table = false;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, path, 1 << 20, false, &doc, NULL), 0);
+        for (char *line = strtok(doc, "\n"); line; line = strtok(NULL, "\n")) {
+                char *end;
+
+                if (startswith(line, "## "))
+                        in_table = startswith(line, "## Refused with EPERM") != NULL;
+                if (!in_table || !startswith(line, "| `"))
+                        continue;
+                /* The first column only: "| `a`, `b` with ... | why |" */
+                end = strchr(line + 1, '|');
+                if (end)
+                        *end = '\0';
+                for (char *p = strchr(line, '`'); p; p = strchr(p, '`')) {
+                        char *q = strchr(p + 1, '`');
+
+                        if (!q)
+                                break;
+                        *q = '\0';
+                        if (strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(p + 1) &&
+                            seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, p + 1) >= 0)
+                                ck_assert_int_eq(strv_extend(&names, p + 1), 0);
+                        p = q + 1;
+                }
+        }
+        return TAKE_PTR(names);
+}
+
+/* Whether the probe said this entry point has no such syscall. */
+static bool abi_absent(const RunResult *r, const char *abi, const char *name) {
+        _cleanup_free_ char *p = strdup_printf("sys %s %s none", abi, name);
+
+        return probe_find(r, p) != NULL;
+}
+
+static char *first_bad(const RunResult *r, const char *abi, const char *name) {
+        _cleanup_free_ char *p = strdup_printf("sys %s %s", abi, name);
+        const char *v = probe_find(r, p);
+
+        return strdup_printf(" (first: %s: %.*s)", name, v ? (int) strcspn(v, "\n") : 1, v ?: "?");
+}
+
+START_TEST(test_refused_syscalls_every_abi) {
+#if !defined(__x86_64__)
+        return; /* the three entry points are x86-64's */
+#else
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        _cleanup_strv_free_ char **args = NULL, **documented = documented_syscalls();
+        Specs specs = {};
+        size_t ok64 = 0, ok32 = 0, okx32 = 0, n32 = 0, nx32 = 0, undocumented = 0, unfiltered = 0;
+        _cleanup_free_ char *bad64 = NULL, *bad32 = NULL, *badx32 = NULL;
+
+        specs_from_filter(&specs);
+        ck_assert_int_gt(specs.n, 50);
+        ck_assert_int_eq(strv_extend(&args, "abi"), 0);
+        for (size_t i = 0; i < specs.n; i++) {
+                Spec *sp = &specs.v[i];
+                int nr64 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, sp->syscall),
+                    nr32 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, sp->syscall),
+                    nrx32 = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X32, sp->syscall);
+                _cleanup_free_ char *a = strdup_printf("%s:%lx:%lx:%lx:%lx:%lx", sp->name, (long) nr64,
+                                                       nr32 < 0 ? -1L : (long) nr32,
+                                                       nrx32 < 0 ? -1L : (long) nrx32, sp->a0, sp->a1);
+
+                ck_assert_int_eq(strv_extend(&args, a), 0);
+        }
+        sec_run_probe(&t, args);
+        ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+
+        for (size_t i = 0; i < specs.n; i++) {
+                Spec *sp = &specs.v[i];
+                long v;
+
+                v = probe_longf(t.res, "sys 64 %s exit", sp->name);
+                if (v == sp->errno64)
+                        ok64++;
+                else if (!bad64)
+                        bad64 = first_bad(t.res, "64", sp->name);
+
+                if (!abi_absent(t.res, "32", sp->name)) {
+                        n32++;
+                        if (probe_longf(t.res, "sys 32 %s signal", sp->name) == SIGSYS)
+                                ok32++;
+                        else if (!bad32)
+                                bad32 = first_bad(t.res, "32", sp->name);
+                }
+                if (!abi_absent(t.res, "x32", sp->name)) {
+                        nx32++;
+                        if (probe_longf(t.res, "sys x32 %s signal", sp->name) == SIGSYS)
+                                okx32++;
+                        else if (!badx32)
+                                badx32 = first_bad(t.res, "x32", sp->name);
+                }
+        }
+        CHECK_CASE(GROUP, "refused syscalls via syscall (x86-64)", "EPERM; clone3 ENOSYS; AF_* EAFNOSUPPORT",
+                   ok64 == specs.n, "%zu of %zu%s", ok64, specs.n, strempty(bad64));
+        CHECK_CASE(GROUP, "the same via int 0x80 (i386 entry point)", "killed by SIGSYS",
+                   n32 > 50 && ok32 == n32, "%zu of %zu killed%s", ok32, n32, strempty(bad32));
+        CHECK_CASE(GROUP, "the same via x32 (nr | 0x40000000)", "killed by SIGSYS",
+                   nx32 > 50 && okx32 == nx32, "%zu of %zu killed%s", okx32, nx32, strempty(badx32));
+
+        /* The policy document and the filter name the same calls. */
+        STRV_FOREACH(n, documented)
+                unfiltered += !strv_contains(specs.names, *n);
+        STRV_FOREACH(n, specs.names)
+                undocumented +=
+                        !strv_contains(documented, *n) && !streq(*n, "socket") && !streq(*n, "socketpair");
+        CHECK_CASE(GROUP, "policy/seccomp.md vs the filter's rules", "the same syscalls",
+                   unfiltered == 0 && undocumented == 0 && strv_length(documented) > 50,
+                   "%zu documented, %zu of them not filtered, %zu filtered undocumented",
+                   strv_length(documented), unfiltered, undocumented);
+        free(specs.v);
+        strv_free(specs.names);
+#endif
+}
+END_TEST
+
+START_TEST(test_i386_from_thread) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "i386-thread", NULL };
+
+        sec_run_probe(&t, args);
+        CHECK_CASE(GROUP, "int 0x80 from a second thread", "whole process killed: seccomp",
+                   t.res->status == RUN_STATUS_SECCOMP && !strstr(sec_stdout(t.res), "survived"),
+                   "status %s, signal %d%s", status_name(t.res), t.res->signal,
+                   strstr(sec_stdout(t.res), "survived") ? ", main thread survived" : "");
+}
+END_TEST
+
+START_TEST(test_filter_survives) {
+        static const char *const wheres[] = { "main", "fork", "thread", "exec", "python" };
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "/skill/probe survive\n"
+                "python3 -c '\n"
+                "import ctypes\n"
+                "l = ctypes.CDLL(None, use_errno=True)\n"
+                "u = ctypes.get_errno() if l.unshare(0x10000000) else 0\n"
+                "m = ctypes.get_errno() if l.mount(b\"none\", b\"/tmp\", b\"tmpfs\", 0, None) else 0\n"
+                "s = [x.split()[1] for x in open(\"/proc/self/status\") if x.startswith(\"Seccomp:\")][0]\n"
+                "print(\"survive python unshare %d mount %d seccomp %s\" % (u, m, s))\n"
+                "'\n");
+
+        sec_run_go(&t);
+        ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+        for (size_t i = 0; i < ELEMENTSOF(wheres); i++) {
+                _cleanup_free_ char *prefix = strdup_printf("survive %s", wheres[i]),
+                                    *name = strdup_printf("filter in %s",
+                                                          streq(wheres[i], "main")     ? "the skill process"
+                                                          : streq(wheres[i], "fork")   ? "a forked child"
+                                                          : streq(wheres[i], "thread") ? "a thread"
+                                                          : streq(wheres[i], "exec")
+                                                                  ? "an exec'd program"
+                                                                  : "python3 started by bash");
+                const char *v = probe_find(t.res, prefix);
+                long u = -1, m = -1, sc = -1;
+
+                if (v)
+                        (void) sscanf(v, "unshare %ld mount %ld seccomp %ld", &u, &m, &sc);
+                CHECK_CASE(GROUP, name, "unshare/mount EPERM, Seccomp 2",
+                           u == EPERM && m == EPERM && sc == 2, "unshare %s, mount %s, Seccomp %ld",
+                           errno_name((int) u), errno_name((int) m), sc);
+        }
+}
+END_TEST
+
+START_TEST(test_user_namespaces) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "userns", NULL };
+        long tool;
+
+        sec_run_probe(&t, args);
+        ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+        CHECK_CASE(GROUP, "unshare(CLONE_NEWUSER), alone and with others", "EPERM",
+                   probe_long(t.res, "userns unshare") == EPERM &&
+                           probe_long(t.res, "userns unshare-all") == EPERM,
+                   "%s, %s", errno_name((int) probe_long(t.res, "userns unshare")),
+                   errno_name((int) probe_long(t.res, "userns unshare-all")));
+        CHECK_CASE(GROUP, "clone(CLONE_NEWUSER), clone3(CLONE_NEWUSER)", "EPERM, ENOSYS; no child",
+                   probe_long(t.res, "userns clone") == EPERM &&
+                           probe_long(t.res, "userns clone3") == ENOSYS &&
+                           !strstr(sec_stdout(t.res), "created"),
+                   "%s, %s%s", errno_name((int) probe_long(t.res, "userns clone")),
+                   errno_name((int) probe_long(t.res, "userns clone3")),
+                   strstr(sec_stdout(t.res), "created") ? ", CHILD CREATED" : "");
+        tool = probe_long(t.res, "userns unshare-tool");
+        CHECK_CASE(GROUP, "unshare(1) --user --map-root-user; setns(init's)", "fails; same user namespace",
+                   tool != 0 && probe_long(t.res, "userns setns") > 0 &&
+                           probe_long(t.res, "userns same-ns") == 1,
+                   "unshare(1) %s, setns %s, same namespace %ld",
+                   tool == LONG_MIN ? "absent"
+                   : tool == 0      ? "SUCCEEDED"
+                                    : "failed",
+                   errno_name((int) probe_long(t.res, "userns setns")),
+                   probe_long(t.res, "userns same-ns"));
+}
+END_TEST
+
+/* skillctl on a real terminal (a pty this test owns, as its controlling terminal): the skill
+ * tries TIOCSTI on everything it has; the terminal's input queue must stay empty. */
+START_TEST(test_tiocsti_terminal) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        _cleanup_free_ char *screen = NULL;
+        struct termios tio;
+        int queued = -1, control = -1, status;
+        char *pts;
+        pid_t pid;
+
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(master, 0);
+        ck_assert_int_eq(grantpt(master), 0);
+        ck_assert_int_eq(unlockpt(master), 0);
+        pts = ptsname(master);
+        ck_assert_ptr_nonnull(pts);
+        slave = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(slave, 0);
+        /* Raw: nothing echoed, nothing cooked; what sits in the input queue is what was injected. */
+        ck_assert_int_eq(tcgetattr(slave, &tio), 0);
+        cfmakeraw(&tio);
+        ck_assert_int_eq(tcsetattr(slave, TCSANOW, &tio), 0);
+
+        /* The control: an injection the way a process that may do it would, seen in the queue. */
+        ck_assert_int_eq(ioctl(slave, TIOCSTI, "x"), 0);
+        ck_assert_int_eq(ioctl(slave, FIONREAD, &control), 0);
+        ck_assert_int_eq(tcflush(slave, TCIFLUSH), 0);
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char *argv[] = { (char *) test_env_path("SKILLCTL"),
+                                 (char *) "run",
+                                 t.skill_path,
+                                 (char *) "--script",
+                                 (char *) "probe",
+                                 (char *) "--output-dir",
+                                 t.out_path,
+                                 (char *) "--",
+                                 (char *) "tty",
+                                 NULL };
+                int tty;
+
+                if (setsid() < 0)
+                        _exit(126);
+                tty = open(pts, O_RDWR);
+                if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) < 0 || dup2(tty, 0) < 0 || dup2(tty, 1) < 0 ||
+                    dup2(tty, 2) < 0)
+                        _exit(126);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_int_eq(ioctl(slave, FIONREAD, &queued), 0);
+        {
+                char buf[16384];
+                ssize_t n;
+
+                ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+                n = read(master, buf, sizeof(buf) - 1);
+                buf[MAX(n, (ssize_t) 0)] = '\0';
+                screen = strdup(buf);
+        }
+
+        CHECK_CASE(GROUP, "TIOCSTI on the skill's fds and /dev/tty (pty caller)", "EPERM; no tty reachable",
+                   WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(screen, "tiocsti fd0 1") &&
+                           strstr(screen, "tiocsti fd1 1") && strstr(screen, "tiocsti fd2 1") &&
+                           strstr(screen, "ttys 0") && strstr(screen, "open /dev/tty 2"),
+                   "exit %d; fd0-2 %s, /dev/tty %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                   strstr(screen, "tiocsti fd0 1") ? "EPERM" : "?",
+                   strstr(screen, "open /dev/tty 2") ? "ENOENT" : "?");
+        CHECK_CASE(GROUP, "the caller's terminal input queue", "empty (control: 1 byte seen)",
+                   control == 1 && queued == 0, "%d bytes queued (control %d)", queued, control);
+        /* The skill left the terminal concealing text, mid-line: the summary still starts a line
+         * of its own in default attributes. */
+        CHECK_CASE("hostile-input", "skill output hiding the summary (ESC[8m, no newline)",
+                   "reset + newline before the summary",
+                   strstr(screen, "\x1b[8m\x1b[0m\nskillctl: succeeded") != NULL, "%s",
+                   strstr(screen, "\x1b[0m\nskillctl: ") ? "reset, own line" : "summary HIDDEN or joined");
+}
+END_TEST
+
+TCase *security_tcase_identity(void) {
+        TCase *tc = tcase_create(GROUP);
+
+        tcase_add_test(tc, test_capabilities);
+        tcase_add_test(tc, test_refused_syscalls_every_abi);
+        tcase_add_test(tc, test_i386_from_thread);
+        tcase_add_test(tc, test_filter_survives);
+        tcase_add_test(tc, test_user_namespaces);
+        tcase_add_test(tc, test_tiocsti_terminal);
+        return tc;
+}
