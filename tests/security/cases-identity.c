@@ -368,6 +368,7 @@ START_TEST(test_tiocsti_terminal) {
         if (pid == 0) {
                 char *argv[] = { (char *) test_env_path("SKILLCTL"),
                                  (char *) "run",
+                                 (char *) "--local",
                                  t.skill_path,
                                  (char *) "--script",
                                  (char *) "probe",

@@ -321,16 +321,18 @@ static inline Exec exec_capture(char **argv, int stdin_fd, int leak_fd, const ch
         return e;
 }
 
-/* "skillctl run ARGS...", the skillctl meson built. */
+/* "skillctl run --local ARGS...", the skillctl meson built: the embedded engine is what is under
+ * attack here, also where a skilld service runs (the VM). */
 static inline Exec skillctl_run(char **args, int stdin_fd, int leak_fd, const char *cwd) {
         _cleanup_free_ char **argv = NULL;
         size_t n = strv_length(args);
 
-        argv = calloc(n + 3, sizeof(char *));
+        argv = calloc(n + 4, sizeof(char *));
         ck_assert_ptr_nonnull(argv);
         argv[0] = (char *) test_env_path("SKILLCTL");
         argv[1] = (char *) "run";
-        memcpy(argv + 2, args, n * sizeof(char *));
+        argv[2] = (char *) "--local";
+        memcpy(argv + 3, args, n * sizeof(char *));
         return exec_capture(argv, stdin_fd, leak_fd, cwd);
 }
 
