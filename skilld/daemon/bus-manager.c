@@ -354,6 +354,14 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return sd_bus_error_set(error, SKILLD_ERROR_LIMIT_EXCEEDED, why);
         if (r < 0)
                 return invalid(error, "%s", why ?: strerror(-r));
+        {
+                SandboxLimits sl = manager_sandbox_limits(&limits);
+
+                /* The engine has floors of its own (an init and a shell need a few tasks). */
+                r = sandbox_limits_check(&sl, &why);
+                if (r < 0)
+                        return invalid(error, "%s.", why ?: strerror(-r));
+        }
 
         /* 2. Inspect: the first time round start it; it calls us again when done. */
         p = pending_find(m, msg);

@@ -97,6 +97,9 @@ static int run_object_find(sd_bus *bus, const char *path, const char *interface,
         StoreRun *record;
         uid_t uid;
 
+        /* The fallback covers its own path too: that is only a parent node, no run. */
+        if (!startswith(path, SKILLD_RUN_PATH_PREFIX "/"))
+                return 0;
         record = record_of(m, path);
         if (m->emitting) {
                 /* Our own PropertiesChanged: the run's bus and peers were chosen by the sender. */

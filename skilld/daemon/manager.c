@@ -102,7 +102,7 @@ size_t manager_count_runs(Manager *m, uid_t owner, bool running) {
         return n;
 }
 
-static SandboxLimits limits_from_policy(const PolicyLimits *l) {
+SandboxLimits manager_sandbox_limits(const PolicyLimits *l) {
         SandboxLimits s = SANDBOX_LIMITS_DEFAULT;
 
         s.memory_max = l->value[POLICY_LIMIT_MEMORY];
@@ -284,7 +284,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 run_free(run);
                 return error_setf(error, -errno, "Failed to take the output fds: %m");
         }
-        run->limits = limits_from_policy(s->limits);
+        run->limits = manager_sandbox_limits(s->limits);
         run->skill_dir_fd = dup_fd(s->skill_dir_fd);
         run->skill_dir = strdup(strempty(s->skill_dir));
         run->work_dir = s->work_dir ? strdup(s->work_dir) : NULL;
@@ -469,8 +469,9 @@ static int run_start(Run *run) {
                         log_oom();
         }
 
-        log_info("Run %s of %s for uid %u started (uid %u).", run->record->id, run->skill_name,
-                 (unsigned) run->record->owner, (unsigned) run->uid);
+        /* The journal entry is the record for admins; this is for debugging. */
+        log_debug("Run %s of %s for uid %u started (uid %u).", run->record->id, run->skill_name,
+                  (unsigned) run->record->owner, (unsigned) run->uid);
         journal_run_started(&(JournalRun) {
                 .id = run->record->id,
                 .skill_name = run->skill_name,
@@ -583,8 +584,8 @@ static void run_finalize(Run *run) {
         _cleanup_strv_free_ char **removed = NULL;
         int r;
 
-        log_info("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name, (unsigned) record->owner,
-                 record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
+        log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name, (unsigned) record->owner,
+                  record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
         journal_run_finished(&(JournalRun) {
                 .id = record->id,
                 .skill_name = record->skill_name,
@@ -803,6 +804,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        m->stopping = true;
         while (m->runs)
                 run_free(m->runs);
         while (m->pending)

@@ -194,6 +194,8 @@ Run *manager_find_active(Manager *m, const char *id);
 
 /* Limits a run had, by policy names, from its request. */
 int manager_run_request(Manager *m, const StoreRun *record, char **ret_json);
+/* The engine's limits for the policy's. */
+SandboxLimits manager_sandbox_limits(const PolicyLimits *l);
 /* Active runs of owner (UID_INVALID: everyone's), running or queued. */
 size_t manager_count_runs(Manager *m, uid_t owner, bool running);
 
@@ -215,6 +217,10 @@ struct Pending {
         PendingKind kind;
         sd_bus_message *call;           /* the key: the call being answered */
         uid_t uid;
+        bool started;                   /* false: waiting for a free inspection slot */
+        int archive_fd;                 /* the caller's archive, until inspected */
+        char *dir_name;
+        char *script;
         pid_t pid;                      /* the inspecting child, until reaped */
         sd_event_source *child_source;
         sd_event_source *timeout_source;
@@ -228,8 +234,9 @@ struct Pending {
 
 /* Finds the inspection of call. NULL: none started yet. */
 Pending *pending_find(Manager *m, sd_bus_message *call);
-/* Starts inspecting for call: the archive (Run, InstallSkill) or the installed folder dir_fd
- * (RunInstalled, the fd is taken). The call is dispatched again once the inspection is done. */
+/* Starts inspecting for call (or queues it, when too many inspections are going): the archive
+ * (Run, InstallSkill) or the installed folder dir_fd (RunInstalled, the fd is taken). The call is
+ * dispatched again once the inspection is done. */
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
                   const char *dir_name, const char *script, char **error);
 Pending *pending_free(Pending *p);

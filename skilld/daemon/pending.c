@@ -18,9 +18,11 @@
 
 /* Longer than polkit may take with a person typing a password (polkit.c), plus unpacking. */
 #define PENDING_TIMEOUT_USEC (10ULL * 60 * 1000000)
-/* Inspections at once: each one is a process unpacking an archive of up to 256M. */
-#define PENDING_MAX 32U
-#define PENDING_PER_UID_MAX 4U
+/* Inspections at once: each one is a process unpacking an archive of up to 256M. More wait for
+ * their turn, up to the caps on calls waiting (each holds a message and an fd). */
+#define INSPECTIONS_MAX 4U
+#define PENDING_MAX 256U
+#define PENDING_PER_UID_MAX 32U
 
 Pending *pending_find(Manager *m, sd_bus_message *call) {
         for (Pending *p = m->pending; p; p = p->next)
@@ -53,7 +55,10 @@ static void pending_delete_dir(Manager *m, Pending *p) {
                 skills_drop_staging(&m->skill_dirs, p->dir);
 }
 
+static void pending_start_waiting(Manager *m);
+
 Pending *pending_free(Pending *p) {
+        bool was_running = false;
         Manager *m;
 
         if (!p)
@@ -64,9 +69,13 @@ Pending *pending_free(Pending *p) {
                 /* An inspection still going: it is of no use to anyone now. */
                 (void) kill(p->pid, SIGKILL);
                 (void) waitpid(p->pid, NULL, 0);
+                was_running = true;
         }
         sd_event_source_disable_unref(p->child_source);
         sd_event_source_disable_unref(p->timeout_source);
+        safe_close(p->archive_fd);
+        free(p->dir_name);
+        free(p->script);
         safe_close(p->result_fd);
         safe_close(p->dir_fd);
         if (m)
@@ -75,6 +84,9 @@ Pending *pending_free(Pending *p) {
         inspection_done(&p->inspection);
         sd_bus_message_unref(p->call);
         free(p);
+        /* Its slot is free for the next one waiting. */
+        if (m && was_running)
+                pending_start_waiting(m);
         return NULL;
 }
 
@@ -88,6 +100,7 @@ void pending_release(Pending *p) {
 
 static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Pending *p = userdata;
+        Manager *m = p->manager;
         sd_bus *bus = sd_bus_message_get_bus(p->call);
         int r;
 
@@ -110,6 +123,7 @@ static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata)
                 log_debug_errno(r, "Dropping a call whose skill was inspected: %m");
                 pending_free(p);
         }
+        pending_start_waiting(m);
         return 0;
 }
 
@@ -145,6 +159,56 @@ static int new_work_dir(Manager *m, char **ret_path, int *ret_fd) {
         return 0;
 }
 
+static size_t inspections_running(Manager *m) {
+        size_t n = 0;
+
+        for (Pending *p = m->pending; p; p = p->next)
+                if (p->pid > 0)
+                        n++;
+        return n;
+}
+
+static int pending_spawn(Pending *p) {
+        Manager *m = p->manager;
+        int r;
+
+        p->started = true;
+        r = inspect_spawn(p->kind == PENDING_RUN_INSTALLED ? -EBADF : p->archive_fd, p->dir_fd, p->dir_name,
+                          p->script, p->kind == PENDING_INSTALL ? INSPECT_LINT : INSPECT_ENTRY, &p->pid,
+                          &p->result_fd);
+        if (r < 0)
+                return r;
+        p->archive_fd = safe_close(p->archive_fd);
+        return sd_event_add_child(m->event, &p->child_source, p->pid, WEXITED, on_inspected, p);
+}
+
+/* Oldest first: the list is newest first, so the last waiting one. */
+static void pending_start_waiting(Manager *m) {
+        if (m->stopping)
+                return;
+        while (inspections_running(m) < INSPECTIONS_MAX) {
+                Pending *next = NULL;
+                int r;
+
+                for (Pending *p = m->pending; p; p = p->next)
+                        if (!p->started)
+                                next = p;
+                if (!next)
+                        return;
+                r = pending_spawn(next);
+                if (r < 0) {
+                        /* Answered with an error when it comes back. */
+                        log_warning_errno(r, "Failed to start inspecting a skill: %m");
+                        next->done = true;
+                        next->inspection.error_errno = -r;
+                        next->inspection.error = strdup("The service could not check the skill");
+                        if (sd_bus_message_rewind(next->call, true) < 0 ||
+                            sd_bus_enqueue_for_read(sd_bus_message_get_bus(next->call), next->call) < 0)
+                                pending_free(next);
+                }
+        }
+}
+
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
                   const char *dir_name, const char *script, char **error) {
         _cleanup_close_ int owned_dir_fd = dir_fd;
@@ -156,15 +220,15 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
                 if (i->uid == uid)
                         same++;
         if (m->n_pending >= PENDING_MAX || (uid != 0 && same >= PENDING_PER_UID_MAX))
-                return error_setf(error, -EUSERS, "Too many skills are being checked at once; try again in a "
-                                  "moment.");
+                return error_setf(error, -EUSERS, "Too many calls are waiting for their skill to be checked; try "
+                                  "again in a moment.");
 
         p = calloc(1, sizeof(Pending));
         if (!p)
                 return -ENOMEM;
         p->kind = kind;
         p->uid = uid;
-        p->result_fd = p->dir_fd = -EBADF;
+        p->result_fd = p->dir_fd = p->archive_fd = -EBADF;
         p->call = sd_bus_message_ref(call);
         p->manager = m;
         p->next = m->pending;
@@ -172,6 +236,21 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
                 m->pending->prev = p;
         m->pending = p;
         m->n_pending++;
+
+        p->dir_name = dir_name ? strdup(dir_name) : NULL;
+        p->script = script ? strdup(script) : NULL;
+        if ((dir_name && !p->dir_name) || (script && !p->script)) {
+                pending_free(p);
+                return -ENOMEM;
+        }
+        if (archive_fd >= 0) {
+                p->archive_fd = fcntl(archive_fd, F_DUPFD_CLOEXEC, 3);
+                if (p->archive_fd < 0) {
+                        r = -errno;
+                        pending_free(p);
+                        return error_setf(error, r, "Failed to take the skill: %s", strerror(-r));
+                }
+        }
 
         switch (kind) {
         case PENDING_RUN:
@@ -187,18 +266,11 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
         default:
                 r = -EINVAL;
         }
-        if (r < 0) {
-                pending_free(p);
-                return error_setf(error, r, "Failed to make room for the skill: %s", strerror(-r));
-        }
-
-        r = inspect_spawn(kind == PENDING_RUN_INSTALLED ? -EBADF : archive_fd, p->dir_fd, dir_name, script,
-                          kind == PENDING_INSTALL ? INSPECT_LINT : INSPECT_ENTRY, &p->pid, &p->result_fd);
-        if (r >= 0)
-                r = sd_event_add_child(m->event, &p->child_source, p->pid, WEXITED, on_inspected, p);
         if (r >= 0)
                 r = sd_event_add_time_relative(m->event, &p->timeout_source, CLOCK_MONOTONIC, PENDING_TIMEOUT_USEC,
                                                0, on_timeout, p);
+        if (r >= 0 && inspections_running(m) < INSPECTIONS_MAX)
+                r = pending_spawn(p);
         if (r < 0) {
                 pending_free(p);
                 return error_setf(error, r, "Failed to check the skill: %s", strerror(-r));
