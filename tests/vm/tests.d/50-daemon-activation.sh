@@ -31,7 +31,22 @@ assert_eq active "$(systemctl is-active skilld.service)" "skilld after bob's cal
 echo "activated again by bob's call"
 wait_until 30 is_inactive || fail "skilld did not exit when idle again"
 
-# 4. The units.
+# 4. A policy that does not load: skilld --check-policy says where, and the service, started with
+#    it anyway, refuses runs rather than guessing, and says why in its log.
+printf 'limits:\n  memory:\n    default: 8G\n  bogus: 1\n' >"$SKILLD_POLICY"
+out=$("$SKILLD_BIN" --check-policy "$SKILLD_POLICY" 2>&1) && fail "--check-policy accepted a bad policy"
+assert_contains "$out" "$SKILLD_POLICY:4: limits.bogus: unknown key" "--check-policy"
+assert_contains "$out" "$SKILLD_POLICY:3: limits.memory.default" "--check-policy"
+hello=$(make_skill hello 'echo hello')
+err=$(call alice run "$hello" 2>&1) && fail "a run was accepted under a bad policy"
+assert_contains "$err" "io.skilld.Skilld1.Error.PolicyInvalid" "a run under a bad policy"
+journalctl --sync
+journalctl -b -u skilld.service -o cat --no-pager | grep -q "The admin policy does not load" ||
+    fail "no log entry about the bad policy"
+echo "bad policy: $err"
+daemon_policy $'service:\n  idle-timeout: 3s'
+
+# 5. The units.
 units=()
 while IFS= read -r f; do
     case $f in

@@ -9,7 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/daemon.inc"
 
 daemon_setup
-daemon_policy $'service:\n  idle-timeout: 120s'
+daemon_policy $'service:\n  idle-timeout: 120s\nconcurrency:\n  per-user: 2\n  global: 3\nqueue:\n  per-user: 8\n  global: 12'
 
 tiny=$(make_skill tiny 'echo "tiny $1"')
 # One run first: what the service opens once and keeps (the journal's socket) is in the baseline.
