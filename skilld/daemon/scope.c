@@ -282,5 +282,6 @@ int scope_stop_matching(sd_bus *bus, const char *pattern) {
         r = sd_bus_message_append(m, "as", 1, pattern);
         if (r < 0)
                 return r;
-        return sd_bus_call_async(bus, NULL, m, on_list_reply, NULL, 0);
+        r = sd_bus_call_async(bus, NULL, m, on_list_reply, NULL, 0);
+        return r < 0 ? r : 0;
 }
