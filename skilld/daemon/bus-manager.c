@@ -21,7 +21,8 @@
 /* Caps on what one call may carry. */
 #define RUN_ARGS_MAX 4096U
 #define RUN_ARGS_BYTES_MAX (1024U * 1024U)
-#define RUN_FILES_MAX 1024U
+/* Each one is an fd the service holds while the run is queued. */
+#define RUN_FILES_MAX 256U
 #define RUN_SCRIPT_MAX 1024U
 #define RUN_INPUT_MAX (64U * 1024U * 1024U)
 

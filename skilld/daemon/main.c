@@ -3,6 +3,7 @@
  * (manager.h) is where the work is. */
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "log.h"
@@ -70,6 +71,7 @@ static int run(int argc, char *argv[]) {
         };
         _cleanup_(manager_freep) Manager *m = NULL;
         ManagerOptions o = {};
+        struct rlimit nofile;
         sigset_t mask;
         int c, r;
 
@@ -121,6 +123,12 @@ static int run(int argc, char *argv[]) {
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(errno, "Failed to block signals: %m"), EXIT_FAILURE;
         (void) signal(SIGPIPE, SIG_IGN);
+        /* Queued runs hold their callers' fds and every peer of the private socket is one:
+         * take what the hard limit allows (runs get their own, lower, limit from the engine). */
+        if (getrlimit(RLIMIT_NOFILE, &nofile) >= 0 && nofile.rlim_cur < nofile.rlim_max) {
+                nofile.rlim_cur = nofile.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &nofile);
+        }
 
         r = manager_new(&o, &m);
         if (r < 0)

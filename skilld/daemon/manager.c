@@ -69,7 +69,6 @@ static Run *run_free(Run *run) {
                 free(run->work_dir);
         }
         strv_free(run->args);
-        free(run->input_json);
         strv_free(run->env);
         strv_free(run->file_names);
         for (size_t i = 0; i < run->n_files; i++)
@@ -262,9 +261,8 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->env = strv_copy(s->env);
         run->file_names = strv_copy(s->file_names);
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
-        run->input_json = s->input_json ? strdup(s->input_json) : NULL;
         if (!run->skill_name || !run->skill_hash || !run->script || (s->skill->interpreter && !run->interpreter) ||
-            !run->args || !run->env || !run->file_names || !run->file_fds || (s->input_json && !run->input_json)) {
+            !run->args || !run->env || !run->file_names || !run->file_fds) {
                 run_free(run);
                 return -ENOMEM;
         }
@@ -308,6 +306,26 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 _cleanup_close_ int fd = -EBADF;
 
                 (void) store_run_open_log(m->store, record, i == 0 ? "stdout" : "stderr", true, &fd);
+        }
+        /* The input waits on disk, in the record (root's alone), not in our memory: a queue of runs
+         * with large inputs would otherwise be a queue of large allocations. The worker reads and
+         * deletes it. */
+        if (s->input_json) {
+                _cleanup_free_ char *dir = run_dir(m, record->id);
+                _cleanup_close_ int dfd = -EBADF;
+
+                r = dir ? 0 : -ENOMEM;
+                if (r >= 0) {
+                        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = dfd < 0 ? -errno : write_file_atomic_at(dfd, "input.json", s->input_json,
+                                                                    strlen(s->input_json), 0600);
+                }
+                if (r < 0) {
+                        (void) store_run_interrupt(m->store, record, "the input could not be stored", 0);
+                        run_free(run);
+                        return error_setf(error, r, "Failed to store the input: %s", strerror(-r));
+                }
+                run->input = true;
         }
 
         run->record = record;
@@ -418,7 +436,6 @@ static int run_start(Run *run) {
         req.script = run->script;
         req.interpreter = run->interpreter;
         req.args = run->args;
-        req.input_json = run->input_json;
         req.files = files;
         req.n_files = run->n_files;
         req.env = run->env;
@@ -436,6 +453,7 @@ static int run_start(Run *run) {
                 .client_stdout_fd = run->stdout_fd,
                 .client_stderr_fd = run->stderr_fd,
                 .result_fd = run->result_fd,
+                .input_file = run->input,
                 .use_scope = m->use_scopes,
                 .systemd_address = m->systemd_address,
                 .description = description,

@@ -76,7 +76,7 @@ struct Run {
         char *skill_dir;                /* for messages */
         char *work_dir;                 /* an unpacked archive of ours, deleted with the run */
         char **args;
-        char *input_json;
+        bool input;                     /* the input JSON waits in the record's input.json */
         char **env;
         char **file_names;
         int *file_fds;

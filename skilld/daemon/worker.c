@@ -17,6 +17,8 @@
 #include "worker.h"
 
 #define ENGINE_DIR ".#engine"
+/* The engine's own limit of an input. */
+#define INPUT_MAX (64U * 1024U * 1024U)
 #define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
 /* How long systemd may take to start a scope before the run fails. */
 #define SCOPE_START_TIMEOUT_USEC (60ULL * 1000000)
@@ -530,15 +532,17 @@ static void move_outputs(int run_fd, RunResult *res) {
                 return;
         if (renameat(engine_fd, "files", run_fd, "artifacts") < 0 && errno != ENOENT && !res->store_error)
                 res->store_error = strdup_printf("Failed to store the artifacts: %s", strerror(errno));
-        /* The same bytes as the live copies, written whole and synced. */
+        /* The same bytes as the live copies, written whole and synced; root's alone, as
+         * everything in the store. */
         for (size_t i = 0; i < ELEMENTSOF(logs); i++)
-                (void) renameat(engine_fd, logs[i], run_fd, logs[i]);
+                if (renameat(engine_fd, logs[i], run_fd, logs[i]) >= 0 && fchmodat(run_fd, logs[i], 0600, 0) < 0)
+                        continue; /* the record's directory is root's alone anyway */
 }
 
 static int worker_execute(const WorkerArgs *w) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
-        _cleanup_free_ char *error = NULL, *engine_dir = NULL, *text = NULL;
+        _cleanup_free_ char *error = NULL, *engine_dir = NULL, *text = NULL, *input = NULL;
         _cleanup_close_ int run_fd = -EBADF, out_log = -EBADF, err_log = -EBADF, done_fd = -EBADF;
         ScopeConfig config = {
                 .systemd_address = w->systemd_address,
@@ -559,6 +563,12 @@ static int worker_execute(const WorkerArgs *w) {
                 return -errno;
         (void) rm_rf_at(run_fd, ENGINE_DIR);
         engine_dir = strjoin_path(w->run_dir, ENGINE_DIR);
+        if (w->input_file) {
+                r = read_full_file_at(run_fd, "input.json", INPUT_MAX, true, &input, NULL);
+                if (r < 0)
+                        return r;
+                req.input_json = input;
+        }
         if (!engine_dir)
                 return -ENOMEM;
 
@@ -577,6 +587,9 @@ static int worker_execute(const WorkerArgs *w) {
         }
 
         r = sandbox_run(&req, &res, &error);
+        /* The input was the caller's, for this run only. */
+        if (w->input_file)
+                (void) unlinkat(run_fd, "input.json", 0);
         if (r < 0) {
                 r = error_result(&req, error ?: strerror(-r), &res);
                 if (r < 0)

@@ -34,6 +34,7 @@ typedef struct WorkerArgs {
         int client_stdout_fd;           /* live copies for the caller, or -1 */
         int client_stderr_fd;
         int result_fd;                  /* memfd receiving the result JSON */
+        bool input_file;                /* the input JSON is the record's input.json */
         bool use_scope;                 /* false: the engine's own backends (no systemd) */
         const char *systemd_address;    /* where systemd answers; NULL: the system bus */
         const char *description;        /* of the scope */
