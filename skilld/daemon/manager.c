@@ -953,7 +953,7 @@ static void stop_leftover_scopes(Manager *m) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
-        if (m->bus && !m->options.bus_address) {
+        if (m->bus) {
                 r = scope_stop_matching(m->bus, SCOPE_UNIT_PATTERN);
                 if (r < 0)
                         log_warning_errno(r, "Failed to look for leftover run scopes: %m");
@@ -1122,7 +1122,8 @@ int manager_startup(Manager *m) {
         /* 4. Runs go into systemd scopes where systemd is there and we may ask it. Elsewhere
          *    (tests without root) the engine picks its own limit backend. */
         m->use_scopes = geteuid() == 0 && sd_booted() > 0;
-        if (m->use_scopes)
+        /* An instance on a bus of its own (tests) must not touch the system service's scopes. */
+        if (m->use_scopes && !m->options.bus_address)
                 stop_leftover_scopes(m);
         else
                 log_notice("Not running under systemd as root: runs use the sandbox engine's own limits.");
