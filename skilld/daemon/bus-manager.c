@@ -81,7 +81,8 @@ static int check_archive_fd(int fd, sd_bus_error *error) {
         if (fstat(fd, &st) < 0)
                 return invalid(error, "The skill file descriptor cannot be examined: %s", strerror(errno));
         if (!S_ISREG(st.st_mode))
-                return invalid(error, "The skill must be passed as a .skill archive in a regular file or memfd "
+                return invalid(error,
+                               "The skill must be passed as a .skill archive in a regular file or memfd "
                                "(skillctl packs folders that way).");
         if (st.st_size <= 0)
                 return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL, "The skill archive is empty.");
@@ -115,8 +116,10 @@ static int parse_limits(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
                 PolicyLimit l = policy_limit_from_string(name);
 
                 if (l < 0)
-                        return invalid(error, "Unknown limit '%s'; known are memory, tasks, cpu, timeout, stdout, "
-                                       "stderr, output and tmpfs.", text_ok(name, 64) ? name : "?");
+                        return invalid(error,
+                                       "Unknown limit '%s'; known are memory, tasks, cpu, timeout, stdout, "
+                                       "stderr, output and tmpfs.",
+                                       text_ok(name, 64) ? name : "?");
                 if (c->asked.value[l] != POLICY_LIMIT_UNSET)
                         return invalid(error, "The limit %s is given twice.", name);
                 if (value == POLICY_LIMIT_UNSET)
@@ -183,7 +186,8 @@ static int parse_files(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
                 flags = fcntl(fd, F_GETFL);
                 if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY || fstat(fd, &st) < 0 ||
                     !S_ISREG(st.st_mode))
-                        return invalid(error, "The input file %s is not a regular file open for reading.", name);
+                        return invalid(error, "The input file %s is not a regular file open for reading.",
+                                       name);
                 r = strv_extend(&c->file_names, name);
                 if (r < 0)
                         return r;
@@ -206,7 +210,9 @@ static int parse_options(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                static const char *const known[] = { "limits", "env", "files", "network", "stdout", "stderr" };
+                static const char *const known[] = {
+                        "limits", "env", "files", "network", "stdout", "stderr"
+                };
                 static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h" };
                 const char *key;
                 size_t i;
@@ -292,7 +298,8 @@ static int parse_run_call(sd_bus_message *msg, bool installed, RunCall *c, sd_bu
                 return r;
 
         if (installed && !skill_name_is_valid(c->name))
-                return invalid(error, "'%s' is not a valid skill name.", text_ok(c->name, 64) ? c->name : "?");
+                return invalid(error, "'%s' is not a valid skill name.",
+                               text_ok(c->name, 64) ? c->name : "?");
         if (!installed) {
                 r = check_archive_fd(c->skill_fd, error);
                 if (r < 0)
@@ -313,7 +320,8 @@ static int parse_run_call(sd_bus_message *msg, bool installed, RunCall *c, sd_bu
                 _cleanup_(cJSON_Deletep) cJSON *j = NULL;
 
                 if (strlen(input) > RUN_INPUT_MAX)
-                        return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED, "The input is larger than 64M.");
+                        return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
+                                                 "The input is larger than 64M.");
                 j = cJSON_ParseWithOpts(input, NULL, true);
                 if (!j)
                         return invalid(error, "The input is not valid JSON.");
@@ -347,7 +355,8 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         r = bus_message_get_caller_uid(msg, &uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
         if (!m->policy)
                 return sd_bus_error_set(error, SKILLD_ERROR_POLICY_INVALID, m->policy_error);
         r = policy_resolve_limits(m->policy, &c.asked, &limits, &raised, &why);
@@ -407,7 +416,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                                               skill->name);
                 else
                         r = sd_bus_error_set(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
-                                             "Runs with network access are not supported by this skilld yet.");
+                                             "Runs with network access are not supported by skilld yet.");
                 pending_free(p);
                 return r;
         }
@@ -421,11 +430,12 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                         NULL,
                 };
 
-                r = polkit_check_async(m->polkit, msg, installed ? "io.skilld.run" : "io.skilld.run-unlisted",
-                                       details, UID_INVALID, &auth_error);
+                r = polkit_check_async(m->polkit, msg,
+                                       installed ? "io.skilld.run" : "io.skilld.run-unlisted", details,
+                                       UID_INVALID, &auth_error);
                 if (r > 0 && raised)
-                        r = polkit_check_async(m->polkit, msg, "io.skilld.raise-limits", details, UID_INVALID,
-                                               &auth_error);
+                        r = polkit_check_async(m->polkit, msg, "io.skilld.raise-limits", details,
+                                               UID_INVALID, &auth_error);
         }
         if (r == 0)
                 return 1;
@@ -520,7 +530,8 @@ static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *e
 
         r = bus_message_get_caller_uid(msg, &uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
         return reply_runs(userdata, msg, uid == 0 ? UID_INVALID : uid);
 }
 
@@ -551,7 +562,8 @@ static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *err
                                          "No run has that id (run ids are 32 lowercase hex digits).");
         r = bus_message_get_caller_uid(msg, &uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
 
         record = store_get_run(m->store, id);
         if (!(record && (uid == 0 || record->owner == uid))) {
@@ -559,7 +571,8 @@ static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *err
                  * exists or not, so the answer says nothing to anyone else. */
                 char *details[] = { (char *) "run", (char *) id, NULL };
 
-                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-runs", details, UID_INVALID, &auth_error);
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-runs", details, UID_INVALID,
+                                       &auth_error);
                 if (r == 0)
                         return 1;
                 if (r < 0 || !record)
@@ -580,7 +593,8 @@ static int method_list_skills(sd_bus_message *msg, void *userdata, sd_bus_error 
 
         r = skills_list(&m->skill_dirs, &l, &n);
         if (r < 0)
-                return bus_error_set_errnof(error, r, "Failed to list the installed skills: %s", strerror(-r));
+                return bus_error_set_errnof(error, r, "Failed to list the installed skills: %s",
+                                            strerror(-r));
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ssss)");
@@ -613,7 +627,8 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
                 return r;
         r = bus_message_get_caller_uid(msg, &uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
 
         /* 2. Unpack and check it where it would be installed. */
         p = pending_find(m, msg);
@@ -639,7 +654,8 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
                         NULL,
                 };
 
-                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID, &auth_error);
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID,
+                                       &auth_error);
         }
         if (r == 0)
                 return 1;
@@ -681,19 +697,21 @@ static int method_remove_skill(sd_bus_message *msg, void *userdata, sd_bus_error
         r = skills_open(&m->skill_dirs, name, &fd, &origin);
         safe_close(fd);
         if (r == -ENOPKG)
-                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL, "No skill %s is installed.", name);
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL, "No skill %s is installed.",
+                                         name);
         if (r < 0)
                 return bus_error_set_errnof(error, r, "Cannot open the skill %s: %s", name, strerror(-r));
         if (origin != SKILL_ORIGIN_INSTALLED)
                 return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL,
-                                         "The skill %s is part of the host (%s), not installed through skilld; "
-                                         "remove it there.", name, m->skill_dirs.path[origin]);
+                                         "The skill %s is part of the host (%s), not installed through "
+                                         "skilld; remove it there.", name, m->skill_dirs.path[origin]);
 
         /* 2. Authorize. */
         {
                 char *details[] = { (char *) "skill", (char *) name, NULL };
 
-                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID, error);
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID,
+                                       error);
                 if (r <= 0)
                         return r == 0 ? 1 : r;
         }
@@ -721,12 +739,14 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 
         SD_BUS_METHOD_WITH_ARGS("Run",
-                                SD_BUS_ARGS("h", skill, "s", script, "as", args, "s", input_json, "a{sv}", options),
+                                SD_BUS_ARGS("h", skill, "s", script, "as", args, "s", input_json,
+                                            "a{sv}", options),
                                 SD_BUS_RESULT("s", id, "o", run),
                                 method_run,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RunInstalled",
-                                SD_BUS_ARGS("s", name, "s", script, "as", args, "s", input_json, "a{sv}", options),
+                                SD_BUS_ARGS("s", name, "s", script, "as", args, "s", input_json,
+                                            "a{sv}", options),
                                 SD_BUS_RESULT("s", id, "o", run),
                                 method_run_installed,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
@@ -774,7 +794,8 @@ static const sd_bus_vtable manager_vtable[] = {
 int manager_add_objects(Manager *m, sd_bus *bus) {
         int r;
 
-        r = sd_bus_add_object_vtable(bus, NULL, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, manager_vtable, m);
+        r = sd_bus_add_object_vtable(bus, NULL, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, manager_vtable,
+                                     m);
         if (r < 0)
                 return r;
         return bus_run_add_objects(m, bus);

@@ -71,7 +71,8 @@ static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
 
         r = bus_message_get_caller_uid(msg, &uid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
         record = store_run_id_is_valid(id) ? store_get_run(m->store, id) : NULL;
         if (uid == 0 || (record && record->owner == uid))
                 return 0;
@@ -90,8 +91,8 @@ static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         return 0;
 }
 
-static int run_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **found,
-                           sd_bus_error *error) {
+static int run_object_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
+                           void **found, sd_bus_error *error) {
         Manager *m = userdata;
         sd_bus_message *call = sd_bus_get_current_message(bus);
         StoreRun *record;
@@ -194,7 +195,8 @@ GETTER(property_get_exit_code) {
 
         if (!record)
                 return no_such_run(error, path);
-        return sd_bus_message_append(reply, "i", (int32_t) (record->state == RUN_FINISHED ? record->exit_code : -1));
+        return sd_bus_message_append(reply, "i",
+                                     (int32_t) (record->state == RUN_FINISHED ? record->exit_code : -1));
 }
 
 GETTER(property_get_timestamp) {
@@ -358,9 +360,11 @@ static int method_cancel(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return no_such_run(error, sd_bus_message_get_path(msg));
         r = manager_cancel_run(m, record);
         if (r == -EALREADY)
-                return sd_bus_error_setf(error, SKILLD_ERROR_RUN_FINISHED, "Run %s has ended already.", record->id);
+                return sd_bus_error_setf(error, SKILLD_ERROR_RUN_FINISHED, "Run %s has ended already.",
+                                         record->id);
         if (r < 0)
-                return bus_error_set_errnof(error, r, "Failed to cancel run %s: %s", record->id, strerror(-r));
+                return bus_error_set_errnof(error, r, "Failed to cancel run %s: %s", record->id,
+                                            strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -376,8 +380,8 @@ static int method_list_artifacts(sd_bus_message *msg, void *userdata, sd_bus_err
                 return no_such_run(error, sd_bus_message_get_path(msg));
         j = read_result_json(m, record);
         if (!j)
-                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no result%s.", record->id,
-                                         run_state_is_final(record->state) ? "" : " yet");
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no result%s.",
+                                         record->id, run_state_is_final(record->state) ? "" : " yet");
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
@@ -421,9 +425,11 @@ static int method_open_artifact(sd_bus_message *msg, void *userdata, sd_bus_erro
 
         r = store_run_open_artifact(m->store, record, path, &fd, &why);
         if (r == -ENOENT || r == -EPERM || r == -ENOTDIR)
-                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_ARTIFACT, "%s", why ?: "No such artifact.");
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_ARTIFACT, "%s",
+                                         why ?: "No such artifact.");
         if (r == -EINVAL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", why ?: "Invalid artifact path.");
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s",
+                                         why ?: "Invalid artifact path.");
         if (r < 0)
                 return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
         return sd_bus_reply_method_return(msg, "h", fd);
@@ -447,7 +453,8 @@ static int method_open_log(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
         r = store_run_open_log(m->store, record, stream, false, &fd);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no %s log.", record->id, stream);
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no %s log.", record->id,
+                                         stream);
         if (r < 0)
                 return bus_error_set_errnof(error, r, "Failed to open the %s log of run %s: %s", stream,
                                             record->id, strerror(-r));
@@ -465,7 +472,8 @@ static int method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         memcpy(id, record->id, sizeof(id));
         r = manager_remove_run(m, record);
         if (r == -EBUSY)
-                return sd_bus_error_setf(error, SKILLD_ERROR_RUN_ACTIVE, "Run %s is still %s; cancel it first.", id,
+                return sd_bus_error_setf(error, SKILLD_ERROR_RUN_ACTIVE,
+                                         "Run %s is still %s; cancel it first.", id,
                                          run_state_to_string(record->state));
         if (r < 0)
                 return bus_error_set_errnof(error, r, "Failed to remove run %s: %s", id, strerror(-r));
@@ -491,8 +499,10 @@ static const sd_bus_vtable run_vtable[] = {
         SD_BUS_PROPERTY("Limits", "a{st}", property_get_limits, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Network", "b", property_get_network, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("CreatedTimestamp", "t", property_get_timestamp, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("StartedTimestamp", "t", property_get_timestamp, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("FinishedTimestamp", "t", property_get_timestamp, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("StartedTimestamp", "t", property_get_timestamp, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("FinishedTimestamp", "t", property_get_timestamp, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Usage", "a{st}", property_get_usage, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 
         SD_BUS_METHOD("Cancel", NULL, NULL, method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -571,16 +581,17 @@ void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) {
 static int emit_signal(sd_bus *bus, void *userdata) {
         Emission *e = userdata;
         const StoreRun *record = e->record;
+        bool finished = record->state == RUN_FINISHED;
         int r;
 
         if (streq(e->member, "RunStarted"))
                 r = sd_bus_emit_signal(bus, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, "RunStarted", "so",
                                        record->id, e->path);
         else
-                r = sd_bus_emit_signal(bus, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, "RunFinished", "sosi",
-                                       record->id, e->path,
-                                       record->state == RUN_FINISHED ? strempty(record->status) : "interrupted",
-                                       (int32_t) (record->state == RUN_FINISHED ? record->exit_code : -1));
+                r = sd_bus_emit_signal(bus, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, "RunFinished",
+                                       "sosi", record->id, e->path,
+                                       finished ? strempty(record->status) : "interrupted",
+                                       (int32_t) (finished ? record->exit_code : -1));
         if (r < 0)
                 log_debug_errno(r, "Failed to emit %s for run %s: %m", e->member, record->id);
         return 0;
@@ -592,7 +603,8 @@ void bus_run_emit_started(Manager *m, const StoreRun *record) {
         if (bus_run_object_path(record->id, &path) < 0)
                 return;
         manager_foreach_bus(m, record->owner, emit_signal,
-                            &(Emission) { .manager = m, .path = path, .record = record, .member = "RunStarted" });
+                            &(Emission) { .manager = m, .path = path, .record = record,
+                                          .member = "RunStarted" });
 }
 
 void bus_run_emit_finished(Manager *m, const StoreRun *record) {
@@ -601,5 +613,6 @@ void bus_run_emit_finished(Manager *m, const StoreRun *record) {
         if (bus_run_object_path(record->id, &path) < 0)
                 return;
         manager_foreach_bus(m, record->owner, emit_signal,
-                            &(Emission) { .manager = m, .path = path, .record = record, .member = "RunFinished" });
+                            &(Emission) { .manager = m, .path = path, .record = record,
+                                          .member = "RunFinished" });
 }

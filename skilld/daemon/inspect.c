@@ -201,9 +201,11 @@ int inspection_from_json(const char *text, Inspection *ret) {
         if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 4095)
                 return -EBADMSG;
         i.error_errno = (int) e->valuedouble;
-        if ((r = get_string(o, "name", &i.name)) < 0 || (r = get_string(o, "description", &i.description)) < 0 ||
+        if ((r = get_string(o, "name", &i.name)) < 0 ||
+            (r = get_string(o, "description", &i.description)) < 0 ||
             (r = get_string(o, "hash", &i.hash)) < 0 || (r = get_string(o, "script", &i.script)) < 0 ||
-            (r = get_string(o, "interpreter", &i.interpreter)) < 0 || (r = get_string(o, "error", &i.error)) < 0) {
+            (r = get_string(o, "interpreter", &i.interpreter)) < 0 ||
+            (r = get_string(o, "error", &i.error)) < 0) {
                 inspection_done(&i);
                 return r;
         }
@@ -256,8 +258,8 @@ _noreturn_ static void inspect_child(int archive_fd, int target_fd, const char *
         _exit(EXIT_SUCCESS);
 }
 
-int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const char *script, InspectFlags flags,
-                  pid_t *ret_pid, int *ret_result_fd) {
+int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const char *script,
+                  InspectFlags flags, pid_t *ret_pid, int *ret_result_fd) {
         _cleanup_close_ int result_fd = -EBADF;
         pid_t parent = getpid(), pid;
 

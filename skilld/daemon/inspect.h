@@ -48,7 +48,7 @@ int inspection_from_json(const char *text, Inspection *ret);
 /* Forks the inspecting child: with archive_fd >= 0 the archive is unpacked into target_fd, else
  * target_fd is an installed skill's directory. Returns its pid and the memfd it writes the
  * Inspection to; the caller reaps the child and reads the memfd (inspection_read()). */
-int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const char *script, InspectFlags flags,
-                  pid_t *ret_pid, int *ret_result_fd);
+int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const char *script,
+                  InspectFlags flags, pid_t *ret_pid, int *ret_result_fd);
 /* Reads what the child wrote; an empty or broken memfd becomes an Inspection with an error. */
 int inspection_read(int result_fd, Inspection *ret);

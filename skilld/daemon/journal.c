@@ -11,7 +11,8 @@ void journal_run_started(const JournalRun *j) {
 
         if (!name)
                 return;
-        r = sd_journal_send("MESSAGE=Run %s of skill %s started for uid %u.", j->id, name, (unsigned) j->owner,
+        r = sd_journal_send("MESSAGE=Run %s of skill %s started for uid %u.",
+                            j->id, name, (unsigned) j->owner,
                             "MESSAGE_ID=" SKILLD_MESSAGE_RUN_STARTED,
                             "PRIORITY=%i", LOG_INFO,
                             "SKILLD_RUN_ID=%s", j->id,
@@ -32,8 +33,9 @@ void journal_run_finished(const JournalRun *j) {
                 return;
         /* The status decides the priority: a run that failed is the skill's business, one that
          * the service lost is the admin's. */
-        r = sd_journal_send("MESSAGE=Run %s of skill %s for uid %u ended: %s%s%s.", j->id, name,
-                            (unsigned) j->owner, strempty(j->status), reason ? ", " : "", strempty(reason),
+        r = sd_journal_send("MESSAGE=Run %s of skill %s for uid %u ended: %s%s%s.",
+                            j->id, name, (unsigned) j->owner, strempty(j->status), reason ? ", " : "",
+                            strempty(reason),
                             "MESSAGE_ID=" SKILLD_MESSAGE_RUN_FINISHED,
                             "PRIORITY=%i", streq_ptr(j->status, "interrupted") ? LOG_WARNING : LOG_INFO,
                             "SKILLD_RUN_ID=%s", j->id,

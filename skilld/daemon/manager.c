@@ -160,7 +160,8 @@ static int request_json(const RunSubmission *s, char **ret) {
         if (s->skill->interpreter && !cJSON_AddStringToObject(o, "interpreter", s->skill->interpreter))
                 return -ENOMEM;
         for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
-                if (!cJSON_AddNumberToObject(limits, policy_limit_to_string(l), (double) s->limits->value[l]))
+                if (!cJSON_AddNumberToObject(limits, policy_limit_to_string(l),
+                                             (double) s->limits->value[l]))
                         return -ENOMEM;
         text = cJSON_PrintUnformatted(o);
         if (!text)
@@ -204,15 +205,18 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
          *    behind them, so runs start in the order they came. */
         user_running = manager_count_runs(m, s->owner, true);
         user_queued = manager_count_runs(m, s->owner, false);
-        if (!(manager_count_runs(m, UID_INVALID, true) < p->max_active && user_running < p->max_active_per_user &&
-              user_queued == 0)) {
+        if (!(manager_count_runs(m, UID_INVALID, true) < p->max_active &&
+              user_running < p->max_active_per_user && user_queued == 0)) {
                 if (user_queued >= p->max_queued_per_user)
-                        return error_setf(error, -EUSERS, "You have %zu runs active and %zu waiting, the most the "
-                                          "policy allows; try again when one has finished.", user_running,
-                                          user_queued);
+                        return error_setf(error, -EUSERS,
+                                          "You have %zu runs active and %zu waiting, the most the "
+                                          "policy allows; try again when one has finished.",
+                                          user_running, user_queued);
                 if (manager_count_runs(m, UID_INVALID, false) >= p->max_queued)
-                        return error_setf(error, -EUSERS, "The service has %zu runs waiting, the most the policy "
-                                          "allows; try again later.", manager_count_runs(m, UID_INVALID, false));
+                        return error_setf(error, -EUSERS,
+                                          "The service has %zu runs waiting, the most the policy "
+                                          "allows; try again later.",
+                                          manager_count_runs(m, UID_INVALID, false));
         }
 
         /* 2. Room on disk: a full store refuses new runs rather than losing results. */
@@ -261,8 +265,9 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->env = strv_copy(s->env);
         run->file_names = strv_copy(s->file_names);
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
-        if (!run->skill_name || !run->skill_hash || !run->script || (s->skill->interpreter && !run->interpreter) ||
-            !run->args || !run->env || !run->file_names || !run->file_fds) {
+        if (!run->skill_name || !run->skill_hash || !run->script ||
+            (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
+            !run->file_fds) {
                 run_free(run);
                 return -ENOMEM;
         }
@@ -508,7 +513,8 @@ static void manager_dispatch_queue(Manager *m) {
         if (m->stopping)
                 return;
         /* In order of submission: the oldest queued run whose owner has a free slot. */
-        for (Run *run = m->runs; run && manager_count_runs(m, UID_INVALID, true) < p->max_active; run = next) {
+        for (Run *run = m->runs; run && manager_count_runs(m, UID_INVALID, true) < p->max_active;
+             run = next) {
                 next = run->next;
                 if (run->running)
                         continue;
@@ -574,7 +580,8 @@ static void run_worker_exited(Run *run, int code, int status) {
         if (code == CLD_EXITED)
                 reason = strdup_printf("the run's worker failed (exit status %d)", status);
         else
-                reason = strdup_printf("the run's worker was killed by signal %s", strna(sigabbrev_np(status)));
+                reason = strdup_printf("the run's worker was killed by signal %s",
+                                       strna(sigabbrev_np(status)));
         log_warning("Run %s ended without a result: %s.", run->record->id, strna(reason));
         run_interrupt(run, reason ?: "the run's worker failed");
 }
@@ -602,7 +609,8 @@ static void run_finalize(Run *run) {
         _cleanup_strv_free_ char **removed = NULL;
         int r;
 
-        log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name, (unsigned) record->owner,
+        log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
+                  (unsigned) record->owner,
                   record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
         journal_run_finished(&(JournalRun) {
                 .id = record->id,
@@ -705,7 +713,8 @@ static int connection_new(Manager *m, int fd, uid_t uid) {
                 if (i->uid == uid)
                         same++;
         if (m->n_connections >= CONNECTIONS_MAX || same >= CONNECTIONS_PER_UID_MAX) {
-                log_warning("Refusing a connection of uid %u on the private socket: too many.", (unsigned) uid);
+                log_warning("Refusing a connection of uid %u on the private socket: too many.",
+                            (unsigned) uid);
                 return -EUSERS;
         }
 
@@ -737,8 +746,8 @@ static int connection_new(Manager *m, int fd, uid_t uid) {
         r = manager_add_objects(m, c->bus);
         if (r < 0)
                 goto fail;
-        r = sd_bus_match_signal(c->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
-                                "Disconnected", on_peer_disconnected, c);
+        r = sd_bus_match_signal(c->bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_peer_disconnected, c);
         if (r < 0)
                 goto fail;
         r = sd_bus_start(c->bus);
@@ -982,8 +991,8 @@ static void load_policy(Manager *m) {
         r = policy_load(m->options.policy_path, &m->policy, &error);
         if (r < 0) {
                 /* SECURITY: no guessing at what the admin meant: no runs until the policy loads. */
-                m->policy_error = strdup_printf("The admin policy does not load, so no skill can run until it is "
-                                                "fixed: %s", error ?: strerror(-r));
+                m->policy_error = strdup_printf("The admin policy does not load, so no skill can run "
+                                                "until it is fixed: %s", error ?: strerror(-r));
                 log_error("%s", m->policy_error ?: "The admin policy does not load.");
                 return;
         }
@@ -1027,9 +1036,9 @@ static int setup_store(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Some runs in the store could not be read: %m");
         if (stats.interrupted > 0 || stats.repaired > 0 || stats.quarantined > 0)
-                log_notice("Results store: %u runs, %u left unfinished by an earlier instance (now interrupted), "
-                           "%u finished ones settled, %u unreadable ones quarantined.", stats.loaded,
-                           stats.interrupted, stats.repaired, stats.quarantined);
+                log_notice("Results store: %u runs, %u left unfinished by an earlier instance (now "
+                           "interrupted), %u finished ones settled, %u unreadable ones quarantined.",
+                           stats.loaded, stats.interrupted, stats.repaired, stats.quarantined);
         report_settled(m, now);
         if (m->policy) {
                 r = store_gc(m->store, &m->policy->retention, 0, NULL);
@@ -1142,7 +1151,8 @@ int manager_startup(Manager *m) {
                         return log_error_errno(r, "Failed to request the bus name: %m");
         }
 
-        (void) sd_notifyf(false, "READY=1\nSTATUS=%s", m->policy ? "Serving." : "Serving, but the policy is invalid.");
+        (void) sd_notifyf(false, "READY=1\nSTATUS=%s",
+                          m->policy ? "Serving." : "Serving, but the policy is invalid.");
         return 0;
 }
 

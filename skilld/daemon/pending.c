@@ -220,7 +220,8 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
                 if (i->uid == uid)
                         same++;
         if (m->n_pending >= PENDING_MAX || (uid != 0 && same >= PENDING_PER_UID_MAX))
-                return error_setf(error, -EUSERS, "Too many calls are waiting for their skill to be checked; try "
+                return error_setf(error, -EUSERS,
+                                  "Too many calls are waiting for their skill to be checked; try "
                                   "again in a moment.");
 
         p = calloc(1, sizeof(Pending));
@@ -267,8 +268,8 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
                 r = -EINVAL;
         }
         if (r >= 0)
-                r = sd_event_add_time_relative(m->event, &p->timeout_source, CLOCK_MONOTONIC, PENDING_TIMEOUT_USEC,
-                                               0, on_timeout, p);
+                r = sd_event_add_time_relative(m->event, &p->timeout_source, CLOCK_MONOTONIC,
+                                               PENDING_TIMEOUT_USEC, 0, on_timeout, p);
         if (r >= 0 && inspections_running(m) < INSPECTIONS_MAX)
                 r = pending_spawn(p);
         if (r < 0) {

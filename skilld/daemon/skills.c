@@ -163,7 +163,8 @@ int skills_list(const SkillDirs *dirs, SkillInfo **ret, size_t *ret_n) {
                         SkillInfo *nl;
 
                         /* Staging and trash folders start with a dot, as does anything hidden. */
-                        if (de->d_name[0] == '.' || !skill_name_is_valid(de->d_name) || listed(l, n, de->d_name))
+                        if (de->d_name[0] == '.' || !skill_name_is_valid(de->d_name) ||
+                            listed(l, n, de->d_name))
                                 continue;
                         if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                                 continue;
@@ -245,8 +246,10 @@ int skills_install(const SkillDirs *d, const char *staging, const char *name, bo
         if (!skill_name_is_valid(name) || !startswith(staging, STAGING_PREFIX))
                 return error_setf(error, -EINVAL, "Invalid skill name '%s'.", name);
         if (origin_has(d, SKILL_ORIGIN_ADMIN, name))
-                return error_setf(error, -EEXIST, "The skill %s is installed by the administrator in %s, which an "
-                                  "install cannot replace.", name, d->path[SKILL_ORIGIN_ADMIN]);
+                return error_setf(error, -EEXIST,
+                                  "The skill %s is installed by the administrator in %s, which an "
+                                  "install cannot replace.",
+                                  name, d->path[SKILL_ORIGIN_ADMIN]);
 
         dfd = open(d->path[SKILL_ORIGIN_INSTALLED], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
@@ -278,8 +281,10 @@ int skills_remove(const SkillDirs *d, const char *name, char **error) {
         if (!origin_has(d, SKILL_ORIGIN_INSTALLED, name)) {
                 for (SkillOrigin o = 0; o < _SKILL_ORIGIN_MAX; o++)
                         if (o != SKILL_ORIGIN_INSTALLED && origin_has(d, o, name))
-                                return error_setf(error, -EROFS, "The skill %s is part of the host in %s, not "
-                                                  "installed through skilld; remove it there.", name, d->path[o]);
+                                return error_setf(error, -EROFS,
+                                                  "The skill %s is part of the host in %s, not "
+                                                  "installed through skilld; remove it there.",
+                                                  name, d->path[o]);
                 return error_setf(error, -ENOPKG, "No skill %s is installed.", name);
         }
 
@@ -302,7 +307,8 @@ void skills_purge(const SkillDirs *d, bool staging) {
         if (!dir)
                 return;
         while ((de = readdir(dir)))
-                if (startswith(de->d_name, TRASH_PREFIX) || (staging && startswith(de->d_name, STAGING_PREFIX)))
+                if (startswith(de->d_name, TRASH_PREFIX) ||
+                    (staging && startswith(de->d_name, STAGING_PREFIX)))
                         (void) rm_rf_at(dirfd(dir), de->d_name);
         closedir(dir);
 }

@@ -253,16 +253,19 @@ static int scope_place(void *state, pid_t pid, char **error) {
 
         r = scope_start(bus, &p, on_scope_job, s, &job);
         if (r < 0)
-                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", s->unit, strerror(-r));
+                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", s->unit,
+                                  strerror(-r));
 
         deadline = now_usec(CLOCK_MONOTONIC) + SCOPE_START_TIMEOUT_USEC;
         while (!s->job_done) {
                 now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
-                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time", s->unit);
+                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time",
+                                          s->unit);
                 r = sd_event_run(event, deadline - now);
                 if (r < 0)
-                        return error_setf(error, r, "Failed to wait for the scope %s: %s", s->unit, strerror(-r));
+                        return error_setf(error, r, "Failed to wait for the scope %s: %s", s->unit,
+                                          strerror(-r));
         }
         if (s->job_r < 0)
                 return error_setf(error, s->job_r, "systemd refused the scope %s: %s", s->unit,
@@ -535,7 +538,8 @@ static void move_outputs(int run_fd, RunResult *res) {
         /* The same bytes as the live copies, written whole and synced; root's alone, as
          * everything in the store. */
         for (size_t i = 0; i < ELEMENTSOF(logs); i++)
-                if (renameat(engine_fd, logs[i], run_fd, logs[i]) >= 0 && fchmodat(run_fd, logs[i], 0600, 0) < 0)
+                if (renameat(engine_fd, logs[i], run_fd, logs[i]) >= 0 &&
+                    fchmodat(run_fd, logs[i], 0600, 0) < 0)
                         continue; /* the record's directory is root's alone anyway */
 }
 
@@ -555,10 +559,10 @@ static int worker_execute(const WorkerArgs *w) {
         run_fd = open(w->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (run_fd < 0)
                 return -errno;
-        out_log = openat(run_fd, "stdout.log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                         0600);
-        err_log = openat(run_fd, "stderr.log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                         0600);
+        out_log = openat(run_fd, "stdout.log",
+                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        err_log = openat(run_fd, "stderr.log",
+                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
         if (out_log < 0 || err_log < 0)
                 return -errno;
         (void) rm_rf_at(run_fd, ENGINE_DIR);

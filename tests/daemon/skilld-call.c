@@ -66,7 +66,8 @@ static int get_run_path(sd_bus *bus, const char *id, char **ret) {
 }
 
 static int get_string(sd_bus *bus, const char *path, const char *property, char **ret, sd_bus_error *error) {
-        return sd_bus_get_property_string(bus, destination(), path, "io.skilld.Skilld1.Run", property, error, ret);
+        return sd_bus_get_property_string(bus, destination(), path, "io.skilld.Skilld1.Run", property, error,
+                                          ret);
 }
 
 /* Polls until the run is final; prints "STATE STATUS EXIT_CODE". */
@@ -88,8 +89,9 @@ static int wait_run(sd_bus *bus, const char *id, bool print_state) {
                 if (streq(state, "finished") || streq(state, "interrupted")) {
                         r = get_string(bus, path, "Status", &status, &error);
                         if (r >= 0)
-                                r = sd_bus_get_property_trivial(bus, destination(), path, "io.skilld.Skilld1.Run",
-                                                                "ExitCode", &error, 'i', &code);
+                                r = sd_bus_get_property_trivial(bus, destination(), path,
+                                                                "io.skilld.Skilld1.Run", "ExitCode", &error,
+                                                                'i', &code);
                         if (r < 0)
                                 return fail_error(&error, r);
                         if (print_state)
@@ -101,7 +103,8 @@ static int wait_run(sd_bus *bus, const char *id, bool print_state) {
         }
 }
 
-static int append_options(sd_bus_message *m, char **limits, char **env, char **files, int out_fd, int err_fd) {
+static int append_options(sd_bus_message *m, char **limits, char **env, char **files, int out_fd,
+                          int err_fd) {
         int r;
 
         r = sd_bus_message_open_container(m, 'a', "{sv}");
@@ -208,7 +211,8 @@ static int append_options(sd_bus_message *m, char **limits, char **env, char **f
 /* Copies both pipes to our stdout/stderr until both are at EOF. */
 static void relay(int out_fd, int err_fd) {
         while (out_fd >= 0 || err_fd >= 0) {
-                struct pollfd p[2] = { { .fd = out_fd, .events = POLLIN }, { .fd = err_fd, .events = POLLIN } };
+                struct pollfd p[2] = { { .fd = out_fd, .events = POLLIN },
+                                       { .fd = err_fd, .events = POLLIN } };
 
                 if (poll(p, 2, -1) < 0 && errno != EINTR)
                         return;
@@ -293,8 +297,8 @@ static int verb_run(int argc, char *argv[], bool installed) {
         r = connect_bus(&bus);
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_message_new_method_call(bus, &m, destination(), "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
-                                           installed ? "RunInstalled" : "Run");
+        r = sd_bus_message_new_method_call(bus, &m, destination(), "/io/skilld/Skilld1",
+                                           "io.skilld.Skilld1.Manager", installed ? "RunInstalled" : "Run");
         if (r < 0)
                 return fail_error(NULL, r);
         if (installed)
@@ -352,7 +356,8 @@ static int call_fd(const char *method, const char *id, const char *arg) {
                 r = get_run_path(bus, id, &path);
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_call_method(bus, destination(), path, "io.skilld.Skilld1.Run", method, &error, &reply, "s", arg);
+        r = sd_bus_call_method(bus, destination(), path, "io.skilld.Skilld1.Run", method, &error, &reply,
+                               "s", arg);
         if (r < 0)
                 return fail_error(&error, r);
         r = sd_bus_message_read(reply, "h", &fd);
@@ -380,8 +385,9 @@ static int verb_install(int argc, char *argv[]) {
         r = connect_bus(&bus);
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_call_method(bus, destination(), "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager", "InstallSkill",
-                               &error, &reply, "hb", fd, argc > 2 && streq(argv[2], "--replace"));
+        r = sd_bus_call_method(bus, destination(), "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+                               "InstallSkill", &error, &reply, "hb", fd,
+                               argc > 2 && streq(argv[2], "--replace"));
         if (r < 0)
                 return fail_error(&error, r);
         r = sd_bus_message_read(reply, "ss", &name, &hash);
@@ -400,7 +406,8 @@ int main(int argc, char *argv[]) {
                 argv += 2;
         }
         if (argc < 2) {
-                fprintf(stderr, "usage: skilld-call [--address ADDR] run|run-installed|wait|artifact|log|install ...\n");
+                fprintf(stderr, "usage: skilld-call [--address ADDR] "
+                                "run|run-installed|wait|artifact|log|install ...\n");
                 return EXIT_FAILURE;
         }
         if (streq(argv[1], "run"))

@@ -72,8 +72,8 @@ static bool name_owned(sd_bus *bus, const char *name) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 
-        return sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                  "GetNameOwner", &e, &reply, "s", name) >= 0;
+        return sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s", name) >= 0;
 }
 
 static void wait_for_name(const char *name) {
@@ -119,7 +119,8 @@ static int daemon_stop(pid_t pid) {
 static void write_skill(void) {
         _cleanup_close_ int src = -EBADF, out = -EBADF;
 
-        test_write_file(dir.fd, "src/SKILL.md", "---\nname: greeter\ndescription: Greets.\n---\n\n# greeter\n", 0644);
+        test_write_file(dir.fd, "src/SKILL.md",
+                        "---\nname: greeter\ndescription: Greets.\n---\n\n# greeter\n", 0644);
         test_write_file(dir.fd, "src/scripts/main.sh", "echo \"hello $1\"\n", 0755);
         src = openat(dir.fd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         out = openat(dir.fd, "greeter.skill", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -248,8 +249,8 @@ static char *nobody_get_run(sd_bus *bus, const char *id) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 
-        if (sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager", "GetRun",
-                               &e, &reply, "s", id) < 0)
+        if (sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+                               "GetRun", &e, &reply, "s", id) < 0)
                 return strdup_printf("!%s", e.name);
         return strdup("found");
 }
@@ -289,7 +290,8 @@ START_TEST(test_run_and_ownership) {
         /* nobody cannot see it, whichever way it asks: the same answer as for no run at all. */
         expect(as_nobody(nobody_state, id), "!io.skilld.Skilld1.Error.NoSuchRun");
         expect(as_nobody(nobody_get_run, id), "!io.skilld.Skilld1.Error.NoSuchRun");
-        expect(as_nobody(nobody_get_run, "0123456789abcdef0123456789abcdef"), "!io.skilld.Skilld1.Error.NoSuchRun");
+        expect(as_nobody(nobody_get_run, "0123456789abcdef0123456789abcdef"),
+               "!io.skilld.Skilld1.Error.NoSuchRun");
         expect(as_nobody(nobody_list_all, NULL), "!org.freedesktop.DBus.Error.AccessDenied");
 
         /* nobody's own run, authorized by (fake) polkit: theirs, and root sees it. */
@@ -309,10 +311,13 @@ START_TEST(test_validation) {
         _cleanup_free_ char *junk = strdup_printf("%s/policy.yaml", dir.path);
 
         expect(call_run(bus, junk, "", NULL, 0, NULL), "!io.skilld.Skilld1.Error.InvalidSkill");
-        expect(call_run(bus, skill_path, "{not json", NULL, 0, NULL), "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(call_run(bus, skill_path, "{not json", NULL, 0, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
         expect(call_run(bus, skill_path, "", "bogus", 1, NULL), "!org.freedesktop.DBus.Error.InvalidArgs");
-        expect(call_run(bus, skill_path, "", "memory", 1ULL << 40, NULL), "!io.skilld.Skilld1.Error.LimitExceeded");
-        expect(call_run(bus, skill_path, "", NULL, 0, "network"), "!io.skilld.Skilld1.Error.NetworkNotAllowed");
+        expect(call_run(bus, skill_path, "", "memory", 1ULL << 40, NULL),
+               "!io.skilld.Skilld1.Error.LimitExceeded");
+        expect(call_run(bus, skill_path, "", NULL, 0, "network"),
+               "!io.skilld.Skilld1.Error.NetworkNotAllowed");
         expect(call_run(bus, skill_path, "", NULL, 0, "colour"), "!org.freedesktop.DBus.Error.InvalidArgs");
 }
 END_TEST

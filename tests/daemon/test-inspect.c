@@ -10,7 +10,8 @@
 static void write_skill(int dir_fd, const char *dir, const char *name) {
         _cleanup_free_ char *md = NULL, *p = NULL, *q = NULL;
 
-        md = strdup_printf("---\nname: %s\ndescription: A skill for the inspection tests.\n---\n\n# %s\n", name, name);
+        md = strdup_printf("---\nname: %s\ndescription: A skill for the inspection tests.\n---\n\n# %s\n",
+                           name, name);
         p = strdup_printf("%s/SKILL.md", dir);
         q = strdup_printf("%s/scripts/main.py", dir);
         ck_assert_ptr_nonnull(md);

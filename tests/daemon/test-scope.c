@@ -61,7 +61,8 @@ static int record_property(sd_bus_message *m) {
 
                 ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "u"), 0);
                 while (sd_bus_message_read(m, "u", &pid) > 0) {
-                        char *n = strdup_printf("%s%s%" PRIu32, list, list[strlen(list) - 1] == '=' ? "" : " ", pid);
+                        char *n = strdup_printf("%s%s%" PRIu32, list,
+                                                list[strlen(list) - 1] == '=' ? "" : " ", pid);
 
                         free(list);
                         list = n;
@@ -93,7 +94,8 @@ static int fake_start_transient_unit(sd_bus_message *m, void *userdata, sd_bus_e
         ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
 
         if (fake.refuse)
-                return sd_bus_error_setf(error, "org.freedesktop.systemd1.UnitExists", "Unit %s already exists.", unit);
+                return sd_bus_error_setf(error, "org.freedesktop.systemd1.UnitExists",
+                                         "Unit %s already exists.", unit);
 
         job = strdup_printf("/org/freedesktop/systemd1/job/%u", ++fake.jobs);
         if (fake.early)
@@ -101,9 +103,10 @@ static int fake_start_transient_unit(sd_bus_message *m, void *userdata, sd_bus_e
                                                     "org.freedesktop.systemd1.Manager", "JobRemoved", "uoss",
                                                     fake.jobs, job, unit, fake.result), 0);
         /* Another job's end first: it must not be taken for ours. */
-        ck_assert_int_ge(sd_bus_emit_signal(fake.bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                            "JobRemoved", "uoss", 999U, "/org/freedesktop/systemd1/job/999",
-                                            "other.service", "failed"), 0);
+        ck_assert_int_ge(sd_bus_emit_signal(fake.bus, "/org/freedesktop/systemd1",
+                                            "org.freedesktop.systemd1.Manager", "JobRemoved", "uoss", 999U,
+                                            "/org/freedesktop/systemd1/job/999", "other.service", "failed"),
+                         0);
         ck_assert_int_ge(sd_bus_reply_method_return(m, "o", job), 0);
         if (!fake.early)
                 ck_assert_int_ge(sd_bus_emit_signal(fake.bus, "/org/freedesktop/systemd1",

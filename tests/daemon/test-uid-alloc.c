@@ -114,7 +114,8 @@ START_TEST(test_process_holds_uid) {
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                if (setresgid(FIRST + 1, FIRST + 1, FIRST + 1) < 0 || setresuid(FIRST + 1, FIRST + 1, FIRST + 1) < 0)
+                if (setresgid(FIRST + 1, FIRST + 1, FIRST + 1) < 0 ||
+                    setresuid(FIRST + 1, FIRST + 1, FIRST + 1) < 0)
                         _exit(1);
                 if (write(p[1], "x", 1) != 1)
                         _exit(1);

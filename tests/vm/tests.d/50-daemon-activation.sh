@@ -2,6 +2,8 @@
 # skilld is started on demand: a call from an ordinary user activates it through the system bus
 # from cold, it exits on its own when idle, and the next call starts it again. Its units pass
 # systemd-analyze verify, and systemd-analyze security rates the service.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"

@@ -3,6 +3,8 @@
 # passed back as fds; the run executes in its own transient scope skilld-run-<id>.scope in
 # skilld.slice with the limits asked for (read back from the scope's cgroup files while it runs),
 # which is gone afterwards; and the outcomes cancel, timeout, oom and tasks.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -18,10 +20,10 @@ no_run_scopes() {
 
 # 1. Output, artifacts, logs.
 hello=$(make_skill hello 'echo "hello $1"; echo "greeting for $1" >"$SANDBOX_FILES_DIR/greeting.txt"')
-mapfile -t out < <(call alice run --stdout --wait "$hello" world)
-id=${out[0]}
-assert_eq "hello world" "${out[1]:-}" "live stdout"
-assert_eq "succeeded 0" "${out[2]:-}" "status of hello"
+mapfile -t lines < <(call alice run --stdout --wait "$hello" world)
+id=${lines[0]}
+assert_eq "hello world" "${lines[1]:-}" "live stdout"
+assert_eq "succeeded 0" "${lines[2]:-}" "status of hello"
 assert_eq "greeting for world" "$(call alice artifact "$id" greeting.txt)" "artifact greeting.txt"
 assert_eq "hello world" "$(call alice log "$id" stdout)" "stored stdout"
 assert_eq 's ""' "$(run_prop "$id" Unit alice)" "Unit of a finished run"
@@ -46,7 +48,7 @@ assert_eq skilld.slice "$(systemctl show -P Slice "$unit")" "the scope's slice"
 echo "scope $unit: memory.max, memory.swap.max, pids.max, cpu.max as asked"
 
 # 3. Cancel: the run ends canceled, the scope goes.
-as_user alice busctl --system call io.skilld.Skilld1 "/io/skilld/Skilld1/run/$id" io.skilld.Skilld1.Run Cancel
+run_method alice "$id" Cancel
 assert_eq "finished canceled -1" "$(call alice wait "$id")" "canceled run"
 wait_until 10 test ! -e "$cg" || fail "$cg is still there after the run"
 wait_until 10 no_run_scopes || fail "scope left: $(systemctl list-units --all 'skilld-run-*')"
@@ -64,7 +66,19 @@ out=$(call alice run --wait --limit memory=33554432 "$hog" | tail -n 1)
 echo "oom: $out"
 
 # 6. Tasks: forking past a limit of 8.
-forker=$(make_skill forker $'import os, sys, time\nfor i in range(64):\n    try:\n        pid = os.fork()\n    except OSError:\n        sys.exit(3)\n    if pid == 0:\n        time.sleep(5)\n        os._exit(0)\nprint("no limit")' py)
+forker=$(make_skill forker "$(cat <<'PY'
+import os, sys, time
+for i in range(64):
+    try:
+        pid = os.fork()
+    except OSError:
+        sys.exit(3)
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+print("no limit")
+PY
+)" py)
 out=$(call alice run --wait --limit tasks=8 "$forker" | tail -n 1)
 assert_eq "tasks 3" "$out" "fork past the tasks limit"
 echo "tasks: $out"

@@ -2,6 +2,8 @@
 # Runs are their owner's: alice cannot list, read, open artifacts or logs of, or cancel bob's
 # runs, which answer NoSuchRun to her as runs that do not exist do; carol, an admin authorized for
 # io.skilld.manage-runs, can do all of it.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -30,8 +32,7 @@ err=$(call alice artifact "$done_id" private.txt 2>&1) && fail "alice opened bob
 assert_contains "$err" "io.skilld.Skilld1.Error.NoSuchRun" "OpenArtifact by alice"
 err=$(call alice log "$done_id" stdout 2>&1) && fail "alice opened bob's log: $err"
 assert_contains "$err" "io.skilld.Skilld1.Error.NoSuchRun" "OpenLog by alice"
-err=$(as_user alice busctl --system call io.skilld.Skilld1 "/io/skilld/Skilld1/run/$busy_id" \
-    io.skilld.Skilld1.Run Cancel 2>&1) && fail "alice canceled bob's run"
+err=$(run_method alice "$busy_id" Cancel 2>&1) && fail "alice canceled bob's run"
 assert_contains "$err" "No run $busy_id" "Cancel by alice"
 err=$(as_user alice busctl --system call "${MANAGER[@]}" ListAllRuns 2>&1) && fail "alice listed all runs"
 assert_contains "$err" "io.skilld.manage-runs" "ListAllRuns by alice"
@@ -49,12 +50,12 @@ assert_eq "o \"/io/skilld/Skilld1/run/$done_id\"" \
 assert_eq 's "finished"' "$(run_prop "$done_id" State carol)" "State read by carol"
 assert_eq "bob's file" "$(call carol artifact "$done_id" private.txt)" "bob's artifact opened by carol"
 assert_eq "secret of bob" "$(call carol log "$done_id" stdout)" "bob's log opened by carol"
-as_user carol busctl --system call io.skilld.Skilld1 "/io/skilld/Skilld1/run/$busy_id" io.skilld.Skilld1.Run Cancel
+run_method carol "$busy_id" Cancel
 assert_eq "finished canceled -1" "$(call bob wait "$busy_id")" "bob's run canceled by carol"
 echo "carol sees, reads and cancels bob's runs"
 
 # And bob himself may remove his run; then it is gone for everyone.
-as_user bob busctl --system call io.skilld.Skilld1 "/io/skilld/Skilld1/run/$done_id" io.skilld.Skilld1.Run Remove
+run_method bob "$done_id" Remove
 err=$(run_prop "$done_id" State carol 2>&1) && fail "a removed run is still there"
 assert_contains "$err" "No run $done_id" "State of a removed run"
 [[ ! -e $SKILLD_STATE/runs/$done_id ]] || fail "the record of a removed run is still on disk"

@@ -2,6 +2,8 @@
 # An admin's polkit rule denying io.skilld.run-unlisted to alice: her ad-hoc run (a skill passed
 # by fd) fails with an authorization error, while she may still run an installed skill
 # (io.skilld.run), and bob is not affected.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -35,10 +37,10 @@ assert_contains "$err" "org.freedesktop.DBus.Error.AccessDenied" "alice's ad-hoc
 assert_contains "$err" "io.skilld.run-unlisted" "alice's ad-hoc run"
 echo "alice's ad-hoc run: $err"
 
-mapfile -t out < <(call alice run-installed --stdout --wait greeter alice)
-assert_eq "hi alice" "${out[1]:-}" "alice's run of the installed skill"
-assert_eq "succeeded 0" "${out[2]:-}" "alice's run of the installed skill"
-echo "alice's run of the installed greeter: ${out[*]:1}"
+mapfile -t lines < <(call alice run-installed --stdout --wait greeter alice)
+assert_eq "hi alice" "${lines[1]:-}" "alice's run of the installed skill"
+assert_eq "succeeded 0" "${lines[2]:-}" "alice's run of the installed skill"
+echo "alice's run of the installed greeter: ${lines[*]:1}"
 
 out=$(call bob run --wait "$greeter" bob | tail -n 1)
 assert_eq "succeeded 0" "$out" "bob's ad-hoc run"

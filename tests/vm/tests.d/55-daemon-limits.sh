@@ -1,6 +1,8 @@
 #!/bin/bash
 # Limits above the policy's defaults need io.skilld.raise-limits (alice has not got it, carol
 # has); above the policy's maximums nobody gets them, root included.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"

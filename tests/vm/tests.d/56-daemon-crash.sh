@@ -3,6 +3,8 @@
 # processes die with it (none outlives its deadline), no scope is leaked, and when the service is
 # next activated every run is final in the store: interrupted (or its real result, had it
 # finished), with a journal entry. A scope a dead instance left behind is stopped at start-up.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -55,5 +57,6 @@ for id in "${ids[@]}"; do
     journalctl -o cat --no-pager SKILLD_RUN_ID="$id" SKILLD_STATUS=interrupted | grep -q . ||
         fail "no journal entry for the interruption of $id"
 done
-wait_until 30 no_run_scopes || fail "the leftover scope was not stopped: $(systemctl list-units --all 'skilld-run-*')"
+wait_until 30 no_run_scopes ||
+    fail "the leftover scope was not stopped: $(systemctl list-units --all 'skilld-run-*')"
 echo "after re-activation: ${#ids[@]} runs interrupted, each in the journal; leftover scope stopped"

@@ -2,6 +2,8 @@
 # 50 runs at once from two users: each one either finishes or is refused by the queue caps with
 # QuotaExceeded; none is lost, none stays queued or running, and the service's fd count returns
 # to what it was before.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -9,14 +11,24 @@ set -euo pipefail
 . "$(dirname "$0")/daemon.inc"
 
 daemon_setup
-daemon_policy $'service:\n  idle-timeout: 120s\nconcurrency:\n  per-user: 2\n  global: 3\nqueue:\n  per-user: 8\n  global: 12'
+daemon_policy "$(cat <<'YAML'
+service:
+  idle-timeout: 120s
+concurrency:
+  per-user: 2
+  global: 3
+queue:
+  per-user: 8
+  global: 12
+YAML
+)"
 
 tiny=$(make_skill tiny 'echo "tiny $1"')
 # One run first: what the service opens once and keeps (the journal's socket) is in the baseline.
 assert_eq "succeeded 0" "$(call alice run --wait "$tiny" 0 | tail -n 1)" "the first run"
 pid=$(daemon_main_pid)
 fds() {
-    ls "/proc/$pid/fd" | wc -l
+    find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l
 }
 baseline=$(fds)
 echo "skilld (pid $pid) has $baseline fds"
@@ -47,8 +59,9 @@ done
 assert_eq 50 $((accepted + refused)) "runs accounted for"
 echo "$accepted runs finished, $refused refused by the queue caps"
 
-[[ "$(as_user alice busctl --system call "${MANAGER[@]}" ListAllRuns 2>/dev/null || busctl --system call "${MANAGER[@]}" ListAllRuns)" != *'"queued"'* ]] ||
-    fail "a run is still queued"
+all=$(busctl --system call "${MANAGER[@]}" ListAllRuns)
+[[ $all != *'"queued"'* && $all != *'"running"'* ]] || fail "a run is still queued or running: $all"
 assert_eq "$pid" "$(daemon_main_pid)" "skilld's pid (it must not have restarted)"
-wait_until 30 test "$(fds)" -eq "$baseline" || fail "skilld has $(fds) fds, $baseline before: $(ls -l "/proc/$pid/fd")"
+wait_until 30 test "$(fds)" -eq "$baseline" ||
+    fail "skilld has $(fds) fds, $baseline before: $(ls -l "/proc/$pid/fd")"
 echo "fd count back to $baseline"

@@ -2,6 +2,8 @@
 # Installed skills: InstallSkill validates and installs (io.skilld.manage-skills: root and carol
 # yes, alice no), ListSkills shows them to everyone, RunInstalled runs them by name, RemoveSkill
 # takes them away; an invalid skill is refused with InvalidSkill.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -26,9 +28,9 @@ assert_contains "$err" "io.skilld.Skilld1.Error.SkillExists" "InstallSkill of an
 
 echoer=$(make_skill echoer 'echo "v2 $1"')
 call carol install "$echoer" --replace >/dev/null
-mapfile -t out < <(call bob run-installed --stdout --wait echoer bob)
-assert_eq "v2 bob" "${out[1]:-}" "bob's run of the replaced skill"
-echo "carol replaced echoer; bob ran it: ${out[1]:-}"
+mapfile -t lines < <(call bob run-installed --stdout --wait echoer bob)
+assert_eq "v2 bob" "${lines[1]:-}" "bob's run of the replaced skill"
+echo "carol replaced echoer; bob ran it: ${lines[1]:-}"
 
 mkdir -p bad/scripts
 printf -- '---\nname: Not_A_Name\ndescription: x\n---\n' >bad/SKILL.md
@@ -42,7 +44,8 @@ err=$("$SKILLD_CALL" install bad.skill 2>&1) && fail "an invalid skill was insta
 assert_contains "$err" "io.skilld.Skilld1.Error.InvalidSkill" "InstallSkill of an invalid skill"
 echo "invalid skill refused: $err"
 
-err=$(as_user alice busctl --system call "${MANAGER[@]}" RemoveSkill s echoer 2>&1) && fail "alice removed a skill"
+err=$(as_user alice busctl --system call "${MANAGER[@]}" RemoveSkill s echoer 2>&1) &&
+    fail "alice removed a skill"
 assert_contains "$err" "io.skilld.manage-skills" "RemoveSkill by alice"
 as_user carol busctl --system call "${MANAGER[@]}" RemoveSkill s echoer
 list=$(as_user alice busctl --system call "${MANAGER[@]}" ListSkills)
