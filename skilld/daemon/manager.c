@@ -28,13 +28,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
 static Connection *connection_free(Connection *c);
 
+static void run_finalize(Run *run);
+
 static uint64_t realtime_usec(void) {
         struct timespec ts;
 
         (void) clock_gettime(CLOCK_REALTIME, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
-static void run_finalize(Run *run);
 
 /* ---- Runs ---- */
 
@@ -189,6 +190,29 @@ static int dup_fd(int fd) {
 }
 
 static void manager_dispatch_queue(Manager *m);
+
+static int on_dispatch(sd_event_source *s, void *userdata) {
+        manager_dispatch_queue(userdata);
+        return 0;
+}
+
+/* Starts what can start, once the current dispatch is over: the caller of Run() gets the run's id
+ * before anything is said about the run (RunStarted), so it can tell which run that is about. */
+static void manager_schedule_dispatch(Manager *m) {
+        int r;
+
+        if (!m->dispatch_source) {
+                r = sd_event_add_defer(m->event, &m->dispatch_source, on_dispatch, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->dispatch_source, "dispatch-queue");
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to schedule the queue, starting runs now: %m");
+                        manager_dispatch_queue(m);
+                        return;
+                }
+        }
+        (void) sd_event_source_set_enabled(m->dispatch_source, SD_EVENT_ONESHOT);
+}
 
 int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error) {
         _cleanup_free_ char *request = NULL, *path = NULL;
@@ -347,7 +371,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         }
 
         log_debug("Run %s of %s for uid %u queued.", record->id, run->skill_name, (unsigned) s->owner);
-        manager_dispatch_queue(m);
+        manager_schedule_dispatch(m);
         *ret = record;
         return 0;
 }
@@ -839,6 +863,7 @@ Manager *manager_free(Manager *m) {
         while (m->connections)
                 connection_free(m->connections);
         sd_event_source_disable_unref(m->listen_source);
+        sd_event_source_disable_unref(m->dispatch_source);
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);

@@ -129,6 +129,7 @@ struct Manager {
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
 
         Run *runs;                      /* active runs, oldest first */
+        sd_event_source *dispatch_source;
         bool stopping;                  /* SIGTERM: nothing new starts */
         bool emitting;                  /* bus-run.c: signals going out, not a caller asking */
         sd_bus_message *authorized_call;        /* bus-run.c: the call the filter let through */
