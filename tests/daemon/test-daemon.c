@@ -267,6 +267,52 @@ static char *nobody_list_all(sd_bus *bus, const char *unused) {
 
 /* ---- Tests ---- */
 
+typedef struct Seen {
+        char *finished_status;          /* RunFinished */
+        char *changed_state;            /* the last State in PropertiesChanged */
+} Seen;
+
+static int on_run_finished(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Seen *seen = userdata;
+        const char *id, *path, *status;
+        int32_t code;
+
+        ck_assert_int_ge(sd_bus_message_read(m, "sosi", &id, &path, &status, &code), 0);
+        free(seen->finished_status);
+        seen->finished_status = strdup_printf("%s %s %" PRIi32, id, status, code);
+        return 0;
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Seen *seen = userdata;
+        const char *iface, *name, *state;
+
+        ck_assert_int_ge(sd_bus_message_read(m, "s", &iface), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
+        while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                if (streq(name, "State")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "v", "s", &state), 0);
+                        free(seen->changed_state);
+                        seen->changed_state = strdup(state);
+                } else
+                        ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+        }
+        return 0;
+}
+
+/* Processes what the bus has until the signals of a run have come. */
+static void wait_signals(sd_bus *bus, Seen *seen) {
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+
+        while (!seen->finished_status || !streq_ptr(seen->changed_state, "finished")) {
+                ck_assert_msg(test_now_usec() < deadline, "no RunFinished or PropertiesChanged");
+                if (sd_bus_process(bus, NULL) == 0)
+                        ck_assert_int_ge(sd_bus_wait(bus, 100000), 0);
+        }
+}
+
 /* Checks an answer and frees it. */
 static void expect(char *got, const char *want) {
         _cleanup_free_ char *g = got;
@@ -276,13 +322,25 @@ static void expect(char *got, const char *want) {
 
 START_TEST(test_run_and_ownership) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
-        _cleanup_free_ char *id = NULL, *theirs = NULL, *result = NULL, *path = NULL;
+        _cleanup_free_ char *id = NULL, *theirs = NULL, *result = NULL, *path = NULL, *want = NULL;
+        Seen seen = {};
         uint32_t owner;
 
-        /* root's run: no polkit, the real sandbox. */
+        /* root's run: no polkit, the real sandbox; its end is announced. */
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                             "io.skilld.Skilld1.Manager", "RunFinished", on_run_finished,
+                                             &seen), 0);
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, "io.skilld.Skilld1", NULL,
+                                             "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                             on_properties_changed, &seen), 0);
         id = call_run(bus, skill_path, "{\"x\": 1}", NULL, 0, NULL);
         ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
         expect(wait_final(bus, id), "succeeded");
+        wait_signals(bus, &seen);
+        want = strdup_printf("%s succeeded 0", id);
+        ck_assert_str_eq(seen.finished_status, want);
+        free(seen.finished_status);
+        free(seen.changed_state);
         result = run_property(bus, id, "Result");
         ck_assert_ptr_nonnull(strstr(result, "\"status\":\"succeeded\""));
         ck_assert_ptr_nonnull(strstr(result, "hello world"));

@@ -29,7 +29,19 @@ assert_eq "hello world" "$(call alice log "$id" stdout)" "stored stdout"
 assert_eq 's ""' "$(run_prop "$id" Unit alice)" "Unit of a finished run"
 echo "hello: output, artifact and log fine"
 
-# 2. The scope while it runs: the limits asked for, in the cgroup files. tasks+1: the service's
+# 2. Live output: the caller has it while the run still goes.
+ticker=$(make_skill ticker 'echo tick; sleep 30; echo tock')
+call alice run --stdout "$ticker" >ticker.out &
+ticker_pid=$!
+wait_until 60 grep -q tick ticker.out || fail "no live output from the ticker: $(cat ticker.out)"
+tid=$(head -n 1 ticker.out)
+assert_eq 's "running"' "$(run_prop "$tid" State alice)" "State of the ticker while its output arrives"
+run_method alice "$tid" Cancel
+wait "$ticker_pid"
+[[ $(cat ticker.out) != *tock* ]] || fail "the ticker ran to its end despite Cancel"
+echo "live output arrived while the run went"
+
+# 3. The scope while it runs: the limits asked for, in the cgroup files. tasks+1: the service's
 #    pin process is in the scope too, holding its cgroup until the outcome is read.
 sleeper=$(make_skill sleeper 'echo started; sleep "${1:-30}"')
 id=$(call alice run --limit memory=67108864 --limit tasks=32 --limit cpu=50 "$sleeper" 60)
@@ -47,25 +59,25 @@ assert_eq active "$(systemctl is-active "$unit")" "the scope unit"
 assert_eq skilld.slice "$(systemctl show -P Slice "$unit")" "the scope's slice"
 echo "scope $unit: memory.max, memory.swap.max, pids.max, cpu.max as asked"
 
-# 3. Cancel: the run ends canceled, the scope goes.
+# 4. Cancel: the run ends canceled, the scope goes.
 run_method alice "$id" Cancel
 assert_eq "finished canceled -1" "$(call alice wait "$id")" "canceled run"
 wait_until 10 test ! -e "$cg" || fail "$cg is still there after the run"
 wait_until 10 no_run_scopes || fail "scope left: $(systemctl list-units --all 'skilld-run-*')"
 echo "canceled; the scope is gone"
 
-# 4. Timeout.
+# 5. Timeout.
 out=$(call alice run --wait --limit timeout=1000000 "$sleeper" 30 | tail -n 1)
 assert_eq "timeout -1" "$out" "timed out run"
 echo "timeout"
 
-# 5. OOM: 256M in a run of 32M.
+# 6. OOM: 256M in a run of 32M.
 hog=$(make_skill hog $'b = bytearray(256 * 1024 * 1024)\nprint(len(b))' py)
 out=$(call alice run --wait --limit memory=33554432 "$hog" | tail -n 1)
 [[ $out == "oom "* ]] || fail "expected oom, got '$out'"
 echo "oom: $out"
 
-# 6. Tasks: forking past a limit of 8.
+# 7. Tasks: forking past a limit of 8.
 forker=$(make_skill forker "$(cat <<'PY'
 import os, sys, time
 for i in range(64):
