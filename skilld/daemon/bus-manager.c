@@ -1,0 +1,802 @@
+/* The Manager object, /io/skilld/Skilld1: running skills, listing runs, managing installed
+ * skills. Each handler goes the same way (timedated's order):
+ *
+ *   1. parse and validate the arguments: cheap, deterministic, and before anything else, since a
+ *      handler runs again after each asynchronous step (inspection, polkit);
+ *   2. inspect the skill where there is one (pending.c): its name, hash and script are what the
+ *      caller is authorized for;
+ *   3. authorize with polkit;
+ *   4. act, and reply.
+ * Nothing changes before step 4. */
+#include <cjson/cJSON.h>
+#include <sys/stat.h>
+
+#include "bus-errors.h"
+#include "engine.h"
+#include "error.h"
+#include "lint.h"
+#include "log.h"
+#include "manager.h"
+
+/* Caps on what one call may carry. */
+#define RUN_ARGS_MAX 4096U
+#define RUN_ARGS_BYTES_MAX (1024U * 1024U)
+/* Each one is an fd the service holds while the run is queued. */
+#define RUN_FILES_MAX 256U
+#define RUN_SCRIPT_MAX 1024U
+#define RUN_INPUT_MAX (64U * 1024U * 1024U)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+typedef struct RunCall {
+        int skill_fd;                   /* Run(); borrowed from the message */
+        const char *name;               /* RunInstalled() */
+        const char *script;             /* NULL: the skill's default entry point */
+        char **args;
+        const char *input_json;         /* NULL: none */
+        PolicyLimits asked;
+        char **env;                     /* NAME=VALUE */
+        char **file_names;
+        int *file_fds;                  /* borrowed */
+        size_t n_files;
+        bool network;
+        int stdout_fd;                  /* borrowed */
+        int stderr_fd;
+} RunCall;
+
+static void run_call_done(RunCall *c) {
+        strv_free(c->args);
+        strv_free(c->env);
+        strv_free(c->file_names);
+        free(c->file_fds);
+}
+
+static int invalid(sd_bus_error *error, const char *fmt, ...) _printf_(2, 3);
+static int invalid(sd_bus_error *error, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = sd_bus_error_setfv(error, SD_BUS_ERROR_INVALID_ARGS, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* A string a person will see again (in errors, the journal): printable UTF-8, bounded. */
+static bool text_ok(const char *s, size_t max) {
+        size_t n = strlen(s);
+
+        return n <= max && utf8_is_valid(s, n) && !string_has_cc(s, n);
+}
+
+/* The skill archive: a regular file (or memfd) open for reading, holding a zip. Never a path. */
+static int check_archive_fd(int fd, sd_bus_error *error) {
+        unsigned char magic[4];
+        struct stat st;
+        int flags;
+
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
+                return invalid(error, "The skill file descriptor is not open for reading.");
+        if (fstat(fd, &st) < 0)
+                return invalid(error, "The skill file descriptor cannot be examined: %s", strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return invalid(error,
+                               "The skill must be passed as a .skill archive in a regular file or memfd "
+                               "(skillctl packs folders that way).");
+        if (st.st_size <= 0)
+                return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL, "The skill archive is empty.");
+        if ((uint64_t) st.st_size > INSPECT_ARCHIVE_MAX)
+                return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
+                                         "The skill archive is larger than the 256M allowed.");
+        if (pread(fd, magic, sizeof(magic), 0) != (ssize_t) sizeof(magic) ||
+            memcmp(magic, "PK\003\004", sizeof(magic)) != 0)
+                return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL,
+                                         "The skill is not a .skill (zip) archive.");
+        return 0;
+}
+
+static int check_output_fd(int fd, const char *which, sd_bus_error *error) {
+        int flags = fcntl(fd, F_GETFL);
+
+        if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY)
+                return invalid(error, "The %s file descriptor is not open for writing.", which);
+        return 0;
+}
+
+static int parse_limits(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
+        const char *name;
+        uint64_t value;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{st}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(msg, "{st}", &name, &value)) > 0) {
+                PolicyLimit l = policy_limit_from_string(name);
+
+                if (l < 0)
+                        return invalid(error,
+                                       "Unknown limit '%s'; known are memory, tasks, cpu, timeout, stdout, "
+                                       "stderr, output and tmpfs.",
+                                       text_ok(name, 64) ? name : "?");
+                if (c->asked.value[l] != POLICY_LIMIT_UNSET)
+                        return invalid(error, "The limit %s is given twice.", name);
+                if (value == POLICY_LIMIT_UNSET)
+                        return invalid(error, "The limit %s is out of range.", name);
+                c->asked.value[l] = value;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+static int parse_env(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
+        const char *name, *value;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{ss}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(msg, "{ss}", &name, &value)) > 0) {
+                _cleanup_free_ char *assignment = NULL, *why = NULL;
+
+                if (strchr(name, '='))
+                        return invalid(error, "Environment names may not contain '='.");
+                assignment = strdup_printf("%s=%s", name, value);
+                if (!assignment)
+                        return -ENOMEM;
+                r = sandbox_env_check(assignment, &why);
+                if (r < 0)
+                        return invalid(error, "%s.", why ?: "Invalid environment variable");
+                STRV_FOREACH(e, c->env)
+                        if (strncmp(*e, assignment, strlen(name) + 1) == 0)
+                                return invalid(error, "The environment variable %s is given twice.", name);
+                r = strv_push(&c->env, TAKE_PTR(assignment));
+                if (r < 0)
+                        return r;
+                if (strv_length(c->env) > 256)
+                        return invalid(error, "More than 256 environment variables.");
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+static int parse_files(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
+        const char *name;
+        int fd, r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sh}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(msg, "{sh}", &name, &fd)) > 0) {
+                _cleanup_free_ char *why = NULL;
+                struct stat st;
+                int flags, *fds;
+
+                r = sandbox_file_name_check(name, &why);
+                if (r < 0)
+                        return invalid(error, "%s.", why ?: "Invalid input file name");
+                if (strv_contains(c->file_names, name))
+                        return invalid(error, "The input file %s is given twice.", name);
+                if (c->n_files >= RUN_FILES_MAX)
+                        return invalid(error, "More than %u input files.", RUN_FILES_MAX);
+                /* SECURITY: a file the caller opened, never a path we would open for them. */
+                flags = fcntl(fd, F_GETFL);
+                if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY || fstat(fd, &st) < 0 ||
+                    !S_ISREG(st.st_mode))
+                        return invalid(error, "The input file %s is not a regular file open for reading.",
+                                       name);
+                r = strv_extend(&c->file_names, name);
+                if (r < 0)
+                        return r;
+                fds = reallocarray(c->file_fds, c->n_files + 1, sizeof(int));
+                if (!fds)
+                        return -ENOMEM;
+                c->file_fds = fds;
+                c->file_fds[c->n_files++] = fd;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+static int parse_options(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
+        unsigned seen = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                static const char *const known[] = {
+                        "limits", "env", "files", "network", "stdout", "stderr"
+                };
+                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h" };
+                const char *key;
+                size_t i;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                for (i = 0; i < ELEMENTSOF(known); i++)
+                        if (streq(key, known[i]))
+                                break;
+                if (i == ELEMENTSOF(known))
+                        return invalid(error, "Unknown option '%s'.", text_ok(key, 64) ? key : "?");
+                if (seen & (1U << i))
+                        return invalid(error, "The option %s is given twice.", key);
+                seen |= 1U << i;
+
+                r = sd_bus_message_enter_container(msg, 'v', types[i]);
+                if (r < 0)
+                        return invalid(error, "The option %s must be of type %s.", key, types[i]);
+                switch (i) {
+                case 0:
+                        r = parse_limits(msg, c, error);
+                        break;
+                case 1:
+                        r = parse_env(msg, c, error);
+                        break;
+                case 2:
+                        r = parse_files(msg, c, error);
+                        break;
+                case 3: {
+                        int b;
+
+                        r = sd_bus_message_read(msg, "b", &b);
+                        c->network = b;
+                        break;
+                }
+                default: {
+                        int fd;
+
+                        r = sd_bus_message_read(msg, "h", &fd);
+                        if (r >= 0)
+                                r = check_output_fd(fd, key, error);
+                        if (r >= 0 && streq(key, "stdout"))
+                                c->stdout_fd = fd;
+                        else if (r >= 0)
+                                c->stderr_fd = fd;
+                        break;
+                }
+                }
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+static int parse_run_call(sd_bus_message *msg, bool installed, RunCall *c, sd_bus_error *error) {
+        const char *script, *input;
+        size_t bytes = 0;
+        int r;
+
+        if (installed)
+                r = sd_bus_message_read(msg, "ss", &c->name, &script);
+        else
+                r = sd_bus_message_read(msg, "hs", &c->skill_fd, &script);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read_strv(msg, &c->args);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "s", &input);
+        if (r < 0)
+                return r;
+        r = parse_options(msg, c, error);
+        if (r < 0)
+                return r;
+
+        if (installed && !skill_name_is_valid(c->name))
+                return invalid(error, "'%s' is not a valid skill name.",
+                               text_ok(c->name, 64) ? c->name : "?");
+        if (!installed) {
+                r = check_archive_fd(c->skill_fd, error);
+                if (r < 0)
+                        return r;
+        }
+        if (!isempty(script)) {
+                if (!text_ok(script, RUN_SCRIPT_MAX))
+                        return invalid(error, "The script path is not a valid path of the skill.");
+                c->script = script;
+        }
+        if (strv_length(c->args) > RUN_ARGS_MAX)
+                return invalid(error, "More than %u arguments.", RUN_ARGS_MAX);
+        STRV_FOREACH(a, c->args)
+                bytes += strlen(*a) + 1;
+        if (bytes > RUN_ARGS_BYTES_MAX)
+                return invalid(error, "The arguments are longer than 1M together.");
+        if (!isempty(input)) {
+                _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+
+                if (strlen(input) > RUN_INPUT_MAX)
+                        return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
+                                                 "The input is larger than 64M.");
+                j = cJSON_ParseWithOpts(input, NULL, true);
+                if (!j)
+                        return invalid(error, "The input is not valid JSON.");
+                c->input_json = input;
+        }
+        return 0;
+}
+
+static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
+        _cleanup_(run_call_done) RunCall c = {
+                .skill_fd = -EBADF,
+                .stdout_fd = -EBADF,
+                .stderr_fd = -EBADF,
+        };
+        _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL;
+        PolicyLimits limits;
+        StoreRun *record;
+        const Inspection *skill;
+        bool raised = false;
+        Pending *p;
+        uid_t uid;
+        int r;
+
+        for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
+                c.asked.value[l] = POLICY_LIMIT_UNSET;
+
+        /* 1. Validate. */
+        r = parse_run_call(msg, installed, &c, error);
+        if (r < 0)
+                return r;
+        r = bus_message_get_caller_uid(msg, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
+        if (!m->policy)
+                return sd_bus_error_set(error, SKILLD_ERROR_POLICY_INVALID, m->policy_error);
+        r = policy_resolve_limits(m->policy, &c.asked, &limits, &raised, &why);
+        if (r == -E2BIG)
+                return sd_bus_error_set(error, SKILLD_ERROR_LIMIT_EXCEEDED, why);
+        if (r < 0)
+                return invalid(error, "%s", why ?: strerror(-r));
+        {
+                SandboxLimits sl = manager_sandbox_limits(&limits);
+
+                /* The engine has floors of its own (an init and a shell need a few tasks). */
+                r = sandbox_limits_check(&sl, &why);
+                if (r < 0)
+                        return invalid(error, "%s.", why ?: strerror(-r));
+        }
+
+        /* 2. Inspect: the first time round start it; it calls us again when done. */
+        p = pending_find(m, msg);
+        if (!p) {
+                _cleanup_close_ int dir_fd = -EBADF;
+
+                if (installed) {
+                        r = skills_open(&m->skill_dirs, c.name, &dir_fd, NULL);
+                        if (r == -ENOPKG)
+                                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL,
+                                                         "No skill %s is installed.", c.name);
+                        if (r < 0)
+                                return bus_error_set_errnof(error, r, "Cannot open the skill %s: %s", c.name,
+                                                            strerror(-r));
+                }
+                r = pending_start(m, msg, installed ? PENDING_RUN_INSTALLED : PENDING_RUN, uid, c.skill_fd,
+                                  TAKE_FD(dir_fd), c.name, c.script, &why);
+                if (r < 0)
+                        return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
+                return 1;
+        }
+        if (!p->done)
+                return 1;
+        skill = &p->inspection;
+        if (skill->error_errno != 0) {
+                r = sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, skill->error);
+                pending_free(p);
+                return r;
+        }
+        if (installed && !streq(skill->name, c.name)) {
+                r = sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL,
+                                      "The installed skill %s holds a skill named %s.", c.name, skill->name);
+                pending_free(p);
+                return r;
+        }
+        if (c.network) {
+                /* The policy says which skills may; this sandbox engine gives no run network yet, so
+                 * even those are refused rather than silently run without. */
+                if (!policy_network_allowed(m->policy, skill->name, skill->hash, installed))
+                        r = sd_bus_error_setf(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
+                                              "The admin policy does not allow the skill %s network access.",
+                                              skill->name);
+                else
+                        r = sd_bus_error_set(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
+                                             "Runs with network access are not supported by skilld yet.");
+                pending_free(p);
+                return r;
+        }
+
+        /* 3. Authorize, with what the skill really is as details for admins' rules. */
+        {
+                char *details[] = {
+                        (char *) "skill", skill->name,
+                        (char *) "hash", skill->hash,
+                        (char *) "script", skill->script,
+                        NULL,
+                };
+
+                r = polkit_check_async(m->polkit, msg,
+                                       installed ? "io.skilld.run" : "io.skilld.run-unlisted", details,
+                                       UID_INVALID, &auth_error);
+                if (r > 0 && raised)
+                        r = polkit_check_async(m->polkit, msg, "io.skilld.raise-limits", details,
+                                               UID_INVALID, &auth_error);
+        }
+        if (r == 0)
+                return 1;
+        if (r < 0) {
+                pending_free(p);
+                return sd_bus_error_copy(error, &auth_error);
+        }
+
+        /* 4. Act. */
+        skill_dir = installed ? strdup_printf("installed skill %s", skill->name) : strdup(p->dir);
+        if (!skill_dir)
+                return -ENOMEM;
+        r = manager_submit_run(m, &(RunSubmission) {
+                .owner = uid,
+                .skill = skill,
+                .installed = installed,
+                .skill_dir_fd = p->dir_fd,
+                .skill_dir = skill_dir,
+                .work_dir = installed ? NULL : p->dir,
+                .args = c.args,
+                .input_json = c.input_json,
+                .env = c.env,
+                .file_names = c.file_names,
+                .file_fds = c.file_fds,
+                .n_files = c.n_files,
+                .stdout_fd = c.stdout_fd,
+                .stderr_fd = c.stderr_fd,
+                .limits = &limits,
+        }, &record, &why);
+        if (r < 0) {
+                pending_free(p);
+                return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
+        }
+        /* The run deletes the unpacked tree from now on. */
+        free(p->dir);
+        p->dir = NULL;
+        pending_free(p);
+
+        r = bus_run_object_path(record->id, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "so", record->id, path);
+}
+
+static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return handle_run(userdata, msg, false, error);
+}
+
+static int method_run_installed(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return handle_run(userdata, msg, true, error);
+}
+
+static int reply_runs(Manager *m, sd_bus_message *msg, uid_t owner) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ StoreRun **runs = NULL;
+        size_t n = 0;
+        int r;
+
+        r = store_list_runs(m->store, owner, &runs, &n);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sossussitt)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = NULL;
+                const StoreRun *run = runs[i];
+
+                r = bus_run_object_path(run->id, &path);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append(reply, "(sossussitt)", run->id, path, run->skill_name, run->script,
+                                          (uint32_t) run->owner, run_state_to_string(run->state),
+                                          run->state == RUN_FINISHED ? strempty(run->status) : "",
+                                          (int32_t) (run->state == RUN_FINISHED ? run->exit_code : -1),
+                                          run->created_usec, run->finished_usec);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        uid_t uid;
+        int r;
+
+        r = bus_message_get_caller_uid(msg, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
+        return reply_runs(userdata, msg, uid == 0 ? UID_INVALID : uid);
+}
+
+static int method_list_all_runs(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = polkit_check_async(m->polkit, msg, "io.skilld.manage-runs", NULL, UID_INVALID, error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
+        return reply_runs(m, msg, UID_INVALID);
+}
+
+static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL;
+        Manager *m = userdata;
+        StoreRun *record;
+        const char *id;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        if (!store_run_id_is_valid(id))
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN,
+                                         "No run has that id (run ids are 32 lowercase hex digits).");
+        r = bus_message_get_caller_uid(msg, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
+
+        record = store_get_run(m->store, id);
+        if (!(record && (uid == 0 || record->owner == uid))) {
+                /* SECURITY: others' runs exist only for admins; polkit is asked whether the run
+                 * exists or not, so the answer says nothing to anyone else. */
+                char *details[] = { (char *) "run", (char *) id, NULL };
+
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-runs", details, UID_INVALID,
+                                       &auth_error);
+                if (r == 0)
+                        return 1;
+                if (r < 0 || !record)
+                        return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN, "No run %s.", id);
+        }
+        r = bus_run_object_path(id, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "o", path);
+}
+
+static int method_list_skills(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        SkillInfo *l = NULL;
+        size_t n = 0;
+        int r;
+
+        r = skills_list(&m->skill_dirs, &l, &n);
+        if (r < 0)
+                return bus_error_set_errnof(error, r, "Failed to list the installed skills: %s",
+                                            strerror(-r));
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(ssss)", l[i].name, l[i].description, l[i].hash,
+                                          skill_origin_to_string(l[i].origin));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        skill_infos_free(l, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *why = NULL, *name = NULL, *hash = NULL;
+        Manager *m = userdata;
+        Pending *p;
+        int fd, replace;
+        uid_t uid;
+        int r;
+
+        /* 1. Validate. */
+        r = sd_bus_message_read(msg, "hb", &fd, &replace);
+        if (r < 0)
+                return r;
+        r = check_archive_fd(fd, error);
+        if (r < 0)
+                return r;
+        r = bus_message_get_caller_uid(msg, &uid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
+
+        /* 2. Unpack and check it where it would be installed. */
+        p = pending_find(m, msg);
+        if (!p) {
+                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, &why);
+                if (r < 0)
+                        return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
+                return 1;
+        }
+        if (!p->done)
+                return 1;
+        if (p->inspection.error_errno != 0) {
+                r = sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, p->inspection.error);
+                pending_free(p);
+                return r;
+        }
+
+        /* 3. Authorize. */
+        {
+                char *details[] = {
+                        (char *) "skill", p->inspection.name,
+                        (char *) "hash", p->inspection.hash,
+                        NULL,
+                };
+
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID,
+                                       &auth_error);
+        }
+        if (r == 0)
+                return 1;
+        if (r < 0) {
+                pending_free(p);
+                return sd_bus_error_copy(error, &auth_error);
+        }
+
+        /* 4. Move it into place. */
+        name = strdup(p->inspection.name);
+        hash = strdup(p->inspection.hash);
+        if (!name || !hash) {
+                pending_free(p);
+                return -ENOMEM;
+        }
+        r = skills_install(&m->skill_dirs, p->dir, name, replace, &why);
+        pending_free(p);
+        if (r == -EEXIST)
+                return sd_bus_error_set(error, SKILLD_ERROR_SKILL_EXISTS, why);
+        if (r < 0)
+                return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
+        log_info("Skill %s (%s) installed by uid %u.", name, hash, (unsigned) uid);
+        return sd_bus_reply_method_return(msg, "ss", name, hash);
+}
+
+static int method_remove_skill(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *why = NULL;
+        Manager *m = userdata;
+        const char *name;
+        SkillOrigin origin;
+        int fd = -EBADF, r;
+
+        /* 1. Validate: there must be an installed skill of that name to remove. */
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        if (!skill_name_is_valid(name))
+                return invalid(error, "'%s' is not a valid skill name.", text_ok(name, 64) ? name : "?");
+        r = skills_open(&m->skill_dirs, name, &fd, &origin);
+        safe_close(fd);
+        if (r == -ENOPKG)
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL, "No skill %s is installed.",
+                                         name);
+        if (r < 0)
+                return bus_error_set_errnof(error, r, "Cannot open the skill %s: %s", name, strerror(-r));
+        if (origin != SKILL_ORIGIN_INSTALLED)
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL,
+                                         "The skill %s is part of the host (%s), not installed through "
+                                         "skilld; remove it there.", name, m->skill_dirs.path[origin]);
+
+        /* 2. Authorize. */
+        {
+                char *details[] = { (char *) "skill", (char *) name, NULL };
+
+                r = polkit_check_async(m->polkit, msg, "io.skilld.manage-skills", details, UID_INVALID,
+                                       error);
+                if (r <= 0)
+                        return r == 0 ? 1 : r;
+        }
+
+        /* 3. Act. Runs of it keep their tree open; it is deleted once none is active. */
+        r = skills_remove(&m->skill_dirs, name, &why);
+        if (r == -ENOPKG || r == -EROFS)
+                return sd_bus_error_set(error, SKILLD_ERROR_NO_SUCH_SKILL, why);
+        if (r < 0)
+                return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
+        if (!m->runs)
+                skills_purge(&m->skill_dirs, false);
+        log_info("Skill %s removed.", name);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PROJECT_VERSION);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+
+        SD_BUS_METHOD_WITH_ARGS("Run",
+                                SD_BUS_ARGS("h", skill, "s", script, "as", args, "s", input_json,
+                                            "a{sv}", options),
+                                SD_BUS_RESULT("s", id, "o", run),
+                                method_run,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RunInstalled",
+                                SD_BUS_ARGS("s", name, "s", script, "as", args, "s", input_json,
+                                            "a{sv}", options),
+                                SD_BUS_RESULT("s", id, "o", run),
+                                method_run_installed,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListRuns",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(sossussitt)", runs),
+                                method_list_runs,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListAllRuns",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(sossussitt)", runs),
+                                method_list_all_runs,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetRun",
+                                SD_BUS_ARGS("s", id),
+                                SD_BUS_RESULT("o", run),
+                                method_get_run,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSkills",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(ssss)", skills),
+                                method_list_skills,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("InstallSkill",
+                                SD_BUS_ARGS("h", skill, "b", replace),
+                                SD_BUS_RESULT("s", name, "s", hash),
+                                method_install_skill,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveSkill",
+                                SD_BUS_ARGS("s", name),
+                                SD_BUS_NO_RESULT,
+                                method_remove_skill,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("RunStarted",
+                                SD_BUS_ARGS("s", id, "o", run),
+                                0),
+        SD_BUS_SIGNAL_WITH_ARGS("RunFinished",
+                                SD_BUS_ARGS("s", id, "o", run, "s", status, "i", exit_code),
+                                0),
+
+        SD_BUS_VTABLE_END
+};
+
+int manager_add_objects(Manager *m, sd_bus *bus) {
+        int r;
+
+        r = sd_bus_add_object_vtable(bus, NULL, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, manager_vtable,
+                                     m);
+        if (r < 0)
+                return r;
+        return bus_run_add_objects(m, bus);
+}

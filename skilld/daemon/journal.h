@@ -1,0 +1,31 @@
+/* The journal record of runs: one structured entry per run when it ends, so admins can audit
+ * who ran what (journalctl SKILLD_RUN_ID=..., MESSAGE_ID=...) without the service keeping logs
+ * of its own.
+ *
+ * Fields: SKILLD_RUN_ID, SKILL_NAME, SKILL_HASH, SKILLD_CALLER_UID, SKILLD_STATUS (the status
+ * of a finished run, or "interrupted"), SKILLD_EXIT_CODE, SKILLD_SIGNAL. Names are escaped (a
+ * skill's name comes from its author), and nothing of the skill's output is ever copied here:
+ * output is the owner's, the journal is readable by admins. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "util.h"
+
+#define SKILLD_MESSAGE_RUN_FINISHED "7bf39efccf71417b96c57cdfcf31c58d"
+#define SKILLD_MESSAGE_RUN_STARTED  "c871a814389e4cdaa7427a87e16c8d1e"
+
+typedef struct JournalRun {
+        const char *id;
+        const char *skill_name;
+        const char *skill_hash;
+        uid_t owner;
+        const char *status;             /* "succeeded", ..., "interrupted" */
+        int exit_code;                  /* -1: none */
+        int signal;                     /* 0: none */
+        const char *reason;             /* why interrupted, or NULL */
+} JournalRun;
+
+/* Best effort: a journal that is not there (tests, containers) loses the entry, nothing else. */
+void journal_run_started(const JournalRun *j);
+void journal_run_finished(const JournalRun *j);

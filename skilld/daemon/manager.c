@@ -1,0 +1,1219 @@
+/* See manager.h. This file holds the Manager's lifetime (start-up, the idle loop, shutdown), the
+ * private socket's peers, and the lifecycle of runs; the D-Bus side lives in bus-manager.c and
+ * bus-run.c, the inspection of calls' skills in pending.c. */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-id128.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "journal.h"
+#include "log.h"
+#include "manager.h"
+#include "scope.h"
+#include "worker.h"
+
+/* Peers of the private socket: each one costs an fd and some memory. */
+#define CONNECTIONS_MAX 1024U
+#define CONNECTIONS_PER_UID_MAX 64U
+#define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+static Connection *connection_free(Connection *c);
+
+static void run_finalize(Run *run);
+
+static uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+/* ---- Runs ---- */
+
+static Run *run_free(Run *run) {
+        if (!run)
+                return NULL;
+        if (run->manager) {
+                Manager *m = run->manager;
+
+                if (run->prev)
+                        run->prev->next = run->next;
+                else
+                        m->runs = run->next;
+                if (run->next)
+                        run->next->prev = run->prev;
+        }
+        if (run->worker > 0) {
+                /* Only on shutdown paths: the worker dies with its sandbox. */
+                (void) kill(run->worker, SIGKILL);
+                (void) waitpid(run->worker, NULL, 0);
+        }
+        sd_event_source_disable_unref(run->worker_source);
+        free(run->path);
+        free(run->skill_name);
+        free(run->skill_hash);
+        free(run->script);
+        free(run->interpreter);
+        safe_close(run->skill_dir_fd);
+        free(run->skill_dir);
+        if (run->work_dir) {
+                (void) rm_rf_at(AT_FDCWD, run->work_dir);
+                free(run->work_dir);
+        }
+        strv_free(run->args);
+        strv_free(run->env);
+        strv_free(run->file_names);
+        for (size_t i = 0; i < run->n_files; i++)
+                safe_close(run->file_fds[i]);
+        free(run->file_fds);
+        safe_close(run->stdout_fd);
+        safe_close(run->stderr_fd);
+        safe_close(run->cancel_fd);
+        safe_close(run->result_fd);
+        /* The uid is free again once the worker is gone: its sandbox went with it. */
+        safe_close(run->uid_lock_fd);
+        free(run->unit);
+        free(run);
+        return NULL;
+}
+
+Run *manager_find_active(Manager *m, const char *id) {
+        for (Run *r = m->runs; r; r = r->next)
+                if (streq(r->record->id, id))
+                        return r;
+        return NULL;
+}
+
+size_t manager_count_runs(Manager *m, uid_t owner, bool running) {
+        size_t n = 0;
+
+        for (Run *r = m->runs; r; r = r->next)
+                if ((owner == UID_INVALID || r->record->owner == owner) && r->running == running)
+                        n++;
+        return n;
+}
+
+SandboxLimits manager_sandbox_limits(const PolicyLimits *l) {
+        SandboxLimits s = SANDBOX_LIMITS_DEFAULT;
+
+        s.memory_max = l->value[POLICY_LIMIT_MEMORY];
+        s.tasks_max = l->value[POLICY_LIMIT_TASKS];
+        s.cpu_percent = (unsigned) MIN(l->value[POLICY_LIMIT_CPU], (uint64_t) UINT_MAX);
+        s.timeout_usec = l->value[POLICY_LIMIT_TIMEOUT];
+        s.stdout_max = l->value[POLICY_LIMIT_STDOUT];
+        s.stderr_max = l->value[POLICY_LIMIT_STDERR];
+        s.out_max = l->value[POLICY_LIMIT_OUTPUT];
+        s.tmpfs_size = l->value[POLICY_LIMIT_TMPFS];
+        return s;
+}
+
+static int json_add_strv(cJSON *o, const char *key, char * const *l) {
+        cJSON *a = cJSON_AddArrayToObject(o, key);
+
+        if (!a)
+                return -ENOMEM;
+        STRV_FOREACH(s, l) {
+                cJSON *v = cJSON_CreateString(*s);
+
+                if (!v || !cJSON_AddItemToArray(a, v)) {
+                        cJSON_Delete(v);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* What the record keeps of the request: enough to show and audit it, not the input's contents or
+ * the environment's values, which may be secrets and are the caller's. */
+static int request_json(const RunSubmission *s, char **ret) {
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        _cleanup_strv_free_ char **env_names = NULL;
+        cJSON *limits;
+        char *text;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        STRV_FOREACH(e, s->env) {
+                char *n = strndup(*e, strcspn(*e, "="));
+
+                r = n ? strv_push(&env_names, n) : -ENOMEM;
+                if (r < 0)
+                        return r;
+        }
+        if (json_add_strv(o, "args", s->args) < 0 || json_add_strv(o, "env", env_names) < 0 ||
+            json_add_strv(o, "files", s->file_names) < 0 ||
+            !cJSON_AddBoolToObject(o, "input", !!s->input_json) ||
+            !cJSON_AddBoolToObject(o, "installed", s->installed) ||
+            !cJSON_AddBoolToObject(o, "network", false) ||
+            !cJSON_AddBoolToObject(o, "live_output", s->stdout_fd >= 0 || s->stderr_fd >= 0) ||
+            !(limits = cJSON_AddObjectToObject(o, "limits")))
+                return -ENOMEM;
+        if (s->skill->interpreter && !cJSON_AddStringToObject(o, "interpreter", s->skill->interpreter))
+                return -ENOMEM;
+        for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
+                if (!cJSON_AddNumberToObject(limits, policy_limit_to_string(l),
+                                             (double) s->limits->value[l]))
+                        return -ENOMEM;
+        text = cJSON_PrintUnformatted(o);
+        if (!text)
+                return -ENOMEM;
+        *ret = text;
+        return 0;
+}
+
+int manager_run_request(Manager *m, const StoreRun *record, char **ret_json) {
+        return store_run_read_request(m->store, record, ret_json);
+}
+
+static char *run_dir(Manager *m, const char *id) {
+        /* The store's layout (store.h): the record of a run is runs/<id> below the state dir. */
+        return strdup_printf("%s/runs/%s", m->state_dir, id);
+}
+
+static int dup_fd(int fd) {
+        int c;
+
+        if (fd < 0)
+                return -EBADF;
+        c = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        return c < 0 ? -errno : c;
+}
+
+static void manager_dispatch_queue(Manager *m);
+
+static int on_dispatch(sd_event_source *s, void *userdata) {
+        manager_dispatch_queue(userdata);
+        return 0;
+}
+
+/* Starts what can start, once the current dispatch is over: the caller of Run() gets the run's id
+ * before anything is said about the run (RunStarted), so it can tell which run that is about. */
+static void manager_schedule_dispatch(Manager *m) {
+        int r;
+
+        if (!m->dispatch_source) {
+                r = sd_event_add_defer(m->event, &m->dispatch_source, on_dispatch, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->dispatch_source, "dispatch-queue");
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to schedule the queue, starting runs now: %m");
+                        manager_dispatch_queue(m);
+                        return;
+                }
+        }
+        (void) sd_event_source_set_enabled(m->dispatch_source, SD_EVENT_ONESHOT);
+}
+
+int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error) {
+        _cleanup_free_ char *request = NULL, *path = NULL;
+        const Policy *p = m->policy;
+        char id[SD_ID128_STRING_MAX];
+        StoreRunInfo info = {};
+        StoreRun *record = NULL;
+        size_t user_running, user_queued;
+        sd_id128_t rid;
+        Run *run;
+        int r;
+
+        /* 1. Room: a slot now, else a place in the queue. A user with runs waiting queues
+         *    behind them, so runs start in the order they came. */
+        user_running = manager_count_runs(m, s->owner, true);
+        user_queued = manager_count_runs(m, s->owner, false);
+        if (!(manager_count_runs(m, UID_INVALID, true) < p->max_active &&
+              user_running < p->max_active_per_user && user_queued == 0)) {
+                if (user_queued >= p->max_queued_per_user)
+                        return error_setf(error, -EUSERS,
+                                          "You have %zu runs active and %zu waiting, the most the "
+                                          "policy allows; try again when one has finished.",
+                                          user_running, user_queued);
+                if (manager_count_runs(m, UID_INVALID, false) >= p->max_queued)
+                        return error_setf(error, -EUSERS,
+                                          "The service has %zu runs waiting, the most the policy "
+                                          "allows; try again later.",
+                                          manager_count_runs(m, UID_INVALID, false));
+        }
+
+        /* 2. Room on disk: a full store refuses new runs rather than losing results. */
+        r = store_check_space(m->store, p->min_free_bytes, p->min_free_percent, error);
+        if (r < 0)
+                return r;
+
+        /* 3. The record, queued. */
+        r = sd_id128_randomize(&rid);
+        if (r < 0)
+                return error_setf(error, r, "Failed to make a run id: %s", strerror(-r));
+        sd_id128_to_string(rid, id);
+        r = request_json(s, &request);
+        if (r < 0)
+                return r;
+        info = (StoreRunInfo) {
+                .id = id,
+                .owner = s->owner,
+                .skill_name = s->skill->name,
+                .skill_hash = s->skill->hash,
+                .script = s->skill->script,
+                .request_json = request,
+        };
+        r = bus_run_object_path(id, &path);
+        if (r < 0)
+                return r;
+
+        run = calloc(1, sizeof(Run));
+        if (!run)
+                return -ENOMEM;
+        *run = (Run) {
+                .skill_dir_fd = -EBADF,
+                .stdout_fd = -EBADF,
+                .stderr_fd = -EBADF,
+                .cancel_fd = -EBADF,
+                .result_fd = -EBADF,
+                .uid_lock_fd = -EBADF,
+                .uid = UID_INVALID,
+        };
+        run->path = TAKE_PTR(path);
+        run->skill_name = strdup(s->skill->name);
+        run->skill_hash = strdup(s->skill->hash);
+        run->script = strdup(s->skill->script);
+        run->interpreter = s->skill->interpreter ? strdup(s->skill->interpreter) : NULL;
+        run->args = strv_copy(s->args);
+        run->env = strv_copy(s->env);
+        run->file_names = strv_copy(s->file_names);
+        run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
+        if (!run->skill_name || !run->skill_hash || !run->script ||
+            (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
+            !run->file_fds) {
+                run_free(run);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->n_files; i++) {
+                run->file_fds[i] = dup_fd(s->file_fds[i]);
+                run->n_files = i + 1;
+                if (run->file_fds[i] < 0) {
+                        r = run->file_fds[i];
+                        run_free(run);
+                        return error_setf(error, r, "Failed to take input file %s: %s", s->file_names[i],
+                                          strerror(-r));
+                }
+        }
+        run->stdout_fd = s->stdout_fd >= 0 ? dup_fd(s->stdout_fd) : -EBADF;
+        run->stderr_fd = s->stderr_fd >= 0 ? dup_fd(s->stderr_fd) : -EBADF;
+        if ((s->stdout_fd >= 0 && run->stdout_fd < 0) || (s->stderr_fd >= 0 && run->stderr_fd < 0)) {
+                run_free(run);
+                return error_setf(error, -errno, "Failed to take the output fds: %m");
+        }
+        run->limits = manager_sandbox_limits(s->limits);
+        run->skill_dir_fd = dup_fd(s->skill_dir_fd);
+        run->skill_dir = strdup(strempty(s->skill_dir));
+        run->work_dir = s->work_dir ? strdup(s->work_dir) : NULL;
+        if (run->skill_dir_fd < 0 || !run->skill_dir || (s->work_dir && !run->work_dir)) {
+                /* Not ours yet: the caller deletes it. */
+                free(run->work_dir);
+                run->work_dir = NULL;
+                run_free(run);
+                return -ENOMEM;
+        }
+
+        r = store_create_run(m->store, &info, 0, &record, error);
+        if (r < 0) {
+                free(run->work_dir);
+                run->work_dir = NULL;
+                run_free(run);
+                return r;
+        }
+        /* The logs exist from the start, so that OpenLog() can follow a run still queued. */
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_close_ int fd = -EBADF;
+
+                (void) store_run_open_log(m->store, record, i == 0 ? "stdout" : "stderr", true, &fd);
+        }
+        /* The input waits on disk, in the record (root's alone), not in our memory: a queue of runs
+         * with large inputs would otherwise be a queue of large allocations. The worker reads and
+         * deletes it. */
+        if (s->input_json) {
+                _cleanup_free_ char *dir = run_dir(m, record->id);
+                _cleanup_close_ int dfd = -EBADF;
+
+                r = dir ? 0 : -ENOMEM;
+                if (r >= 0) {
+                        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = dfd < 0 ? -errno : write_file_atomic_at(dfd, "input.json", s->input_json,
+                                                                    strlen(s->input_json), 0600);
+                }
+                if (r < 0) {
+                        (void) store_run_interrupt(m->store, record, "the input could not be stored", 0);
+                        run_free(run);
+                        return error_setf(error, r, "Failed to store the input: %s", strerror(-r));
+                }
+                run->input = true;
+        }
+
+        run->record = record;
+        run->manager = m;
+        if (!m->runs)
+                m->runs = run;
+        else {
+                Run *last = m->runs;
+
+                while (last->next)
+                        last = last->next;
+                last->next = run;
+                run->prev = last;
+        }
+
+        log_debug("Run %s of %s for uid %u queued.", record->id, run->skill_name, (unsigned) s->owner);
+        manager_schedule_dispatch(m);
+        *ret = record;
+        return 0;
+}
+
+/* A result for a run that never executed (canceled while queued). */
+static int stub_result(const Run *run, RunStatus status, const char *message, char **ret) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        char *text;
+        int r;
+
+        if (!res)
+                return -ENOMEM;
+        res->run_id = strdup(run->record->id);
+        res->skill_name = strdup(run->skill_name);
+        res->skill_hash = strdup(run->skill_hash);
+        res->script = strdup(run->script);
+        res->error = message ? strdup(message) : NULL;
+        if (!res->run_id || !res->skill_name || !res->skill_hash || !res->script || (message && !res->error))
+                return -ENOMEM;
+        res->status = status;
+        res->exit_code = -1;
+        res->uid = UID_INVALID;
+        res->limits = run->limits;
+        res->usage = (RunUsage) {
+                .wall_usec = RUN_USAGE_UNKNOWN,
+                .user_usec = RUN_USAGE_UNKNOWN,
+                .system_usec = RUN_USAGE_UNKNOWN,
+                .memory_peak = RUN_USAGE_UNKNOWN,
+                .tasks_peak = RUN_USAGE_UNKNOWN,
+        };
+        r = run_result_to_json(res, &j);
+        if (r < 0)
+                return r;
+        text = cJSON_PrintUnformatted(j);
+        if (!text)
+                return -ENOMEM;
+        *ret = text;
+        return 0;
+}
+
+/* Ends a run without a result: the store says interrupted, and why. */
+static void run_interrupt(Run *run, const char *reason) {
+        Manager *m = run->manager;
+        int r;
+
+        r = store_run_interrupt(m->store, run->record, reason, 0);
+        if (r < 0)
+                log_warning_errno(r, "Failed to record run %s as interrupted: %m", run->record->id);
+        run_finalize(run);
+}
+
+static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata);
+
+static int run_start(Run *run) {
+        Manager *m = run->manager;
+        _cleanup_free_ char *why = NULL, *dir = NULL, *description = NULL;
+        _cleanup_free_ RunFile *files = NULL;
+        _cleanup_close_pair_ int cancel[2] = { -EBADF, -EBADF };
+        RunRequest req = RUN_REQUEST_INIT;
+        WorkerArgs w = {};
+        int r;
+
+        /* 1. An identity of its own (uid-alloc.h). */
+        if (geteuid() == 0) {
+                r = uid_allocator_take(m->uids, &run->uid, &run->uid_lock_fd, &why);
+                if (r < 0)
+                        return log_warning_errno(r, "Run %s cannot start: %s", run->record->id, strna(why));
+        }
+
+        /* 2. What the worker needs, all of it set up here, where failures can still be told. */
+        if (pipe2(cancel, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        run->result_fd = memfd_create("skilld-result", MFD_CLOEXEC);
+        if (run->result_fd < 0)
+                return -errno;
+        dir = run_dir(m, run->record->id);
+        description = strdup_printf("skilld run %s of skill %s (uid %u)", run->record->id, run->skill_name,
+                                    (unsigned) run->record->owner);
+        files = calloc(MAX(run->n_files, 1U), sizeof(RunFile));
+        if (!dir || !description || !files)
+                return -ENOMEM;
+        for (size_t i = 0; i < run->n_files; i++)
+                files[i] = (RunFile) { .name = run->file_names[i], .fd = run->file_fds[i] };
+
+        req.run_id = run->record->id;
+        req.skill_dir = run->skill_dir;
+        req.skill_dir_fd = run->skill_dir_fd;
+        req.skill_name = run->skill_name;
+        req.skill_hash = run->skill_hash;
+        req.script = run->script;
+        req.interpreter = run->interpreter;
+        req.args = run->args;
+        req.files = files;
+        req.n_files = run->n_files;
+        req.env = run->env;
+        req.limits = run->limits;
+        req.uid = run->uid;
+        req.cancel_fd = cancel[0];
+        if (policy_layer_may_be_missing(m->policy, ISOLATION_SECCOMP))
+                req.allow_missing |= SANDBOX_LAYER_SECCOMP;
+        if (policy_layer_may_be_missing(m->policy, ISOLATION_CGROUP))
+                req.allow_missing |= SANDBOX_LAYER_CGROUP;
+
+        w = (WorkerArgs) {
+                .request = req,
+                .run_dir = dir,
+                .client_stdout_fd = run->stdout_fd,
+                .client_stderr_fd = run->stderr_fd,
+                .result_fd = run->result_fd,
+                .input_file = run->input,
+                .use_scope = m->use_scopes,
+                .systemd_address = m->systemd_address,
+                .description = description,
+        };
+
+        /* 3. Running, on disk first: a service killed from here on leaves it interrupted. */
+        r = store_run_set_running(m->store, run->record, 0);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to record run %s as running: %m", run->record->id);
+
+        r = worker_spawn(&w, &run->worker);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to start the worker of run %s: %m", run->record->id);
+        run->running = true;
+        run->cancel_fd = TAKE_FD(cancel[1]);
+        /* The worker has them now; ours would only keep pipes open. */
+        run->stdout_fd = safe_close(run->stdout_fd);
+        run->stderr_fd = safe_close(run->stderr_fd);
+        for (size_t i = 0; i < run->n_files; i++)
+                run->file_fds[i] = safe_close(run->file_fds[i]);
+
+        r = sd_event_add_child(m->event, &run->worker_source, run->worker, WEXITED, on_worker_exit, run);
+        if (r < 0) {
+                /* Without a way to learn of its end, the run cannot be followed: stop it. */
+                log_warning_errno(r, "Failed to watch the worker of run %s: %m", run->record->id);
+                return r;
+        }
+        if (m->use_scopes) {
+                run->unit = scope_unit_name(run->record->id);
+                if (!run->unit)
+                        log_oom();
+        }
+
+        /* The journal entry is the record for admins; this is for debugging. */
+        log_debug("Run %s of %s for uid %u started (uid %u).", run->record->id, run->skill_name,
+                  (unsigned) run->record->owner, (unsigned) run->uid);
+        journal_run_started(&(JournalRun) {
+                .id = run->record->id,
+                .skill_name = run->skill_name,
+                .skill_hash = run->skill_hash,
+                .owner = run->record->owner,
+        });
+        bus_run_emit_changed(m, run->record, "State", "StartedTimestamp", "Unit", NULL);
+        bus_run_emit_started(m, run->record);
+        return 0;
+}
+
+static void manager_dispatch_queue(Manager *m) {
+        const Policy *p = m->policy;
+        Run *next;
+
+        if (m->stopping)
+                return;
+        /* In order of submission: the oldest queued run whose owner has a free slot. */
+        for (Run *run = m->runs; run && manager_count_runs(m, UID_INVALID, true) < p->max_active;
+             run = next) {
+                next = run->next;
+                if (run->running)
+                        continue;
+                if (manager_count_runs(m, run->record->owner, true) >= p->max_active_per_user)
+                        continue;
+                if (run_start(run) < 0) {
+                        if (run->worker > 0) {
+                                /* Started, but cannot be watched: take it down again. */
+                                (void) kill(run->worker, SIGKILL);
+                                (void) waitpid(run->worker, NULL, 0);
+                                run->worker = 0;
+                                run->worker_source = sd_event_source_disable_unref(run->worker_source);
+                        }
+                        run->running = false;
+                        run_interrupt(run, "the service could not start the run");
+                        /* The list changed under us. */
+                        next = m->runs;
+                }
+        }
+}
+
+static int read_result(Run *run, char **ret) {
+        Manager *m = run->manager;
+        _cleanup_free_ char *text = NULL, *path = NULL;
+        int r = -ENODATA;
+
+        if (lseek(run->result_fd, 0, SEEK_SET) >= 0)
+                r = read_full_fd(run->result_fd, STORE_RESULT_MAX, &text, NULL);
+        if (r < 0 || isempty(text)) {
+                /* The worker may have stored its result and died before telling us: result.json is
+                 * the commit point, and the truth. */
+                free(text);
+                text = NULL;
+                path = strdup_printf("%s/runs/%s/result.json", m->state_dir, run->record->id);
+                if (!path)
+                        return -ENOMEM;
+                r = read_full_file_at(AT_FDCWD, path, STORE_RESULT_MAX, true, &text, NULL);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static void run_worker_exited(Run *run, int code, int status) {
+        Manager *m = run->manager;
+        _cleanup_free_ char *result = NULL, *error = NULL, *reason = NULL;
+        int r;
+
+        run->worker = 0;
+        run->running = false;
+        run->worker_source = sd_event_source_disable_unref(run->worker_source);
+
+        r = read_result(run, &result);
+        if (r >= 0) {
+                r = store_run_finish(m->store, run->record, result, 0, &error);
+                if (r < 0)
+                        log_warning("Run %s: %s", run->record->id, strna(error));
+                run_finalize(run);
+                return;
+        }
+
+        if (code == CLD_EXITED)
+                reason = strdup_printf("the run's worker failed (exit status %d)", status);
+        else
+                reason = strdup_printf("the run's worker was killed by signal %s",
+                                       strna(sigabbrev_np(status)));
+        log_warning("Run %s ended without a result: %s.", run->record->id, strna(reason));
+        run_interrupt(run, reason ?: "the run's worker failed");
+}
+
+static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        run_worker_exited(userdata, si->si_code, si->si_status);
+        return 0;
+}
+
+static int result_signal(Manager *m, const StoreRun *record) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        const cJSON *v;
+
+        if (store_run_read_result(m->store, record, &text) < 0 || !(j = cJSON_Parse(text)))
+                return 0;
+        v = cJSON_GetObjectItemCaseSensitive(j, "signal");
+        return cJSON_IsNumber(v) ? (int) v->valuedouble : 0;
+}
+
+/* The end of a run, whatever it was: tell everyone, free the slot, start the next. */
+static void run_finalize(Run *run) {
+        Manager *m = run->manager;
+        StoreRun *record = run->record;
+        _cleanup_strv_free_ char **removed = NULL;
+        int r;
+
+        log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
+                  (unsigned) record->owner,
+                  record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
+        journal_run_finished(&(JournalRun) {
+                .id = record->id,
+                .skill_name = record->skill_name,
+                .skill_hash = record->skill_hash,
+                .owner = record->owner,
+                .status = record->state == RUN_FINISHED ? record->status : "interrupted",
+                .exit_code = record->exit_code,
+                .signal = result_signal(m, record),
+                .reason = record->state == RUN_INTERRUPTED ? record->reason : NULL,
+        });
+
+        free(run->unit);
+        run->unit = NULL;
+        bus_run_emit_changed(m, record, "State", "Status", "ExitCode", "Signal", "Unit", "FinishedTimestamp",
+                             "Result", "Usage", NULL);
+        bus_run_emit_finished(m, record);
+
+        run_free(run);
+
+        if (!m->runs)
+                skills_purge(&m->skill_dirs, false);
+        manager_dispatch_queue(m);
+
+        /* Retention: records beyond the policy's caps go, oldest first. */
+        if (!m->policy)
+                return;
+        r = store_gc(m->store, &m->policy->retention, 0, &removed);
+        if (r < 0)
+                log_warning_errno(r, "Failed to apply the retention policy: %m");
+        else if (removed)
+                log_info("Removed %zu old runs by the retention policy.", strv_length(removed));
+}
+
+int manager_cancel_run(Manager *m, StoreRun *record) {
+        _cleanup_free_ char *result = NULL, *error = NULL;
+        Run *run;
+        int r;
+
+        run = manager_find_active(m, record->id);
+        if (!run)
+                return -EALREADY;
+
+        if (run->worker > 0) {
+                /* The engine kills the run and reports it canceled; the worker's end does the rest. */
+                if (!run->cancel_requested && write(run->cancel_fd, "c", 1) < 0 && errno != EAGAIN)
+                        return -errno;
+                run->cancel_requested = true;
+                return 0;
+        }
+
+        /* Still queued: it never ran, and its result says so. */
+        r = stub_result(run, RUN_STATUS_CANCELED, NULL, &result);
+        if (r < 0)
+                return r;
+        r = store_run_finish(m->store, record, result, 0, &error);
+        if (r < 0)
+                log_warning("Run %s: %s", record->id, strna(error));
+        run_finalize(run);
+        return 0;
+}
+
+int manager_remove_run(Manager *m, StoreRun *record) {
+        if (manager_find_active(m, record->id))
+                return -EBUSY;
+        return store_run_remove(m->store, record);
+}
+
+/* ---- The private socket ---- */
+
+static Connection *connection_free(Connection *c) {
+        if (!c)
+                return NULL;
+        if (c->manager) {
+                if (c->prev)
+                        c->prev->next = c->next;
+                else
+                        c->manager->connections = c->next;
+                if (c->next)
+                        c->next->prev = c->prev;
+                c->manager->n_connections--;
+        }
+        sd_bus_flush_close_unref(c->bus);
+        free(c);
+        return NULL;
+}
+
+static int on_peer_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        connection_free(userdata);
+        return 0;
+}
+
+static int connection_new(Manager *m, int fd, uid_t uid) {
+        _cleanup_close_ int cfd = fd;
+        Connection *c;
+        size_t same = 0;
+        int r;
+
+        for (Connection *i = m->connections; i; i = i->next)
+                if (i->uid == uid)
+                        same++;
+        if (m->n_connections >= CONNECTIONS_MAX || same >= CONNECTIONS_PER_UID_MAX) {
+                log_warning("Refusing a connection of uid %u on the private socket: too many.",
+                            (unsigned) uid);
+                return -EUSERS;
+        }
+
+        c = calloc(1, sizeof(Connection));
+        if (!c)
+                return -ENOMEM;
+        c->uid = uid;
+        r = sd_bus_new(&c->bus);
+        if (r < 0)
+                goto fail;
+        /* A server end of a direct connection: EXTERNAL authentication, which hands us the
+         * peer's credentials from the kernel (SO_PEERCRED). No anonymous peers. */
+        r = sd_bus_set_fd(c->bus, cfd, cfd);
+        if (r < 0)
+                goto fail;
+        TAKE_FD(cfd);
+        r = sd_bus_set_server(c->bus, 1, m->server_id);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_set_anonymous(c->bus, 0);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_negotiate_fds(c->bus, 1);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_set_description(c->bus, "peer");
+        if (r < 0)
+                goto fail;
+        r = manager_add_objects(m, c->bus);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_match_signal(c->bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_peer_disconnected, c);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_start(c->bus);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_attach_event(c->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                goto fail;
+
+        c->manager = m;
+        c->next = m->connections;
+        if (m->connections)
+                m->connections->prev = c;
+        m->connections = c;
+        m->n_connections++;
+        return 0;
+
+fail:
+        log_warning_errno(r, "Failed to set up a connection on the private socket: %m");
+        connection_free(c);
+        return r;
+}
+
+static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        struct ucred cred = {};
+        socklen_t len = sizeof(cred);
+        int cfd;
+
+        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_warning_errno(errno, "Failed to accept a connection on the private socket: %m");
+                return 0;
+        }
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                log_warning_errno(errno, "Failed to get the peer of a connection: %m");
+                safe_close(cfd);
+                return 0;
+        }
+        (void) connection_new(m, cfd, cred.uid);
+        return 0;
+}
+
+void manager_foreach_bus(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata) {
+        if (m->bus)
+                (void) f(m->bus, userdata);
+        for (Connection *c = m->connections; c; c = c->next)
+                if (c->uid == owner || c->uid == 0)
+                        (void) f(c->bus, userdata);
+}
+
+/* ---- Lifetime ---- */
+
+int manager_new(const ManagerOptions *o, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        m = calloc(1, sizeof(Manager));
+        if (!m)
+                return -ENOMEM;
+        m->options = *o;
+        m->listen_fd = -EBADF;
+        m->idle_timeout_usec = SKILLD_IDLE_TIMEOUT_DEFAULT_USEC;
+        /* systemd tells us where StateDirectory= is; that wins over the build's default, so
+         * the store is where the unit made it writable whatever the installation prefix. */
+        m->state_dir = strdup(o->state_dir ?: secure_getenv("STATE_DIRECTORY") ?: STORE_DEFAULT_ROOT);
+        m->runtime_dir = strdup(o->runtime_dir ?: SKILLD_RUNTIME_DIR);
+        if (!m->state_dir || !m->runtime_dir)
+                return -ENOMEM;
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        r = sd_id128_randomize(&m->server_id);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        m->stopping = true;
+        while (m->runs)
+                run_free(m->runs);
+        while (m->pending)
+                pending_free(m->pending);
+        while (m->connections)
+                connection_free(m->connections);
+        sd_event_source_disable_unref(m->listen_source);
+        sd_event_source_disable_unref(m->dispatch_source);
+        safe_close(m->listen_fd);
+        polkit_registry_free(m->polkit);
+        sd_bus_slot_unref(m->name_slot);
+        sd_bus_flush_close_unref(m->bus);
+        sd_bus_flush_close_unref(m->systemd_bus);
+        sd_event_unref(m->event);
+        policy_free(m->policy);
+        free(m->policy_error);
+        store_free(m->store);
+        uid_allocator_free(m->uids);
+        skill_dirs_done(&m->skill_dirs);
+        free(m->work_dir);
+        free(m->systemd_address);
+        free(m->state_dir);
+        free(m->runtime_dir);
+        free(m);
+        return NULL;
+}
+
+static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        m->name_slot = sd_bus_slot_unref(m->name_slot);
+        if (e) {
+                /* Someone else has it (another instance): nothing for us to do. */
+                log_error("Failed to acquire the bus name %s: %s", SKILLD_BUS_NAME, e->message ?: e->name);
+                return sd_event_exit(m->event, -sd_bus_error_get_errno(e) ?: -EEXIST);
+        }
+        m->name_acquired = true;
+        log_debug("Acquired the bus name %s.", SKILLD_BUS_NAME);
+        return 0;
+}
+
+static int request_name(Manager *m) {
+        m->name_slot = sd_bus_slot_unref(m->name_slot);
+        return sd_bus_request_name_async(m->bus, &m->name_slot, SKILLD_BUS_NAME, 0, on_name_acquired, m);
+}
+
+static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        m->name_slot = sd_bus_slot_unref(m->name_slot);
+        m->releasing_name = false;
+        if (manager_is_idle(m)) {
+                log_info("Idle, exiting.");
+                return sd_event_exit(m->event, 0);
+        }
+        /* A call came in while we let go of the name: it started something, so serve on. */
+        m->name_acquired = false;
+        log_debug("Not idle any more, asking for the bus name again.");
+        if (request_name(m) < 0)
+                return sd_event_exit(m->event, -EIO);
+        return 0;
+}
+
+/* Stops every run: the service is going down. A worker that managed to store its result leaves a
+ * finished run, the others an interrupted one. */
+static void manager_stop_runs(Manager *m) {
+        m->stopping = true;
+        while (m->runs) {
+                Run *run = m->runs;
+
+                if (run->worker > 0) {
+                        int status = 0;
+                        pid_t pid = run->worker;
+
+                        (void) kill(pid, SIGKILL);
+                        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                                ;
+                        if (WIFSIGNALED(status))
+                                run_worker_exited(run, CLD_KILLED, WTERMSIG(status));
+                        else
+                                run_worker_exited(run, CLD_EXITED, WEXITSTATUS(status));
+                } else
+                        run_interrupt(run, "the service was stopped before the run started");
+        }
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Received %s, stopping.", strna(sigabbrev_np((int) si->ssi_signo)));
+        manager_stop_runs(m);
+        return sd_event_exit(m->event, 0);
+}
+
+bool manager_is_idle(Manager *m) {
+        return !m->runs && m->n_pending == 0 && polkit_registry_pending(m->polkit) == 0;
+}
+
+static int connect_bus(Manager *m) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (m->options.bus_address) {
+                r = sd_bus_new(&bus);
+                if (r < 0)
+                        return r;
+                r = sd_bus_set_address(bus, m->options.bus_address);
+                if (r < 0)
+                        return r;
+                r = sd_bus_set_bus_client(bus, 1);
+                if (r < 0)
+                        return r;
+                r = sd_bus_negotiate_creds(bus, 1, SD_BUS_CREDS_UID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID);
+                if (r < 0)
+                        return r;
+                r = sd_bus_start(bus);
+        } else
+                r = sd_bus_open_system_with_description(&bus, "system");
+        if (r < 0)
+                return r;
+        m->bus = TAKE_PTR(bus);
+        return 0;
+}
+
+/* systemd, for the leftover scopes of a killed predecessor: on the system bus, or its private
+ * socket where there is no bus. */
+static void stop_leftover_scopes(Manager *m) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (m->bus) {
+                r = scope_stop_matching(m->bus, SCOPE_UNIT_PATTERN);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to look for leftover run scopes: %m");
+                return;
+        }
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_address(bus, SYSTEMD_PRIVATE_ADDRESS);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = scope_stop_matching(bus, SCOPE_UNIT_PATTERN);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to look for leftover run scopes: %m");
+                return;
+        }
+        m->systemd_bus = TAKE_PTR(bus);
+}
+
+static void load_policy(Manager *m) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = policy_load(m->options.policy_path, &m->policy, &error);
+        if (r < 0) {
+                /* SECURITY: no guessing at what the admin meant: no runs until the policy loads. */
+                m->policy_error = strdup_printf("The admin policy does not load, so no skill can run "
+                                                "until it is fixed: %s", error ?: strerror(-r));
+                log_error("%s", m->policy_error ?: "The admin policy does not load.");
+                return;
+        }
+        if (m->policy->idle_timeout_usec > 0)
+                m->idle_timeout_usec = m->policy->idle_timeout_usec;
+}
+
+/* Journal entries for the runs a dead predecessor left unfinished, now settled as interrupted. */
+static void report_settled(Manager *m, uint64_t now) {
+        _cleanup_free_ StoreRun **l = NULL;
+        size_t n = 0;
+
+        if (store_list_runs(m->store, UID_INVALID, &l, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (l[i]->state == RUN_INTERRUPTED && l[i]->finished_usec == now)
+                        journal_run_finished(&(JournalRun) {
+                                .id = l[i]->id,
+                                .skill_name = l[i]->skill_name,
+                                .skill_hash = l[i]->skill_hash,
+                                .owner = l[i]->owner,
+                                .status = "interrupted",
+                                .exit_code = -1,
+                                .reason = l[i]->reason,
+                        });
+}
+
+static int setup_store(Manager *m) {
+        _cleanup_free_ char *lock = NULL, *installed = NULL;
+        StoreLoadStats stats = {};
+        uint64_t now = realtime_usec();
+        int r;
+
+        r = mkdir_p_at(AT_FDCWD, m->state_dir, 0700);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create %s: %m", m->state_dir);
+        r = store_open(m->state_dir, &m->store);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the results store in %s: %m", m->state_dir);
+        r = store_load(m->store, now, &stats);
+        if (r < 0)
+                log_warning_errno(r, "Some runs in the store could not be read: %m");
+        if (stats.interrupted > 0 || stats.repaired > 0 || stats.quarantined > 0)
+                log_notice("Results store: %u runs, %u left unfinished by an earlier instance (now "
+                           "interrupted), %u finished ones settled, %u unreadable ones quarantined.",
+                           stats.loaded, stats.interrupted, stats.repaired, stats.quarantined);
+        report_settled(m, now);
+        if (m->policy) {
+                r = store_gc(m->store, &m->policy->retention, 0, NULL);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to apply the retention policy: %m");
+        }
+
+        /* Unpacked archives of runs that are over, whatever happened to them. */
+        m->work_dir = strjoin_path(m->state_dir, "work");
+        if (!m->work_dir)
+                return log_oom();
+        (void) rm_rf_at(AT_FDCWD, m->work_dir);
+        if (mkdir(m->work_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create %s: %m", m->work_dir);
+
+        installed = strjoin_path(m->state_dir, "skills");
+        if (!installed)
+                return log_oom();
+        r = skill_dirs_init(&m->skill_dirs, NULL, installed, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the skill directories: %m");
+        skills_purge(&m->skill_dirs, true);
+
+        r = mkdir_p_at(AT_FDCWD, m->runtime_dir, 0755);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create %s: %m", m->runtime_dir);
+        if (m->policy) {
+                lock = strjoin_path(m->runtime_dir, "uids.lock");
+                if (!lock)
+                        return log_oom();
+                r = uid_allocator_new(lock, m->policy->uid_first, m->policy->uid_count, &m->uids);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the run uid range: %m");
+        }
+        return 0;
+}
+
+static int setup_listen(Manager *m) {
+        int n, r;
+
+        n = sd_listen_fds(true);
+        if (n < 0)
+                return log_error_errno(n, "Failed to read the sockets passed by systemd: %m");
+        if (n == 0)
+                return 0;
+        if (n > 1)
+                log_warning("%d sockets passed, only the first is used.", n);
+        r = sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0);
+        if (r <= 0)
+                return log_error_errno(r < 0 ? r : SYNTHETIC_ERRNO(EINVAL),
+                                       "The socket passed is not a listening AF_UNIX stream socket.");
+        m->listen_fd = SD_LISTEN_FDS_START;
+        r = sd_event_add_io(m->event, &m->listen_source, m->listen_fd, EPOLLIN, on_listen, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the private socket: %m");
+        log_debug("Serving the private socket.");
+        return 0;
+}
+
+int manager_startup(Manager *m) {
+        int r;
+
+        /* 1. Policy and store: what is allowed, what happened before. */
+        load_policy(m);
+        r = setup_store(m);
+        if (r < 0)
+                return r;
+
+        /* 2. Signals (sd-event wants them blocked; main() did that). */
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up signal handling: %m");
+
+        /* 3. The buses: the system bus unless only the private socket reaches us. */
+        r = setup_listen(m);
+        if (r < 0)
+                return r;
+        r = connect_bus(m);
+        if (r < 0) {
+                if (m->listen_fd < 0)
+                        return log_error_errno(r, "Failed to connect to the bus: %m");
+                log_full_errno(LOG_NOTICE, r, "No system bus (%m); serving the private socket only.");
+        }
+        r = polkit_registry_new(m->bus, &m->polkit);
+        if (r < 0)
+                return log_oom();
+
+        /* 4. Runs go into systemd scopes where systemd is there and we may ask it. Elsewhere
+         *    (tests without root) the engine picks its own limit backend. */
+        m->use_scopes = geteuid() == 0 && sd_booted() > 0;
+        /* An instance on a bus of its own (tests) must not touch the system service's scopes. */
+        if (m->use_scopes && !m->options.bus_address)
+                stop_leftover_scopes(m);
+        else
+                log_notice("Not running under systemd as root: runs use the sandbox engine's own limits.");
+
+        if (m->bus) {
+                r = manager_add_objects(m, m->bus);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to export the objects: %m");
+                r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+                /* A bus that goes away (dbus restarting) ends us; activation brings us back. */
+                (void) sd_bus_set_exit_on_disconnect(m->bus, true);
+                r = request_name(m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to request the bus name: %m");
+        }
+
+        (void) sd_notifyf(false, "READY=1\nSTATUS=%s",
+                          m->policy ? "Serving." : "Serving, but the policy is invalid.");
+        return 0;
+}
+
+int manager_loop(Manager *m) {
+        int r;
+
+        for (;;) {
+                bool idle;
+
+                if (sd_event_get_state(m->event) == SD_EVENT_FINISHED)
+                        break;
+
+                idle = !m->options.no_idle_exit && !m->releasing_name && manager_is_idle(m);
+                r = sd_event_run(m->event, idle ? m->idle_timeout_usec : UINT64_MAX);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to run the event loop: %m");
+                if (sd_event_get_state(m->event) == SD_EVENT_FINISHED)
+                        break;
+                /* Nothing at all happened for the whole timeout. */
+                if (r == 0 && idle && manager_is_idle(m)) {
+                        if (m->bus && m->name_acquired) {
+                                /* Give up the name first: calls sent meanwhile reach us, and anything
+                                 * later starts a new instance. */
+                                m->releasing_name = true;
+                                r = sd_bus_release_name_async(m->bus, &m->name_slot, SKILLD_BUS_NAME,
+                                                              on_name_released, m);
+                                if (r < 0)
+                                        return log_error_errno(r, "Failed to release the bus name: %m");
+                        } else {
+                                log_info("Idle, exiting.");
+                                break;
+                        }
+                }
+        }
+
+        r = 0;
+        (void) sd_event_get_exit_code(m->event, &r);
+        return r;
+}

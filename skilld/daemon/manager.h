@@ -1,0 +1,245 @@
+/* The Manager: the state of the running service, and the lifecycle of runs.
+ *
+ * It holds the event loop, the bus connections (the system bus, and peers of the private socket
+ * /run/skilld/bus), the polkit registry, the admin policy, the results store, the installed skills,
+ * and the active runs: queued ones waiting for a slot and running ones, each with its worker
+ * process. Finished runs live in the store only; their D-Bus objects are made on demand.
+ *
+ * A run goes through:
+ *   Run()/RunInstalled() validate, inspect (pending.c: a forked child unpacks and checks the
+ *   skill), authorize (polkit), then manager_submit_run() records it (queued) in the store;
+ *   manager_dispatch_queue() starts it when the caps allow: a uid, a worker (worker.h), state
+ *   running; the worker's exit ends it: the result goes into the store, RunFinished goes out, the
+ *   journal gets its entry, the next queued run starts.
+ *
+ * The service exits when idle: no run active or queued, no call waiting for an inspection or for
+ * polkit, for the policy's idle timeout. */
+#pragma once
+
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-id128.h>
+
+#include "engine.h"
+#include "inspect.h"
+#include "policy.h"
+#include "polkit.h"
+#include "skills.h"
+#include "store.h"
+#include "uid-alloc.h"
+
+#define SKILLD_BUS_NAME "io.skilld.Skilld1"
+#define SKILLD_OBJECT_PATH "/io/skilld/Skilld1"
+#define SKILLD_RUN_PATH_PREFIX "/io/skilld/Skilld1/run"
+#define SKILLD_MANAGER_INTERFACE "io.skilld.Skilld1.Manager"
+#define SKILLD_RUN_INTERFACE "io.skilld.Skilld1.Run"
+
+#define SKILLD_RUNTIME_DIR "/run/skilld"
+/* Used when the policy cannot be loaded (then nothing runs anyway). */
+#define SKILLD_IDLE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000)
+
+typedef struct Manager Manager;
+typedef struct Run Run;
+typedef struct Pending Pending;
+typedef struct Connection Connection;
+
+typedef struct ManagerOptions {
+        const char *bus_address;        /* NULL: the system bus */
+        const char *state_dir;          /* NULL: $STATE_DIRECTORY, else LOCALSTATEDIR/lib/skilld */
+        const char *runtime_dir;        /* NULL: /run/skilld */
+        const char *policy_path;        /* NULL: the system's policy layers */
+        bool no_idle_exit;
+} ManagerOptions;
+
+/* A peer of the private socket: a direct D-Bus connection, no bus daemon in between. */
+struct Connection {
+        Manager *manager;
+        sd_bus *bus;
+        uid_t uid;                      /* SO_PEERCRED at accept() */
+        Connection *prev, *next;
+};
+
+/* An active run: queued or running. */
+struct Run {
+        Manager *manager;
+        StoreRun *record;               /* the store's; id, owner, state, times */
+        char *path;                     /* its D-Bus object */
+
+        /* What runs. The skill tree is held by fd: a replaced installed skill keeps its old
+         * tree until the run is over. */
+        char *skill_name;
+        char *skill_hash;
+        char *script;
+        char *interpreter;
+        int skill_dir_fd;
+        char *skill_dir;                /* for messages */
+        char *work_dir;                 /* an unpacked archive of ours, deleted with the run */
+        char **args;
+        bool input;                     /* the input JSON waits in the record's input.json */
+        char **env;
+        char **file_names;
+        int *file_fds;
+        size_t n_files;
+        int stdout_fd;                  /* the caller's live copies, or -1 */
+        int stderr_fd;
+        SandboxLimits limits;
+
+        /* While running. */
+        bool running;
+        pid_t worker;
+        sd_event_source *worker_source;
+        int cancel_fd;                  /* write end: a byte cancels */
+        int result_fd;                  /* memfd the worker writes the result JSON to */
+        int uid_lock_fd;
+        uid_t uid;
+        char *unit;
+        bool cancel_requested;
+
+        Run *prev, *next;
+};
+
+struct Manager {
+        ManagerOptions options;
+        char *state_dir;
+        char *runtime_dir;
+
+        sd_event *event;
+        sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
+        sd_bus_slot *name_slot;
+        bool name_acquired;
+        bool releasing_name;
+
+        /* The private socket, when socket-activated. */
+        int listen_fd;
+        sd_event_source *listen_source;
+        Connection *connections;
+        size_t n_connections;
+        sd_id128_t server_id;
+
+        bool use_scopes;                /* runs go into systemd scopes (root, systemd running) */
+        char *systemd_address;          /* for workers: NULL = the system bus */
+
+        PolkitRegistry *polkit;
+        Policy *policy;                 /* NULL when the policy does not load */
+        char *policy_error;
+        Store *store;
+        UidAllocator *uids;
+        SkillDirs skill_dirs;
+        char *work_dir;                 /* STATE/work: unpacked archives of active runs */
+
+        Run *runs;                      /* active runs, oldest first */
+        sd_event_source *dispatch_source;
+        bool stopping;                  /* SIGTERM: nothing new starts */
+        bool emitting;                  /* bus-run.c: signals going out, not a caller asking */
+        sd_bus_message *authorized_call;        /* bus-run.c: the call the filter let through */
+        sd_bus *systemd_bus;            /* a connection of our own to systemd, if any */
+        Pending *pending;               /* calls waiting for an inspection (pending.c) */
+        size_t n_pending;
+
+        uint64_t idle_timeout_usec;
+};
+
+int manager_new(const ManagerOptions *o, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Loads policy and store, settles what a dead predecessor left, connects, exports the objects,
+ * asks for the bus name. */
+int manager_startup(Manager *m);
+/* Runs the event loop until a signal, or until idle for the idle timeout. */
+int manager_loop(Manager *m);
+
+bool manager_is_idle(Manager *m);
+
+/* bus-manager.c / bus-run.c: the vtables, and everything a bus needs to serve them. */
+int manager_add_objects(Manager *m, sd_bus *bus);
+int bus_run_add_objects(Manager *m, sd_bus *bus);
+int bus_run_object_path(const char *id, char **ret);
+/* The run id of an object path below SKILLD_RUN_PATH_PREFIX, or NULL. */
+const char *bus_run_path_id(const char *path);
+
+/* Every bus and peer connection that may see a run of owner: the bus (whose signals are
+ * broadcast) and the peers of that uid or root. */
+typedef int (*manager_bus_func_t)(sd_bus *bus, void *userdata);
+void manager_foreach_bus(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata);
+
+/* What Run()/RunInstalled() hand over once validated and authorized. Everything is copied (fds
+ * duplicated) on success; from then on the run deletes work_dir when it is over. */
+typedef struct RunSubmission {
+        uid_t owner;
+        const Inspection *skill;
+        bool installed;
+        int skill_dir_fd;
+        const char *skill_dir;          /* for messages */
+        const char *work_dir;           /* an unpacked archive, or NULL */
+        char * const *args;
+        const char *input_json;         /* NULL: none */
+        char * const *env;
+        char * const *file_names;
+        const int *file_fds;
+        size_t n_files;
+        int stdout_fd;
+        int stderr_fd;
+        const PolicyLimits *limits;     /* resolved */
+} RunSubmission;
+
+/* Queues or starts a run. -EUSERS when the queue caps are reached, -ENOSPC when the store is too
+ * full, each with a message. */
+int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error);
+/* Cancels a queued or running run; -EALREADY for one that has ended. */
+int manager_cancel_run(Manager *m, StoreRun *record);
+/* Deletes a final run; -EBUSY for an active one. */
+int manager_remove_run(Manager *m, StoreRun *record);
+Run *manager_find_active(Manager *m, const char *id);
+
+/* Limits a run had, by policy names, from its request. */
+int manager_run_request(Manager *m, const StoreRun *record, char **ret_json);
+/* The engine's limits for the policy's. */
+SandboxLimits manager_sandbox_limits(const PolicyLimits *l);
+/* Active runs of owner (UID_INVALID: everyone's), running or queued. */
+size_t manager_count_runs(Manager *m, uid_t owner, bool running);
+
+/* bus-run.c: what the run objects tell the world. Changed properties are named, NULL-terminated;
+ * signals and PropertiesChanged go to the bus and to the peers who may see the run. */
+void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) __attribute__((sentinel));
+void bus_run_emit_started(Manager *m, const StoreRun *record);
+void bus_run_emit_finished(Manager *m, const StoreRun *record);
+
+/* pending.c: calls whose skill is being inspected. */
+typedef enum PendingKind {
+        PENDING_RUN,                    /* Run(): an archive unpacked into the work directory */
+        PENDING_RUN_INSTALLED,          /* RunInstalled(): an installed skill's folder */
+        PENDING_INSTALL,                /* InstallSkill(): an archive unpacked into staging */
+} PendingKind;
+
+struct Pending {
+        Manager *manager;
+        PendingKind kind;
+        sd_bus_message *call;           /* the key: the call being answered */
+        uid_t uid;
+        bool started;                   /* false: waiting for a free inspection slot */
+        int archive_fd;                 /* the caller's archive, until inspected */
+        char *dir_name;
+        char *script;
+        pid_t pid;                      /* the inspecting child, until reaped */
+        sd_event_source *child_source;
+        sd_event_source *timeout_source;
+        int result_fd;
+        int dir_fd;                     /* the tree inspected */
+        char *dir;                      /* its path (work directory or staging name) */
+        bool done;
+        Inspection inspection;
+        Pending *prev, *next;
+};
+
+/* Finds the inspection of call. NULL: none started yet. */
+Pending *pending_find(Manager *m, sd_bus_message *call);
+/* Starts inspecting for call (or queues it, when too many inspections are going): the archive
+ * (Run, InstallSkill) or the installed folder dir_fd (RunInstalled, the fd is taken). The call is
+ * dispatched again once the inspection is done. */
+int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
+                  const char *dir_name, const char *script, char **error);
+Pending *pending_free(Pending *p);
+/* Forgets the pending call without deleting what it unpacked (taken over by a run). */
+void pending_release(Pending *p);

@@ -1,0 +1,280 @@
+/* Calls waiting for the inspection of their skill (see inspect.h), keyed by the call message, the
+ * way polkit.c keys its queries: the handler starts the inspection and returns without replying;
+ * when the inspecting child is reaped, the call is put back into its bus's read queue and the
+ * handler runs again, finds the inspection, and goes on to polkit and to act.
+ *
+ * A call that never comes back (its caller left, polkit dropped it) is forgotten after a timeout,
+ * with whatever it unpacked. */
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "log.h"
+#include "manager.h"
+
+/* Longer than polkit may take with a person typing a password (polkit.c), plus unpacking. */
+#define PENDING_TIMEOUT_USEC (10ULL * 60 * 1000000)
+/* Inspections at once: each one is a process unpacking an archive of up to 256M. More wait for
+ * their turn, up to the caps on calls waiting (each holds a message and an fd). */
+#define INSPECTIONS_MAX 4U
+#define PENDING_MAX 256U
+#define PENDING_PER_UID_MAX 32U
+
+Pending *pending_find(Manager *m, sd_bus_message *call) {
+        for (Pending *p = m->pending; p; p = p->next)
+                if (p->call == call)
+                        return p;
+        return NULL;
+}
+
+static void pending_unlink(Pending *p) {
+        Manager *m = p->manager;
+
+        if (!m)
+                return;
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                m->pending = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        m->n_pending--;
+        p->manager = NULL;
+}
+
+static void pending_delete_dir(Manager *m, Pending *p) {
+        if (!p->dir)
+                return;
+        if (p->kind == PENDING_RUN)
+                (void) rm_rf_at(AT_FDCWD, p->dir);
+        else if (p->kind == PENDING_INSTALL)
+                skills_drop_staging(&m->skill_dirs, p->dir);
+}
+
+static void pending_start_waiting(Manager *m);
+
+Pending *pending_free(Pending *p) {
+        bool was_running = false;
+        Manager *m;
+
+        if (!p)
+                return NULL;
+        m = p->manager;
+        pending_unlink(p);
+        if (p->pid > 0) {
+                /* An inspection still going: it is of no use to anyone now. */
+                (void) kill(p->pid, SIGKILL);
+                (void) waitpid(p->pid, NULL, 0);
+                was_running = true;
+        }
+        sd_event_source_disable_unref(p->child_source);
+        sd_event_source_disable_unref(p->timeout_source);
+        safe_close(p->archive_fd);
+        free(p->dir_name);
+        free(p->script);
+        safe_close(p->result_fd);
+        safe_close(p->dir_fd);
+        if (m)
+                pending_delete_dir(m, p);
+        free(p->dir);
+        inspection_done(&p->inspection);
+        sd_bus_message_unref(p->call);
+        free(p);
+        /* Its slot is free for the next one waiting. */
+        if (m && was_running)
+                pending_start_waiting(m);
+        return NULL;
+}
+
+void pending_release(Pending *p) {
+        /* What it unpacked belongs to someone else now. */
+        free(p->dir);
+        p->dir = NULL;
+        p->dir_fd = safe_close(p->dir_fd);
+        pending_free(p);
+}
+
+static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Pending *p = userdata;
+        Manager *m = p->manager;
+        sd_bus *bus = sd_bus_message_get_bus(p->call);
+        int r;
+
+        p->pid = 0;
+        p->child_source = sd_event_source_disable_unref(p->child_source);
+        r = inspection_read(p->result_fd, &p->inspection);
+        if (r < 0 || (p->inspection.error_errno == 0 && (si->si_code != CLD_EXITED || si->si_status != 0))) {
+                inspection_done(&p->inspection);
+                p->inspection.error_errno = EIO;
+                p->inspection.error = strdup("Inspecting the skill failed unexpectedly");
+        }
+        p->result_fd = safe_close(p->result_fd);
+        p->done = true;
+
+        /* Dispatch the call once more: the handler finds the inspection now. */
+        r = sd_bus_message_rewind(p->call, true);
+        if (r >= 0)
+                r = sd_bus_enqueue_for_read(bus, p->call);
+        if (r < 0) {
+                log_debug_errno(r, "Dropping a call whose skill was inspected: %m");
+                pending_free(p);
+        }
+        pending_start_waiting(m);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        log_debug("Forgetting a call that did not come back.");
+        pending_free(userdata);
+        return 0;
+}
+
+/* A fresh directory of ours for an archive to be unpacked into, 0755 so that the run's uid may
+ * read the tree once it is bind-mounted into the sandbox. */
+static int new_work_dir(Manager *m, char **ret_path, int *ret_fd) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t v[2];
+
+        if (getrandom(v, sizeof(v), 0) != sizeof(v))
+                return -EIO;
+        path = strdup_printf("%s/%016" PRIx64 "%016" PRIx64, m->work_dir, v[0], v[1]);
+        if (!path)
+                return -ENOMEM;
+        if (mkdir(path, 0755) < 0)
+                return -errno;
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fchmod(fd, 0755) < 0) {
+                int saved = errno;
+
+                (void) rm_rf_at(AT_FDCWD, path);
+                return -saved;
+        }
+        *ret_path = TAKE_PTR(path);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static size_t inspections_running(Manager *m) {
+        size_t n = 0;
+
+        for (Pending *p = m->pending; p; p = p->next)
+                if (p->pid > 0)
+                        n++;
+        return n;
+}
+
+static int pending_spawn(Pending *p) {
+        Manager *m = p->manager;
+        int r;
+
+        p->started = true;
+        r = inspect_spawn(p->kind == PENDING_RUN_INSTALLED ? -EBADF : p->archive_fd, p->dir_fd, p->dir_name,
+                          p->script, p->kind == PENDING_INSTALL ? INSPECT_LINT : INSPECT_ENTRY, &p->pid,
+                          &p->result_fd);
+        if (r < 0)
+                return r;
+        p->archive_fd = safe_close(p->archive_fd);
+        return sd_event_add_child(m->event, &p->child_source, p->pid, WEXITED, on_inspected, p);
+}
+
+/* Oldest first: the list is newest first, so the last waiting one. */
+static void pending_start_waiting(Manager *m) {
+        if (m->stopping)
+                return;
+        while (inspections_running(m) < INSPECTIONS_MAX) {
+                Pending *next = NULL;
+                int r;
+
+                for (Pending *p = m->pending; p; p = p->next)
+                        if (!p->started)
+                                next = p;
+                if (!next)
+                        return;
+                r = pending_spawn(next);
+                if (r < 0) {
+                        /* Answered with an error when it comes back. */
+                        log_warning_errno(r, "Failed to start inspecting a skill: %m");
+                        next->done = true;
+                        next->inspection.error_errno = -r;
+                        next->inspection.error = strdup("The service could not check the skill");
+                        if (sd_bus_message_rewind(next->call, true) < 0 ||
+                            sd_bus_enqueue_for_read(sd_bus_message_get_bus(next->call), next->call) < 0)
+                                pending_free(next);
+                }
+        }
+}
+
+int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
+                  const char *dir_name, const char *script, char **error) {
+        _cleanup_close_ int owned_dir_fd = dir_fd;
+        size_t same = 0;
+        Pending *p;
+        int r;
+
+        for (Pending *i = m->pending; i; i = i->next)
+                if (i->uid == uid)
+                        same++;
+        if (m->n_pending >= PENDING_MAX || (uid != 0 && same >= PENDING_PER_UID_MAX))
+                return error_setf(error, -EUSERS,
+                                  "Too many calls are waiting for their skill to be checked; try "
+                                  "again in a moment.");
+
+        p = calloc(1, sizeof(Pending));
+        if (!p)
+                return -ENOMEM;
+        p->kind = kind;
+        p->uid = uid;
+        p->result_fd = p->dir_fd = p->archive_fd = -EBADF;
+        p->call = sd_bus_message_ref(call);
+        p->manager = m;
+        p->next = m->pending;
+        if (m->pending)
+                m->pending->prev = p;
+        m->pending = p;
+        m->n_pending++;
+
+        p->dir_name = dir_name ? strdup(dir_name) : NULL;
+        p->script = script ? strdup(script) : NULL;
+        if ((dir_name && !p->dir_name) || (script && !p->script)) {
+                pending_free(p);
+                return -ENOMEM;
+        }
+        if (archive_fd >= 0) {
+                p->archive_fd = fcntl(archive_fd, F_DUPFD_CLOEXEC, 3);
+                if (p->archive_fd < 0) {
+                        r = -errno;
+                        pending_free(p);
+                        return error_setf(error, r, "Failed to take the skill: %s", strerror(-r));
+                }
+        }
+
+        switch (kind) {
+        case PENDING_RUN:
+                r = new_work_dir(m, &p->dir, &p->dir_fd);
+                break;
+        case PENDING_INSTALL:
+                r = skills_new_staging(&m->skill_dirs, &p->dir, &p->dir_fd);
+                break;
+        case PENDING_RUN_INSTALLED:
+                p->dir_fd = TAKE_FD(owned_dir_fd);
+                r = 0;
+                break;
+        default:
+                r = -EINVAL;
+        }
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &p->timeout_source, CLOCK_MONOTONIC,
+                                               PENDING_TIMEOUT_USEC, 0, on_timeout, p);
+        if (r >= 0 && inspections_running(m) < INSPECTIONS_MAX)
+                r = pending_spawn(p);
+        if (r < 0) {
+                pending_free(p);
+                return error_setf(error, r, "Failed to check the skill: %s", strerror(-r));
+        }
+        return 0;
+}

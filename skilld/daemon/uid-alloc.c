@@ -1,0 +1,190 @@
+/* See uid-alloc.h. */
+#include <dirent.h>
+#include <pwd.h>
+#include <sys/random.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "parse-util.h"
+#include "uid-alloc.h"
+
+struct UidAllocator {
+        char *lock_path;
+        uid_t first;
+        uint32_t count;
+        uint32_t cursor;                /* the slot tried first next time */
+};
+
+int uid_allocator_new(const char *lock_path, uid_t first, uint32_t count, UidAllocator **ret) {
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL;
+        uint32_t start = 0;
+
+        if (count == 0 || first == 0 || (uint64_t) first + count > (uint64_t) UINT32_MAX)
+                return -EINVAL;
+        a = calloc(1, sizeof(UidAllocator));
+        if (!a)
+                return -ENOMEM;
+        a->lock_path = strdup(lock_path);
+        if (!a->lock_path)
+                return -ENOMEM;
+        a->first = first;
+        a->count = count;
+        /* A random start: a restarted service does not hand out the uids of the runs its
+         * predecessor just had, which the /proc check would otherwise have to catch. */
+        if (getrandom(&start, sizeof(start), GRND_NONBLOCK) == sizeof(start))
+                a->cursor = start % count;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+UidAllocator *uid_allocator_free(UidAllocator *a) {
+        if (!a)
+                return NULL;
+        free(a->lock_path);
+        free(a);
+        return NULL;
+}
+
+static int cmp_uid(const void *x, const void *y) {
+        uid_t a = *(const uid_t *) x, b = *(const uid_t *) y;
+
+        return a < b ? -1 : a > b;
+}
+
+/* The four uids of the "Uid:" line of /proc/PID/status. */
+static int status_uids(const char *status, uid_t ret[static 4]) {
+        const char *line;
+
+        line = startswith(status, "Uid:") ? status : strstr(status, "\nUid:");
+        if (!line)
+                return -EBADMSG;
+        line = strchr(line + 1, ':') + 1;
+        for (unsigned i = 0; i < 4; i++) {
+                char word[16];
+                size_t n;
+                unsigned v;
+
+                line += strspn(line, " \t");
+                n = strcspn(line, " \t\n");
+                if (n == 0 || n >= sizeof(word))
+                        return -EBADMSG;
+                memcpy(word, line, n);
+                word[n] = '\0';
+                if (safe_atou(word, &v) < 0)
+                        return -EBADMSG;
+                ret[i] = (uid_t) v;
+                line += n;
+        }
+        return 0;
+}
+
+int uid_collect_in_use(uid_t first, uint32_t count, uid_t **ret, size_t *ret_n) {
+        _cleanup_free_ uid_t *found = NULL;
+        size_t n = 0, allocated = 0, k = 0;
+        struct dirent *de;
+        DIR *d;
+
+        d = opendir("/proc");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *path = NULL, *status = NULL;
+                uid_t uids[4];
+                unsigned pid;
+
+                if (safe_atou(de->d_name, &pid) < 0)
+                        continue;
+                path = strdup_printf("%s/status", de->d_name);
+                if (!path) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                /* Gone meanwhile: then it holds nothing any more. */
+                if (read_full_file_at(dirfd(d), path, 64 * 1024, true, &status, NULL) < 0)
+                        continue;
+                if (status_uids(status, uids) < 0)
+                        continue;
+                for (unsigned i = 0; i < 4; i++) {
+                        if (uids[i] < first || uids[i] - first >= count)
+                                continue;
+                        if (n == allocated) {
+                                uid_t *p = reallocarray(found, allocated * 2 + 16, sizeof(uid_t));
+
+                                if (!p) {
+                                        closedir(d);
+                                        return -ENOMEM;
+                                }
+                                found = p;
+                                allocated = allocated * 2 + 16;
+                        }
+                        found[n++] = uids[i];
+                }
+        }
+        closedir(d);
+
+        if (n > 0) {
+                qsort(found, n, sizeof(uid_t), cmp_uid);
+                for (size_t i = 0; i < n; i++)
+                        if (k == 0 || found[k - 1] != found[i])
+                                found[k++] = found[i];
+        }
+        *ret = TAKE_PTR(found);
+        *ret_n = k;
+        return 0;
+}
+
+static bool uid_is_named(uid_t uid) {
+        struct passwd pw, *found = NULL;
+        char buf[1024];
+
+        /* Lookup errors count as named: on the safe side. */
+        return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || found;
+}
+
+int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        _cleanup_free_ uid_t *in_use = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n_in_use = 0;
+        int r;
+
+        /* A description of our own: the lock lives exactly as long as this fd. */
+        fd = open(a->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return error_setf(error, -errno, "Failed to open the uid lock file %s: %m", a->lock_path);
+
+        /* One scan of /proc per allocation, not one per candidate. A process that takes one of our
+         * uids after the scan can only be a run of ours, started after we took its lock. */
+        r = uid_collect_in_use(a->first, a->count, &in_use, &n_in_use);
+        if (r < 0)
+                return error_setf(error, r, "Failed to scan /proc for the uids in use: %s", strerror(-r));
+
+        for (uint32_t i = 0; i < a->count; i++) {
+                uint32_t slot = (uint32_t) (((uint64_t) a->cursor + i) % a->count);
+                uid_t uid = a->first + slot;
+                struct flock fl = {
+                        .l_type = F_WRLCK,
+                        .l_whence = SEEK_SET,
+                        .l_start = (off_t) slot,
+                        .l_len = 1,
+                };
+
+                if (n_in_use > 0 && bsearch(&uid, in_use, n_in_use, sizeof(uid_t), cmp_uid))
+                        continue;
+                if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+                        if (errno == EAGAIN || errno == EACCES)
+                                continue;
+                        return error_setf(error, -errno, "Failed to lock %s: %m", a->lock_path);
+                }
+                if (uid_is_named(uid)) {
+                        fl.l_type = F_UNLCK;
+                        (void) fcntl(fd, F_OFD_SETLK, &fl);
+                        continue;
+                }
+                a->cursor = (slot + 1) % a->count;
+                *ret_uid = uid;
+                *ret_lock_fd = TAKE_FD(fd);
+                return 0;
+        }
+        return error_setf(error, -EBUSY, "Every run uid (%u-%u) is in use", (unsigned) a->first,
+                          (unsigned) (a->first + a->count - 1));
+}

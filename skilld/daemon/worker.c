@@ -1,0 +1,674 @@
+/* See worker.h. Three processes live here: the worker itself, the pin that holds the run's scope
+ * open, and the follower that copies the live logs to the caller. */
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <systemd/sd-event.h>
+
+#include "error.h"
+#include "fileio.h"
+#include "parse-util.h"
+#include "sandbox-internal.h"
+#include "scope.h"
+#include "worker.h"
+
+#define ENGINE_DIR ".#engine"
+/* The engine's own limit of an input. */
+#define INPUT_MAX (64U * 1024U * 1024U)
+#define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
+/* How long systemd may take to start a scope before the run fails. */
+#define SCOPE_START_TIMEOUT_USEC (60ULL * 1000000)
+/* How long the worker waits for the follower to hand the end of the output over. */
+#define FOLLOWER_WAIT_MSEC 5000
+/* And how long the follower then goes on alone for a slow reader, before giving up. */
+#define FOLLOWER_LINGER_SEC 30U
+
+/* ---- The systemd-scope backend ---- */
+
+typedef struct ScopeConfig {
+        const char *systemd_address;
+        const char *description;
+} ScopeConfig;
+
+typedef struct ScopeState {
+        const ScopeConfig *config;
+        SandboxLimits limits;
+        char *unit;
+        pid_t pin;
+        int pin_fd;                     /* write end of the pin's pipe: closing it ends the pin */
+        int cgroup_fd;
+        char oom_adj[16];               /* ours before we raised it, "" when not raised */
+        bool job_done;
+        int job_r;
+        char *job_result;
+        char *job_message;
+} ScopeState;
+
+static int write_oom_adj(const char *value) {
+        _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return loop_write(fd, value, strlen(value));
+}
+
+/* The pin: a process of the service in the run's scope, doing nothing but keeping the scope
+ * populated until the engine has read the outcome. It ends when its pipe is closed (by us, or by
+ * the worker's death) and dies with the worker anyway. */
+static int pin_spawn(pid_t *ret_pid, int *ret_fd) {
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+        pid_t parent = getpid(), pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                char c;
+
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                (void) close_all_fds_except(&p[0], 1);
+                (void) prctl(PR_SET_NAME, (unsigned long) "skilld-pin", 0, 0, 0);
+                while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                _exit(EXIT_SUCCESS);
+        }
+        *ret_pid = pid;
+        *ret_fd = TAKE_FD(p[1]);
+        return 0;
+}
+
+static void pin_release(ScopeState *s) {
+        s->pin_fd = safe_close(s->pin_fd);
+        if (s->pin > 0) {
+                while (waitpid(s->pin, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                s->pin = 0;
+        }
+}
+
+static int scope_prepare(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
+                         char **error) {
+        _cleanup_free_ ScopeState *s = NULL;
+        _cleanup_free_ char *adj = NULL;
+        int r;
+
+        s = calloc(1, sizeof(ScopeState));
+        if (!s)
+                return -ENOMEM;
+        s->config = userdata;
+        s->limits = *limits;
+        s->pin_fd = s->cgroup_fd = -EBADF;
+        s->unit = scope_unit_name(run_id);
+        if (!s->unit)
+                return -ENOMEM;
+
+        r = pin_spawn(&s->pin, &s->pin_fd);
+        if (r < 0) {
+                free(s->unit);
+                return error_setf(error, r, "Failed to start the scope's pin process: %s", strerror(-r));
+        }
+
+        /* The sandbox child, cloned next, inherits our oom_score_adj: 1000 makes its processes the
+         * OOM killer's first choice in the scope (never the pin, which keeps ours) and outside of
+         * it, where an untrusted run is the right thing to lose first. place() lowers ours again,
+         * which needs no privilege down to where we started. */
+        if (read_full_file_at(AT_FDCWD, "/proc/self/oom_score_adj", 64, true, &adj, NULL) >= 0) {
+                adj[strcspn(adj, "\n")] = '\0';
+                if (strlen(adj) < sizeof(s->oom_adj) && write_oom_adj("1000") >= 0)
+                        memcpy(s->oom_adj, adj, strlen(adj) + 1);
+        }
+
+        *ret_state = TAKE_PTR(s);
+        return 0;
+}
+
+static void oom_adj_restore(ScopeState *s) {
+        if (s->oom_adj[0] == '\0')
+                return;
+        (void) write_oom_adj(s->oom_adj);
+        s->oom_adj[0] = '\0';
+}
+
+static void on_scope_job(ScopeJob *job, int r, const char *result, const char *message, void *userdata) {
+        ScopeState *s = userdata;
+
+        s->job_done = true;
+        s->job_r = r;
+        s->job_result = result ? strdup(result) : NULL;
+        s->job_message = message ? strdup(message) : NULL;
+}
+
+static int systemd_connect(const char *address, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (!address) {
+                r = sd_bus_open_system(&bus);
+                if (r >= 0) {
+                        *ret = TAKE_PTR(bus);
+                        return 0;
+                }
+                /* No system bus (a host where only skilld.socket starts us): systemd's own socket,
+                 * which root may use directly. */
+                address = SYSTEMD_PRIVATE_ADDRESS;
+        }
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_bus_client(bus, !streq(address, SYSTEMD_PRIVATE_ADDRESS));
+        if (r < 0)
+                return r;
+        r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+/* Where the placed child's cgroup is, from its own /proc entry: the scope's directory. */
+static int open_cgroup_of(pid_t pid, const char *unit, int *ret_fd, char **error) {
+        static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        const char *line, *end;
+        int r;
+
+        path = strdup_printf("/proc/%d/cgroup", (int) pid);
+        if (!path)
+                return -ENOMEM;
+        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, true, &text, NULL);
+        if (r < 0)
+                return error_setf(error, r, "Failed to read %s: %s", path, strerror(-r));
+        line = startswith(text, "0::");
+        if (!line && (line = strstr(text, "\n0::")))
+                line += strlen("\n0::");
+        if (!line)
+                return error_setf(error, -EOPNOTSUPP, "The sandbox is in no cgroup v2 cgroup");
+        end = line + strcspn(line, "\n");
+        free(path);
+        path = strndup(line, end - line);
+        if (!path)
+                return -ENOMEM;
+        /* SECURITY: the limits are only where systemd said; anything else is a failure. */
+        end = strrchr(path, '/');
+        if (!end || !streq(end + 1, unit))
+                return error_setf(error, -EIO, "The sandbox is in %s, not in its scope %s", path, unit);
+
+        for (size_t i = 0; i < ELEMENTSOF(mounts); i++) {
+                _cleanup_free_ char *dir = strjoin_path(mounts[i], path + 1);
+                int fd;
+
+                if (!dir)
+                        return -ENOMEM;
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+        }
+        return error_setf(error, -ENOENT, "The cgroup of %s is not found under /sys/fs/cgroup", unit);
+}
+
+static int scope_place(void *state, pid_t pid, char **error) {
+        ScopeState *s = state;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(scope_job_freep) ScopeJob *job = NULL;
+        uint64_t deadline, now;
+        pid_t pids[2] = { pid, s->pin };
+        ScopeParams p = {
+                .unit = s->unit,
+                .slice = SCOPE_SLICE,
+                .description = s->config->description,
+                .pids = pids,
+                .n_pids = ELEMENTSOF(pids),
+                .memory_max = s->limits.memory_max,
+                /* The pin is one task of the scope. */
+                .tasks_max = s->limits.tasks_max + 1,
+                .cpu_quota_per_sec_usec = (uint64_t) s->limits.cpu_percent * 10000U,
+                .runtime_max_usec = s->limits.timeout_usec + WORKER_SCOPE_GRACE_USEC,
+        };
+        int r;
+
+        oom_adj_restore(s);
+
+        r = systemd_connect(s->config->systemd_address, &bus);
+        if (r < 0)
+                return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
+        r = sd_event_new(&event);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+
+        r = scope_start(bus, &p, on_scope_job, s, &job);
+        if (r < 0)
+                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", s->unit,
+                                  strerror(-r));
+
+        deadline = now_usec(CLOCK_MONOTONIC) + SCOPE_START_TIMEOUT_USEC;
+        while (!s->job_done) {
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time",
+                                          s->unit);
+                r = sd_event_run(event, deadline - now);
+                if (r < 0)
+                        return error_setf(error, r, "Failed to wait for the scope %s: %s", s->unit,
+                                          strerror(-r));
+        }
+        if (s->job_r < 0)
+                return error_setf(error, s->job_r, "systemd refused the scope %s: %s", s->unit,
+                                  s->job_message ?: strerror(-s->job_r));
+        if (!streq_ptr(s->job_result, "done"))
+                return error_setf(error, -EIO, "Starting the scope %s ended with \"%s\"", s->unit,
+                                  strna(s->job_result));
+
+        return open_cgroup_of(pid, s->unit, &s->cgroup_fd, error);
+}
+
+static void scope_kill(void *state) {
+        ScopeState *s = state;
+
+        if (s->cgroup_fd < 0)
+                return;
+        /* Every process of the scope but the pin, until none is left. The run's processes are in
+         * a PID namespace whose init the engine killed, so new ones cannot appear for long. */
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                _cleanup_free_ char *procs = NULL;
+                bool any = false;
+
+                if (cg_read(s->cgroup_fd, "cgroup.procs", &procs) < 0)
+                        return;
+                for (char *line = procs, *next; line && *line; line = next) {
+                        unsigned pid;
+
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = '\0';
+                        if (safe_atou(line, &pid) < 0 || (pid_t) pid == s->pin)
+                                continue;
+                        (void) kill((pid_t) pid, SIGKILL);
+                        any = true;
+                }
+                if (!any)
+                        return;
+                (void) usleep(10000);
+        }
+}
+
+static int scope_collect(void *state, SandboxOutcome *ret) {
+        ScopeState *s = state;
+        SandboxOutcome o = SANDBOX_OUTCOME_INIT;
+        uint64_t v;
+
+        if (s->cgroup_fd >= 0) {
+                if (cg_read_key(s->cgroup_fd, "memory.events", "oom_kill", &v) >= 0 && v > 0)
+                        o.oom = true;
+                if (cg_read_key(s->cgroup_fd, "memory.events", "oom_group_kill", &v) >= 0 && v > 0)
+                        o.oom = true;
+                if (cg_read_key(s->cgroup_fd, "pids.events", "max", &v) >= 0 && v > 0)
+                        o.tasks = true;
+                if (cg_read_key(s->cgroup_fd, "cpu.stat", "user_usec", &v) >= 0)
+                        o.usage.user_usec = v;
+                if (cg_read_key(s->cgroup_fd, "cpu.stat", "system_usec", &v) >= 0)
+                        o.usage.system_usec = v;
+                if (cg_read_u64(s->cgroup_fd, "memory.peak", &v) >= 0)
+                        o.usage.memory_peak = v;
+                if (cg_read_u64(s->cgroup_fd, "pids.peak", &v) >= 0 && v > 0)
+                        o.usage.tasks_peak = v - 1; /* not counting the pin */
+        }
+        /* Read: the scope may go now. */
+        pin_release(s);
+        *ret = o;
+        return 0;
+}
+
+static void *scope_free(void *state) {
+        ScopeState *s = state;
+
+        if (!s)
+                return NULL;
+        oom_adj_restore(s);
+        pin_release(s);
+        (void) safe_close(s->cgroup_fd);
+        free(s->unit);
+        free(s->job_result);
+        free(s->job_message);
+        free(s);
+        return NULL;
+}
+
+static const SandboxBackendOps scope_backend = {
+        .name = "systemd-scope",
+        .enforces = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TASKS | SANDBOX_LIMIT_CPU,
+        .child_rlimits = false,
+        .prepare = scope_prepare,
+        .place = scope_place,
+        .kill = scope_kill,
+        .collect = scope_collect,
+        .free = scope_free,
+};
+
+/* ---- The follower ---- */
+
+/* Writes all of buf to a caller's fd, which may be non-blocking. */
+static int write_all(int fd, const char *buf, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, buf, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) {
+                                (void) poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, -1);
+                                continue;
+                        }
+                        return -errno;
+                }
+                buf += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* Copies what the log has beyond what was copied; a reader that went away ends that copy. */
+static void follow_copy(int log_fd, int *client_fd) {
+        char buf[64 * 1024];
+
+        while (*client_fd >= 0) {
+                ssize_t n = read(log_fd, buf, sizeof(buf));
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return;
+                if (write_all(*client_fd, buf, (size_t) n) < 0)
+                        *client_fd = safe_close(*client_fd);
+        }
+}
+
+_noreturn_ static void follower_main(int out_log, int err_log, int client_out, int client_err, int done_fd) {
+        const int keep[] = { out_log, err_log, client_out, client_err, done_fd };
+        _cleanup_close_ int ifd = -EBADF;
+        bool done = false;
+
+        /* Writing to a pipe whose reader left must fail with EPIPE, not kill us. */
+        (void) signal(SIGPIPE, SIG_IGN);
+        (void) close_all_fds_except(keep, ELEMENTSOF(keep));
+        (void) prctl(PR_SET_NAME, (unsigned long) "skilld-follow", 0, 0, 0);
+
+        /* Woken by writes to the logs; a timeout covers a missed event. */
+        ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (ifd >= 0) {
+                const int logs[] = { out_log, err_log };
+
+                for (size_t i = 0; i < ELEMENTSOF(logs); i++) {
+                        char path[64];
+
+                        if (logs[i] < 0)
+                                continue;
+                        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", logs[i]);
+                        (void) inotify_add_watch(ifd, path, IN_MODIFY);
+                }
+        }
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = done_fd, .events = POLLIN },
+                        { .fd = ifd, .events = POLLIN },
+                };
+                bool last = done;
+                char buf[4096];
+
+                if (out_log >= 0)
+                        follow_copy(out_log, &client_out);
+                if (err_log >= 0)
+                        follow_copy(err_log, &client_err);
+                if (last || (client_out < 0 && client_err < 0))
+                        _exit(EXIT_SUCCESS);
+
+                if (poll(p, 2, 1000) < 0 && errno != EINTR)
+                        _exit(EXIT_FAILURE);
+                if (p[0].revents) {
+                        /* The run is over (or the worker died): one last copy, bounded in time. */
+                        done = true;
+                        (void) alarm(FOLLOWER_LINGER_SEC);
+                }
+                while (ifd >= 0 && read(ifd, buf, sizeof(buf)) > 0)
+                        ;
+        }
+}
+
+static int follower_spawn(int run_fd, int client_out, int client_err, pid_t *ret_pid, int *ret_done_fd) {
+        _cleanup_close_ int out_log = -EBADF, err_log = -EBADF;
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+        pid_t pid;
+
+        /* Descriptions of our own, with our own offsets, of the logs the engine appends to. */
+        if (client_out >= 0) {
+                out_log = openat(run_fd, "stdout.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+                if (out_log < 0)
+                        return -errno;
+        }
+        if (client_err >= 0) {
+                err_log = openat(run_fd, "stderr.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+                if (err_log < 0)
+                        return -errno;
+        }
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                follower_main(out_log, err_log, client_out, client_err, p[0]);
+        *ret_pid = pid;
+        *ret_done_fd = TAKE_FD(p[1]);
+        return 0;
+}
+
+/* Tells the follower the output is complete, and gives it a moment to pass the end on, so that
+ * a caller normally has all of it before RunFinished. */
+static void follower_finish(pid_t pid, int *done_fd) {
+        _cleanup_close_ int pidfd = -EBADF;
+
+        *done_fd = safe_close(*done_fd);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd >= 0)
+                (void) poll(&(struct pollfd) { .fd = pidfd, .events = POLLIN }, 1, FOLLOWER_WAIT_MSEC);
+        /* Reaped if done; otherwise it goes on alone (bounded by its alarm) and init reaps it. */
+        (void) waitpid(pid, NULL, WNOHANG);
+}
+
+/* ---- The worker ---- */
+
+/* A result for a run the engine refused outright (only a request we failed to validate, or
+ * memory running out, gets here). */
+static int error_result(const RunRequest *req, const char *message, RunResult **ret) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+
+        if (!res)
+                return -ENOMEM;
+        res->run_id = strdup(req->run_id);
+        res->skill_name = strdup(strempty(req->skill_name));
+        res->skill_hash = strdup(strempty(req->skill_hash));
+        res->script = strdup(strempty(req->script));
+        res->error = strdup(message);
+        if (!res->run_id || !res->skill_name || !res->skill_hash || !res->script || !res->error)
+                return -ENOMEM;
+        res->status = RUN_STATUS_ERROR;
+        res->exit_code = -1;
+        res->uid = (uid_t) -1;
+        res->limits = req->limits;
+        res->usage = (RunUsage) {
+                .wall_usec = RUN_USAGE_UNKNOWN,
+                .user_usec = RUN_USAGE_UNKNOWN,
+                .system_usec = RUN_USAGE_UNKNOWN,
+                .memory_peak = RUN_USAGE_UNKNOWN,
+                .tasks_peak = RUN_USAGE_UNKNOWN,
+        };
+        res->started_at = res->ended_at = now_usec(CLOCK_REALTIME);
+        *ret = TAKE_PTR(res);
+        return 0;
+}
+
+/* Moves what the engine wrote into the record's places. A failure leaves that file out; the
+ * result says what is there. */
+static void move_outputs(int run_fd, RunResult *res) {
+        static const char *const logs[] = { "stdout.log", "stderr.log" };
+        _cleanup_close_ int engine_fd = -EBADF;
+
+        engine_fd = openat(run_fd, ENGINE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (engine_fd < 0)
+                return;
+        if (renameat(engine_fd, "files", run_fd, "artifacts") < 0 && errno != ENOENT && !res->store_error)
+                res->store_error = strdup_printf("Failed to store the artifacts: %s", strerror(errno));
+        /* The same bytes as the live copies, written whole and synced; root's alone, as
+         * everything in the store. */
+        for (size_t i = 0; i < ELEMENTSOF(logs); i++)
+                if (renameat(engine_fd, logs[i], run_fd, logs[i]) >= 0 &&
+                    fchmodat(run_fd, logs[i], 0600, 0) < 0)
+                        continue; /* the record's directory is root's alone anyway */
+}
+
+static int worker_execute(const WorkerArgs *w) {
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
+        _cleanup_free_ char *error = NULL, *engine_dir = NULL, *text = NULL, *input = NULL;
+        _cleanup_close_ int run_fd = -EBADF, out_log = -EBADF, err_log = -EBADF, done_fd = -EBADF;
+        ScopeConfig config = {
+                .systemd_address = w->systemd_address,
+                .description = w->description,
+        };
+        RunRequest req = w->request;
+        pid_t follower = 0;
+        int r;
+
+        run_fd = open(w->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (run_fd < 0)
+                return -errno;
+        out_log = openat(run_fd, "stdout.log",
+                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        err_log = openat(run_fd, "stderr.log",
+                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (out_log < 0 || err_log < 0)
+                return -errno;
+        (void) rm_rf_at(run_fd, ENGINE_DIR);
+        engine_dir = strjoin_path(w->run_dir, ENGINE_DIR);
+        if (w->input_file) {
+                r = read_full_file_at(run_fd, "input.json", INPUT_MAX, true, &input, NULL);
+                if (r < 0)
+                        return r;
+                req.input_json = input;
+        }
+        if (!engine_dir)
+                return -ENOMEM;
+
+        if (w->client_stdout_fd >= 0 || w->client_stderr_fd >= 0) {
+                r = follower_spawn(run_fd, w->client_stdout_fd, w->client_stderr_fd, &follower, &done_fd);
+                if (r < 0)
+                        follower = 0; /* the output is stored all the same */
+        }
+
+        req.output_dir = engine_dir;
+        req.stdout_fd = out_log;
+        req.stderr_fd = err_log;
+        if (w->use_scope) {
+                req.backend = &scope_backend;
+                req.backend_userdata = &config;
+        }
+
+        r = sandbox_run(&req, &res, &error);
+        /* The input was the caller's, for this run only. */
+        if (w->input_file)
+                (void) unlinkat(run_fd, "input.json", 0);
+        if (r < 0) {
+                r = error_result(&req, error ?: strerror(-r), &res);
+                if (r < 0)
+                        return r;
+        }
+        if (follower > 0)
+                follower_finish(follower, &done_fd);
+
+        move_outputs(run_fd, res);
+        free(res->output_dir);
+        res->output_dir = strdup(w->run_dir);
+
+        r = run_result_to_json(res, &json);
+        if (r < 0)
+                return r;
+        text = cJSON_PrintUnformatted(json);
+        if (!text)
+                return -ENOMEM;
+
+        /* The commit point: from here on the run is finished, whatever happens to us or the
+         * service. Then the copy for the service, which takes it from there. */
+        r = write_file_atomic_at(run_fd, "result.json", text, strlen(text), 0600);
+        if (r < 0)
+                return r;
+        (void) rm_rf_at(run_fd, ENGINE_DIR);
+        return loop_write(w->result_fd, text, strlen(text));
+}
+
+_noreturn_ static void worker_main(const WorkerArgs *w) {
+        const RunRequest *req = &w->request;
+        _cleanup_free_ int *keep = NULL;
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t none;
+        size_t n = 0;
+
+        /* Only the fds of this run survive: the service's buses, other runs' pipes and callers'
+         * fds must not reach the sandbox, nor be kept open by us. */
+        keep = calloc(6 + req->n_files, sizeof(int));
+        if (!keep)
+                _exit(EXIT_FAILURE);
+        keep[n++] = req->skill_dir_fd;
+        keep[n++] = req->cancel_fd;
+        keep[n++] = w->client_stdout_fd;
+        keep[n++] = w->client_stderr_fd;
+        keep[n++] = w->result_fd;
+        for (size_t i = 0; i < req->n_files; i++)
+                keep[n++] = req->files[i].fd;
+        if (close_all_fds_except(keep, n) < 0)
+                _exit(EXIT_FAILURE);
+
+        /* The service blocks the signals sd-event handles; the runs get a clean slate (the sandbox
+         * resets its own too, this covers the worker and the follower). */
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &dfl, NULL);
+        (void) prctl(PR_SET_NAME, (unsigned long) "skilld-worker", 0, 0, 0);
+
+        _exit(worker_execute(w) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+int worker_spawn(const WorkerArgs *w, pid_t *ret_pid) {
+        pid_t parent = getpid(), pid;
+
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                /* The run must not outlive the service: its worker dies with it, and with the
+                 * worker its sandbox (the init has its own PR_SET_PDEATHSIG). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                worker_main(w);
+        }
+        *ret_pid = pid;
+        return 0;
+}

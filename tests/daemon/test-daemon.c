@@ -1,0 +1,411 @@
+/* The skilld service end to end on a private bus, without systemd: the real skilld binary, a fake
+ * polkit in a process of its own (yes to io.skilld.run and io.skilld.run-unlisted, no to everything
+ * else), and clients as root and as nobody. Runs go through the real sandbox engine (the service
+ * uses systemd scopes only where systemd runs, as in the VM), so this needs root: suite 'sandbox'.
+ * The VM suite (tests/vm/tests.d/5*-daemon-*.sh) proves the rest against systemd and polkitd. */
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "loader.h"
+#include "test-bus.h"
+
+#define NOBODY 65534
+
+static TestBus test_bus;
+static TestDir dir;
+static pid_t polkit_pid, daemon_pid;
+static char *skill_path;
+
+/* ---- The fake polkit, in its own process ---- */
+
+static int fake_check(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *kind, *action;
+        bool yes;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'r', "sa{sv}");
+        if (r >= 0)
+                r = sd_bus_message_read(m, "s", &kind);
+        if (r >= 0)
+                r = sd_bus_message_skip(m, "a{sv}");
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "s", &action);
+        if (r < 0)
+                return r;
+        yes = streq(action, "io.skilld.run") || streq(action, "io.skilld.run-unlisted");
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "(bba{ss})", yes, false, 0);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static const sd_bus_vtable fake_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("CheckAuthorization", "(sa{sv})sa{ss}us", "(bba{ss})", fake_check, 0),
+        SD_BUS_VTABLE_END
+};
+
+_noreturn_ static void fake_polkit_main(void) {
+        sd_event *e = NULL;
+        sd_bus *bus;
+
+        if (sd_event_new(&e) < 0)
+                _exit(1);
+        bus = test_bus_connect(&test_bus, e);
+        if (sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/PolicyKit1/Authority",
+                                     "org.freedesktop.PolicyKit1.Authority", fake_vtable, NULL) < 0 ||
+            sd_bus_request_name(bus, "org.freedesktop.PolicyKit1", 0) < 0)
+                _exit(1);
+        (void) sd_event_loop(e);
+        _exit(0);
+}
+
+/* ---- The service ---- */
+
+static bool name_owned(sd_bus *bus, const char *name) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        return sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s", name) >= 0;
+}
+
+static void wait_for_name(const char *name) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+
+        while (!name_owned(bus, name)) {
+                ck_assert_msg(test_now_usec() < deadline, "%s never appeared on the bus", name);
+                (void) usleep(20000);
+        }
+}
+
+static pid_t daemon_spawn(const char *policy, bool idle_exit) {
+        _cleanup_free_ char *exe = NULL, *addr = NULL, *state = NULL, *runtime = NULL, *pol = NULL;
+        pid_t pid;
+
+        exe = strdup_printf("%s/skilld/skilld", getenv("SKILLD_BUILD_ROOT"));
+        addr = strdup_printf("--bus-address=%s", test_bus.address);
+        state = strdup_printf("--state-dir=%s/state", dir.path);
+        runtime = strdup_printf("--runtime-dir=%s/run", dir.path);
+        pol = strdup_printf("--policy=%s/policy.yaml", dir.path);
+        test_write_file(dir.fd, "policy.yaml", policy, 0644);
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                execl(exe, exe, addr, state, runtime, pol, idle_exit ? "--verbose" : "--no-idle-exit",
+                      (char *) NULL);
+                _exit(127);
+        }
+        wait_for_name("io.skilld.Skilld1");
+        return pid;
+}
+
+static int daemon_stop(pid_t pid) {
+        int status = 0;
+
+        (void) kill(pid, SIGTERM);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return status;
+}
+
+static void write_skill(void) {
+        _cleanup_close_ int src = -EBADF, out = -EBADF;
+
+        test_write_file(dir.fd, "src/SKILL.md",
+                        "---\nname: greeter\ndescription: Greets.\n---\n\n# greeter\n", 0644);
+        test_write_file(dir.fd, "src/scripts/main.sh", "echo \"hello $1\"\n", 0755);
+        src = openat(dir.fd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        out = openat(dir.fd, "greeter.skill", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ck_assert_int_ge(src, 0);
+        ck_assert_int_ge(out, 0);
+        ck_assert_int_eq(skill_package(src, "greeter", out, NULL), 0);
+        skill_path = strdup_printf("%s/greeter.skill", dir.path);
+}
+
+static void setup(void) {
+        dir = test_dir_new();
+        ck_assert_int_eq(chmod(dir.path, 0755), 0);
+        write_skill();
+        test_bus_start(&test_bus);
+        polkit_pid = fork();
+        ck_assert_int_ge(polkit_pid, 0);
+        if (polkit_pid == 0)
+                fake_polkit_main();
+        wait_for_name("org.freedesktop.PolicyKit1");
+        daemon_pid = daemon_spawn("service:\n  idle-timeout: 60s\n", false);
+}
+
+static void teardown(void) {
+        if (daemon_pid > 0)
+                (void) daemon_stop(daemon_pid);
+        (void) kill(polkit_pid, SIGKILL);
+        (void) waitpid(polkit_pid, NULL, 0);
+        test_bus_stop(&test_bus);
+        free(skill_path);
+        test_dir_done(&dir);
+}
+
+/* ---- Clients ---- */
+
+/* Run(): returns the id, or the D-Bus error name (prefixed "!"). */
+static char *call_run(sd_bus *bus, const char *skill, const char *input, const char *limit, uint64_t value,
+                      const char *option) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_close_ int fd = open(skill, O_RDONLY | O_CLOEXEC);
+        const char *id, *path;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                                        "io.skilld.Skilld1.Manager", "Run"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "hsass", fd, "", 1, "world", input), 0);
+        ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "{sv}"), 0);
+        if (limit) {
+                ck_assert_int_ge(sd_bus_message_open_container(m, 'e', "sv"), 0);
+                ck_assert_int_ge(sd_bus_message_append(m, "s", "limits"), 0);
+                ck_assert_int_ge(sd_bus_message_append(m, "v", "a{st}", 1, limit, value), 0);
+                ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+        }
+        if (option)
+                ck_assert_int_ge(sd_bus_message_append(m, "{sv}", option, "b", 1), 0);
+        ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+        if (sd_bus_call(bus, m, 0, &e, &reply) < 0)
+                return strdup_printf("!%s", e.name);
+        ck_assert_int_ge(sd_bus_message_read(reply, "so", &id, &path), 0);
+        ck_assert_ptr_nonnull(strstr(path, id));
+        return strdup(id);
+}
+
+static char *run_property(sd_bus *bus, const char *id, const char *property) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        char *v = NULL;
+
+        if (sd_bus_get_property_string(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", property, &e,
+                                       &v) < 0)
+                return strdup_printf("!%s", e.name);
+        return v;
+}
+
+static char *wait_final(sd_bus *bus, const char *id) {
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC * 4;
+
+        for (;;) {
+                _cleanup_free_ char *state = run_property(bus, id, "State");
+
+                if (streq(state, "finished") || streq(state, "interrupted"))
+                        return run_property(bus, id, "Status");
+                ck_assert_msg(!startswith(state, "!"), "State of %s: %s", id, state);
+                ck_assert_msg(test_now_usec() < deadline, "run %s never ended", id);
+                (void) usleep(50000);
+        }
+}
+
+/* Runs f as nobody in a child; its answer comes back as a line. */
+static char *as_nobody(char *(*f)(sd_bus *bus, const char *arg), const char *arg) {
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+        char buf[256] = {};
+        pid_t pid;
+        ssize_t n;
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                _cleanup_free_ char *answer = NULL;
+                sd_bus *bus;
+
+                if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(1);
+                bus = test_bus_connect(&test_bus, NULL);
+                answer = f(bus, arg);
+                (void) loop_write(p[1], answer, strlen(answer));
+                _exit(0);
+        }
+        p[1] = safe_close(p[1]);
+        n = loop_read(p[0], buf, sizeof(buf) - 1);
+        ck_assert_int_gt(n, 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        return strdup(buf);
+}
+
+static char *nobody_run(sd_bus *bus, const char *arg) {
+        return call_run(bus, arg, "", NULL, 0, NULL);
+}
+
+static char *nobody_state(sd_bus *bus, const char *id) {
+        return run_property(bus, id, "State");
+}
+
+static char *nobody_get_run(sd_bus *bus, const char *id) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        if (sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+                               "GetRun", &e, &reply, "s", id) < 0)
+                return strdup_printf("!%s", e.name);
+        return strdup("found");
+}
+
+static char *nobody_list_all(sd_bus *bus, const char *unused) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        if (sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+                               "ListAllRuns", &e, &reply, NULL) < 0)
+                return strdup_printf("!%s", e.name);
+        return strdup("listed");
+}
+
+/* ---- Tests ---- */
+
+typedef struct Seen {
+        char *finished_status;          /* RunFinished */
+        char *changed_state;            /* the last State in PropertiesChanged */
+} Seen;
+
+static int on_run_finished(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Seen *seen = userdata;
+        const char *id, *path, *status;
+        int32_t code;
+
+        ck_assert_int_ge(sd_bus_message_read(m, "sosi", &id, &path, &status, &code), 0);
+        free(seen->finished_status);
+        seen->finished_status = strdup_printf("%s %s %" PRIi32, id, status, code);
+        return 0;
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Seen *seen = userdata;
+        const char *iface, *name, *state;
+
+        ck_assert_int_ge(sd_bus_message_read(m, "s", &iface), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
+        while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                if (streq(name, "State")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "v", "s", &state), 0);
+                        free(seen->changed_state);
+                        seen->changed_state = strdup(state);
+                } else
+                        ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+        }
+        return 0;
+}
+
+/* Processes what the bus has until the signals of a run have come. */
+static void wait_signals(sd_bus *bus, Seen *seen) {
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+
+        while (!seen->finished_status || !streq_ptr(seen->changed_state, "finished")) {
+                ck_assert_msg(test_now_usec() < deadline, "no RunFinished or PropertiesChanged");
+                if (sd_bus_process(bus, NULL) == 0)
+                        ck_assert_int_ge(sd_bus_wait(bus, 100000), 0);
+        }
+}
+
+/* Checks an answer and frees it. */
+static void expect(char *got, const char *want) {
+        _cleanup_free_ char *g = got;
+
+        ck_assert_str_eq(g, want);
+}
+
+START_TEST(test_run_and_ownership) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *theirs = NULL, *result = NULL, *path = NULL, *want = NULL;
+        Seen seen = {};
+        uint32_t owner;
+
+        /* root's run: no polkit, the real sandbox; its end is announced. */
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                             "io.skilld.Skilld1.Manager", "RunFinished", on_run_finished,
+                                             &seen), 0);
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, "io.skilld.Skilld1", NULL,
+                                             "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                             on_properties_changed, &seen), 0);
+        id = call_run(bus, skill_path, "{\"x\": 1}", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        expect(wait_final(bus, id), "succeeded");
+        wait_signals(bus, &seen);
+        want = strdup_printf("%s succeeded 0", id);
+        ck_assert_str_eq(seen.finished_status, want);
+        free(seen.finished_status);
+        free(seen.changed_state);
+        result = run_property(bus, id, "Result");
+        ck_assert_ptr_nonnull(strstr(result, "\"status\":\"succeeded\""));
+        ck_assert_ptr_nonnull(strstr(result, "hello world"));
+
+        /* nobody cannot see it, whichever way it asks: the same answer as for no run at all. */
+        expect(as_nobody(nobody_state, id), "!io.skilld.Skilld1.Error.NoSuchRun");
+        expect(as_nobody(nobody_get_run, id), "!io.skilld.Skilld1.Error.NoSuchRun");
+        expect(as_nobody(nobody_get_run, "0123456789abcdef0123456789abcdef"),
+               "!io.skilld.Skilld1.Error.NoSuchRun");
+        expect(as_nobody(nobody_list_all, NULL), "!org.freedesktop.DBus.Error.AccessDenied");
+
+        /* nobody's own run, authorized by (fake) polkit: theirs, and root sees it. */
+        theirs = as_nobody(nobody_run, skill_path);
+        ck_assert_msg(!startswith(theirs, "!"), "nobody's Run failed: %s", theirs);
+        expect(wait_final(bus, theirs), "succeeded");
+        expect(as_nobody(nobody_state, theirs), "finished");
+        path = strdup_printf("/io/skilld/Skilld1/run/%s", theirs);
+        ck_assert_int_ge(sd_bus_get_property_trivial(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
+                                                     "Owner", NULL, 'u', &owner), 0);
+        ck_assert_uint_eq(owner, NOBODY);
+}
+END_TEST
+
+START_TEST(test_validation) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *junk = strdup_printf("%s/policy.yaml", dir.path);
+
+        expect(call_run(bus, junk, "", NULL, 0, NULL), "!io.skilld.Skilld1.Error.InvalidSkill");
+        expect(call_run(bus, skill_path, "{not json", NULL, 0, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(call_run(bus, skill_path, "", "bogus", 1, NULL), "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(call_run(bus, skill_path, "", "memory", 1ULL << 40, NULL),
+               "!io.skilld.Skilld1.Error.LimitExceeded");
+        expect(call_run(bus, skill_path, "", NULL, 0, "network"),
+               "!io.skilld.Skilld1.Error.NetworkNotAllowed");
+        expect(call_run(bus, skill_path, "", NULL, 0, "colour"), "!org.freedesktop.DBus.Error.InvalidArgs");
+}
+END_TEST
+
+START_TEST(test_idle_exit) {
+        int status;
+
+        /* The fixture's instance goes; one that may exit when idle replaces it. */
+        status = daemon_stop(daemon_pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        daemon_pid = daemon_spawn("service:\n  idle-timeout: 1s\n", true);
+        ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        daemon_pid = 0;
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("daemon");
+        TCase *tc = tcase_create("core");
+
+        if (!test_bus_available() || geteuid() != 0) {
+                fprintf(stderr, "needs root and dbus-daemon: skipped\n");
+                return getenv("SKILLD_VM") ? EXIT_FAILURE : 77;
+        }
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_run_and_ownership);
+        tcase_add_test(tc, test_validation);
+        tcase_add_test(tc, test_idle_exit);
+        suite_add_tcase(s, tc);
+        return test_run_suite(s);
+}

@@ -1,0 +1,169 @@
+/* Tests for uid-alloc.c: the run uid rule. Every uid comes from the range, is locked while held,
+ * goes round the range before coming back, and is never handed out while a process has it. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "test-util.h"
+#include "uid-alloc.h"
+
+/* High in the space and far from the policy's default range: nobody has these. */
+#define FIRST ((uid_t) 0x7A000000U)
+
+static char *lock_path(const TestDir *d) {
+        char *p = strdup_printf("%s/uids.lock", d->path);
+
+        ck_assert_ptr_nonnull(p);
+        return p;
+}
+
+START_TEST(test_collect_finds_our_uid) {
+        _cleanup_free_ uid_t *l = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(uid_collect_in_use(getuid(), 1, &l, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(l[0], getuid());
+
+        free(l);
+        l = NULL;
+        ck_assert_int_eq(uid_collect_in_use(FIRST, 16, &l, &n), 0);
+        ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+START_TEST(test_range_rotation_and_exhaustion) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL;
+        _cleanup_free_ char *path = lock_path(&d), *error = NULL;
+        int fds[3] = { -EBADF, -EBADF, -EBADF }, extra = -EBADF;
+        uid_t uids[3], again;
+
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 3, &a), 0);
+        for (size_t i = 0; i < 3; i++) {
+                ck_assert_int_eq(uid_allocator_take(a, &uids[i], &fds[i], NULL), 0);
+                ck_assert_uint_ge(uids[i], FIRST);
+                ck_assert_uint_lt(uids[i], FIRST + 3);
+                for (size_t j = 0; j < i; j++)
+                        ck_assert_uint_ne(uids[i], uids[j]);
+        }
+
+        /* All three held: none left, and the message says which range. */
+        ck_assert_int_eq(uid_allocator_take(a, &again, &extra, &error), -EBUSY);
+        ck_assert_ptr_nonnull(strstr(error, "in use"));
+
+        /* Releasing one (closing its fd) frees exactly that one. */
+        fds[1] = safe_close(fds[1]);
+        ck_assert_int_eq(uid_allocator_take(a, &again, &extra, NULL), 0);
+        ck_assert_uint_eq(again, uids[1]);
+        safe_close(extra);
+        for (size_t i = 0; i < 3; i++)
+                safe_close(fds[i]);
+}
+END_TEST
+
+START_TEST(test_rotation_goes_round) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL;
+        _cleanup_free_ char *path = lock_path(&d);
+        uid_t first, second;
+        int fd = -EBADF;
+
+        /* Taken and given back at once: the next one is still another uid. */
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 8, &a), 0);
+        ck_assert_int_eq(uid_allocator_take(a, &first, &fd, NULL), 0);
+        fd = safe_close(fd);
+        ck_assert_int_eq(uid_allocator_take(a, &second, &fd, NULL), 0);
+        fd = safe_close(fd);
+        ck_assert_uint_ne(first, second);
+}
+END_TEST
+
+START_TEST(test_other_instance_locks_count) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL, *b = NULL;
+        _cleanup_free_ char *path = lock_path(&d);
+        int fa = -EBADF, fb = -EBADF;
+        uid_t ua, ub;
+
+        /* Two allocators on one lock file (two instances of the service) never share a uid. */
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 2, &a), 0);
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 2, &b), 0);
+        ck_assert_int_eq(uid_allocator_take(a, &ua, &fa, NULL), 0);
+        ck_assert_int_eq(uid_allocator_take(b, &ub, &fb, NULL), 0);
+        ck_assert_uint_ne(ua, ub);
+        safe_close(fa);
+        safe_close(fb);
+}
+END_TEST
+
+START_TEST(test_process_holds_uid) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL;
+        _cleanup_free_ char *path = lock_path(&d);
+        int p[2], fd = -EBADF, fd2 = -EBADF;
+        uid_t taken;
+        pid_t pid;
+        char c;
+
+        if (geteuid() != 0)
+                return; /* only root can become another uid */
+
+        /* A process of FIRST+1 (say, a run of a service that was killed, still dying) with no
+         * lock held: the allocator must skip that uid all the same. */
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setresgid(FIRST + 1, FIRST + 1, FIRST + 1) < 0 ||
+                    setresuid(FIRST + 1, FIRST + 1, FIRST + 1) < 0)
+                        _exit(1);
+                if (write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        safe_close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        safe_close(p[0]);
+
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 2, &a), 0);
+        for (int i = 0; i < 4; i++) {
+                ck_assert_int_eq(uid_allocator_take(a, &taken, &fd, NULL), 0);
+                ck_assert_uint_eq(taken, FIRST);
+                fd = safe_close(fd);
+        }
+        /* With FIRST held too, nothing is left. */
+        ck_assert_int_eq(uid_allocator_take(a, &taken, &fd, NULL), 0);
+        ck_assert_int_eq(uid_allocator_take(a, &taken, &fd2, NULL), -EBUSY);
+        safe_close(fd);
+
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+        ck_assert_int_eq(uid_allocator_take(a, &taken, &fd, NULL), 0);
+        safe_close(fd);
+}
+END_TEST
+
+START_TEST(test_invalid_ranges) {
+        UidAllocator *a = NULL;
+
+        ck_assert_int_eq(uid_allocator_new("/nonexistent/lock", 0, 10, &a), -EINVAL);
+        ck_assert_int_eq(uid_allocator_new("/nonexistent/lock", FIRST, 0, &a), -EINVAL);
+        ck_assert_int_eq(uid_allocator_new("/nonexistent/lock", UINT32_MAX - 4, 10, &a), -EINVAL);
+        ck_assert_ptr_null(a);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("uid-alloc");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_collect_finds_our_uid);
+        tcase_add_test(tc, test_range_rotation_and_exhaustion);
+        tcase_add_test(tc, test_rotation_goes_round);
+        tcase_add_test(tc, test_other_instance_locks_count);
+        tcase_add_test(tc, test_process_holds_uid);
+        tcase_add_test(tc, test_invalid_ranges);
+        suite_add_tcase(s, tc);
+        return test_run_suite(s);
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Runs are their owner's: alice cannot list, read, open artifacts or logs of, or cancel bob's
+# runs, which answer NoSuchRun to her as runs that do not exist do; carol, an admin authorized for
+# io.skilld.manage-runs, can do all of it.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
+. "$SKILLD_VM_LIB"
+# shellcheck source-path=SCRIPTDIR source=daemon.inc
+. "$(dirname "$0")/daemon.inc"
+
+daemon_setup
+daemon_policy $'service:\n  idle-timeout: 60s'
+
+hello=$(make_skill hello 'echo "secret of $1"; echo "bob'"'"'s file" >"$SANDBOX_FILES_DIR/private.txt"')
+sleeper=$(make_skill sleeper 'echo started; sleep "${1:-30}"')
+done_id=$(call bob run --wait "$hello" bob | head -n 1)
+busy_id=$(call bob run "$sleeper" 60)
+wait_until 60 grep -q started "$SKILLD_STATE/runs/$busy_id/stdout.log" || fail "bob's sleeper did not start"
+
+# alice: nothing of bob's.
+list=$(as_user alice busctl --system call "${MANAGER[@]}" ListRuns)
+[[ $list != *"$done_id"* && $list != *"$busy_id"* ]] || fail "alice's ListRuns shows bob's runs: $list"
+for id in "$done_id" "$busy_id" 0123456789abcdef0123456789abcdef; do
+    err=$(as_user alice busctl --system call "${MANAGER[@]}" GetRun s "$id" 2>&1) && fail "alice got $id"
+    assert_contains "$err" "No run $id" "GetRun of $id by alice"
+    err=$(run_prop "$id" State alice 2>&1) && fail "alice read the State of $id"
+    assert_contains "$err" "No run $id" "State of $id read by alice"
+done
+err=$(call alice artifact "$done_id" private.txt 2>&1) && fail "alice opened bob's artifact: $err"
+assert_contains "$err" "io.skilld.Skilld1.Error.NoSuchRun" "OpenArtifact by alice"
+err=$(call alice log "$done_id" stdout 2>&1) && fail "alice opened bob's log: $err"
+assert_contains "$err" "io.skilld.Skilld1.Error.NoSuchRun" "OpenLog by alice"
+err=$(run_method alice "$busy_id" Cancel 2>&1) && fail "alice canceled bob's run"
+assert_contains "$err" "No run $busy_id" "Cancel by alice"
+err=$(as_user alice busctl --system call "${MANAGER[@]}" ListAllRuns 2>&1) && fail "alice listed all runs"
+assert_contains "$err" "io.skilld.manage-runs" "ListAllRuns by alice"
+tree=$(as_user alice busctl --system tree io.skilld.Skilld1 2>&1)
+[[ $tree != *"$done_id"* ]] || fail "alice's introspection shows bob's runs: $tree"
+assert_eq 's "running"' "$(run_prop "$busy_id" State bob)" "bob's run after alice tried to cancel it"
+echo "alice sees none of bob's runs"
+
+# carol, the admin: everything.
+list=$(as_user carol busctl --system call "${MANAGER[@]}" ListAllRuns)
+assert_contains "$list" "$done_id" "carol's ListAllRuns"
+assert_contains "$list" "$busy_id" "carol's ListAllRuns"
+assert_eq "o \"/io/skilld/Skilld1/run/$done_id\"" \
+    "$(as_user carol busctl --system call "${MANAGER[@]}" GetRun s "$done_id")" "GetRun by carol"
+assert_eq 's "finished"' "$(run_prop "$done_id" State carol)" "State read by carol"
+assert_eq "bob's file" "$(call carol artifact "$done_id" private.txt)" "bob's artifact opened by carol"
+assert_eq "secret of bob" "$(call carol log "$done_id" stdout)" "bob's log opened by carol"
+run_method carol "$busy_id" Cancel
+assert_eq "finished canceled -1" "$(call bob wait "$busy_id")" "bob's run canceled by carol"
+echo "carol sees, reads and cancels bob's runs"
+
+# And bob himself may remove his run; then it is gone for everyone.
+run_method bob "$done_id" Remove
+err=$(run_prop "$done_id" State carol 2>&1) && fail "a removed run is still there"
+assert_contains "$err" "No run $done_id" "State of a removed run"
+[[ ! -e $SKILLD_STATE/runs/$done_id ]] || fail "the record of a removed run is still on disk"
+echo "bob removed his run"
