@@ -525,7 +525,7 @@ static int run_start(Run *run) {
                 .skill_hash = run->skill_hash,
                 .owner = run->record->owner,
         });
-        bus_run_emit_changed(m, run->record, "State", "StartedTimestamp", "Unit", NULL);
+        bus_run_emit_changed(m, run->record, "State", "StartedTimestamp", "Unit", (char *) NULL);
         bus_run_emit_started(m, run->record);
         return 0;
 }
@@ -650,7 +650,7 @@ static void run_finalize(Run *run) {
         free(run->unit);
         run->unit = NULL;
         bus_run_emit_changed(m, record, "State", "Status", "ExitCode", "Signal", "Unit", "FinishedTimestamp",
-                             "Result", "Usage", NULL);
+                             "Result", "Usage", (char *) NULL);
         bus_run_emit_finished(m, record);
 
         run_free(run);

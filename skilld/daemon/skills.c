@@ -83,7 +83,7 @@ int skills_open(const SkillDirs *d, const char *name, int *ret_fd, SkillOrigin *
         if (!skill_name_is_valid(name))
                 return -EINVAL;
         for (SkillOrigin o = 0; o < _SKILL_ORIGIN_MAX; o++) {
-                int fd, r;
+                int fd = -EBADF, r;
 
                 r = open_in(d->path[o], name, &fd);
                 if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP)
