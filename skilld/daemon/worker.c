@@ -16,6 +16,9 @@
 #include "scope.h"
 #include "worker.h"
 
+/* The service this worker runs for; set in the service before fork(), so the worker inherits it. */
+static pid_t service_pid = 0;
+
 #define ENGINE_DIR ".#engine"
 /* The engine's own limit of an input. */
 #define INPUT_MAX (64U * 1024U * 1024U)
@@ -613,6 +616,14 @@ static int worker_execute(const WorkerArgs *w) {
         if (!text)
                 return -ENOMEM;
 
+        /* A run whose service died under it did not finish: its processes were killed with the
+         * service (or are about to be), and whatever status the engine saw says so, not what the
+         * skill did. Leave no result; the next start of the service records it as interrupted.
+         * (PR_SET_PDEATHSIG alone does not settle this: the kernel clears it when credentials
+         * change, and it races with this write.) */
+        if (getppid() != service_pid)
+                return -ESRCH;
+
         /* The commit point: from here on the run is finished, whatever happens to us or the
          * service. Then the copy for the service, which takes it from there. */
         r = write_file_atomic_at(run_fd, "result.json", text, strlen(text), 0600);
@@ -659,6 +670,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid) {
         pid_t parent = getpid(), pid;
 
+        service_pid = parent;
         pid = fork();
         if (pid < 0)
                 return -errno;
