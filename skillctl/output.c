@@ -151,3 +151,15 @@ void table_print(const Table *t, FILE *f) {
                         (void) fprintf(f, "%*s", (int) (width[col] - text_width(t->cells[i]) + 1), "");
         }
 }
+
+int listing_print(const Table *t, const cJSON *json_array, bool json, const char *noun, const char *what) {
+        size_t n = table_rows(t);
+
+        if (json)
+                return json_print(json_array) < 0 ? EXIT_FAILURE : 0;
+        if (n > 0)
+                table_print(t, stdout);
+        printf("%s%zu %s%s%s%s.\n", n > 0 ? "\n" : "", n, noun, n == 1 ? "" : "s",
+               what ? " " : "", strempty(what));
+        return 0;
+}

@@ -38,3 +38,7 @@ int table_add(Table *t, const char *text);
 int table_addf(Table *t, const char *fmt, ...) _printf_(2, 3);
 size_t table_rows(const Table *t);              /* without the header */
 void table_print(const Table *t, FILE *f);
+
+/* How every listing verb ends: the JSON array with --json, else the table (if it has rows) and a
+ * count line, "3 runs listed." ("NOUN" singular, "s" added, then "what"). Returns the exit status. */
+int listing_print(const Table *t, const cJSON *json_array, bool json, const char *noun, const char *what);

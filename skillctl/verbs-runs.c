@@ -337,13 +337,7 @@ int verb_list(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the run list: %m"), EXIT_FAILURE;
 
-        if (json)
-                return json_print(arr) < 0 ? EXIT_FAILURE : 0;
-        if (table_rows(t) > 0)
-                table_print(t, stdout);
-        printf("%s%zu run%s listed.\n", table_rows(t) > 0 ? "\n" : "", table_rows(t),
-               table_rows(t) == 1 ? "" : "s");
-        return 0;
+        return listing_print(t, arr, json, "run", "listed");
 }
 
 static char *format_named(const NamedValue *v) {
@@ -832,13 +826,7 @@ static int artifacts_list(Client *c, const char *id, const char *path, bool json
         if (!t || !arr || r < 0)
                 return log_oom(), EXIT_FAILURE;
 
-        if (json)
-                return json_print(arr) < 0 ? EXIT_FAILURE : 0;
-        if (table_rows(t) > 0)
-                table_print(t, stdout);
-        printf("%s%zu artifact%s.\n", table_rows(t) > 0 ? "\n" : "", table_rows(t),
-               table_rows(t) == 1 ? "" : "s");
-        return 0;
+        return listing_print(t, arr, json, "artifact", NULL);
 }
 
 int verb_artifacts(int argc, char *argv[]) {

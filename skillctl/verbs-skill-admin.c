@@ -73,13 +73,7 @@ int verb_skill_list(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the skill list: %m"), EXIT_FAILURE;
 
-        if (json)
-                return json_print(arr) < 0 ? EXIT_FAILURE : 0;
-        if (table_rows(t) > 0)
-                table_print(t, stdout);
-        printf("%s%zu skill%s installed.\n", table_rows(t) > 0 ? "\n" : "", table_rows(t),
-               table_rows(t) == 1 ? "" : "s");
-        return 0;
+        return listing_print(t, arr, json, "skill", "installed");
 }
 
 int verb_skill_install(int argc, char *argv[]) {
