@@ -223,8 +223,9 @@ static int setup_usr(StepError *e) {
 }
 
 /* A minimal /etc: what the dynamic linker, interpreters, TLS and name lookups read, and a
- * synthetic user database that names only the sandbox user. No resolv.conf: there is no
- * network, and "hosts: files" keeps name lookups from even trying DNS. */
+ * synthetic user database that names only the sandbox user. Without network there is no
+ * resolv.conf, and "hosts: files" keeps name lookups from even trying DNS. With the host's
+ * network, its resolv.conf and hosts are bound read-only and lookups may use DNS. */
 static int setup_etc(const SandboxChild *c, StepError *e) {
         static const char *const copied[] = {
                 "ld.so.cache", "alternatives", "ssl/certs", "ssl/openssl.cnf", "services", "protocols",
@@ -267,9 +268,25 @@ static int setup_etc(const SandboxChild *c, StepError *e) {
         }
         if (r >= 0)
                 r = write_file("etc/nsswitch.conf",
+                               c->network ?
+                               "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+                               "networks: files\nprotocols: files\nservices: files\n" :
                                "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
                                "networks: files\nprotocols: files\nservices: files\n", 0644);
-        if (r >= 0)
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to write the sandbox /etc");
+
+        if (c->network) {
+                /* We still see the host's file system here. mount() follows a symlink in its
+                 * source, so a resolv.conf linking into /run (systemd-resolved, NetworkManager)
+                 * binds the file it names on the host: the sandbox has no /run of the host. */
+                r = bind_optional("/etc/resolv.conf", "etc/resolv.conf", e);
+                if (r < 0)
+                        return r;
+                r = bind_optional("/etc/hosts", "etc/hosts", e);
+                if (r < 0)
+                        return r;
+        } else
                 r = write_file("etc/hosts",
                                "127.0.0.1\tlocalhost\n127.0.1.1\tskill\n"
                                "::1\tlocalhost ip6-localhost ip6-loopback\n",

@@ -248,6 +248,7 @@ static int result_new(const RunRequest *req, RunResult **ret) {
         r->exit_code = -1;
         r->uid = (uid_t) -1;
         r->limits = req->limits;
+        r->network = req->network;
         r->usage = (RunUsage) {
                 .memory_peak = RUN_USAGE_UNKNOWN,
                 .tasks_peak = RUN_USAGE_UNKNOWN,
@@ -600,7 +601,8 @@ static int prepare_seccomp(SandboxRun *run) {
 
 /* Which namespaces the kernel offers (each has its /proc/self/ns entry); a missing one that the
  * request does not allow to be missing refuses the run. The cgroup namespace is entered later,
- * by the init itself, once it sits in its cgroup. */
+ * by the init itself, once it sits in its cgroup. A run with network gets no network namespace:
+ * it shares ours, which is not a missing layer but what was asked for. */
 static int prepare_namespaces(SandboxRun *run) {
         static const struct {
                 unsigned layer;         /* 0: never optional */
@@ -624,6 +626,8 @@ static int prepare_namespaces(SandboxRun *run) {
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
                 char path[64];
 
+                if (namespaces[i].flag == CLONE_NEWNET && run->req->network)
+                        continue;
                 (void) snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
                 if (access(path, F_OK) >= 0) {
                         run->clone_flags |= namespaces[i].flag;
@@ -768,6 +772,7 @@ static int run_clone(SandboxRun *run) {
                 .n_rlimits = run->n_rlimits,
                 .seccomp = run->seccomp,
                 .netns = run->clone_flags & CLONE_NEWNET,
+                .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
                 .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
         };

@@ -116,6 +116,9 @@ typedef struct RunRequest {
         char **env;                     /* NAME=VALUE, checked with sandbox_env_check() */
         SandboxLimits limits;
         unsigned allow_missing;         /* SandboxLayer bits */
+        bool network;                   /* share the caller's network namespace instead of one
+                                         * with only lo; /etc then has the host's resolv.conf and
+                                         * hosts. Everything else stays isolated. */
         uid_t uid;                      /* root only: the run's uid and gid, reserved by the caller;
                                          * (uid_t) -1: the engine takes one of its range per run */
         const char *output_dir;         /* artifacts, logs and result.json; created if missing */
@@ -212,6 +215,7 @@ typedef struct RunResult {
         unsigned limits_enforced;       /* SandboxLimit bits the backend really enforced */
         unsigned layers_missing;        /* SandboxLayer bits allowed missing and missing */
         uid_t uid;                      /* the sandbox uid as the host sees it */
+        bool network;                   /* the run shared the caller's network */
 
         uint64_t started_at;            /* CLOCK_REALTIME usec */
         uint64_t ended_at;

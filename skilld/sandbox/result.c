@@ -334,6 +334,7 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
             add(usage, "tasks_peak", json_u64(r->usage.tasks_peak)) < 0 ||
             add(o, "limits", limits_to_json(r)) < 0 ||
             add(o, "layers_missing", layers_to_json(r->layers_missing)) < 0 ||
+            add(o, "network", cJSON_CreateBool(r->network)) < 0 ||
             add(o, "uid", r->uid != (uid_t) -1 ? cJSON_CreateNumber(r->uid) : cJSON_CreateNull()) < 0 ||
             add(o, "started_at", json_time(r->started_at)) < 0 ||
             add(o, "ended_at", json_time(r->ended_at)) < 0 ||

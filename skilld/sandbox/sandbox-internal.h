@@ -79,6 +79,7 @@ typedef struct SandboxChild {
         size_t n_rlimits;
         scmp_filter_ctx seccomp;        /* NULL when the layer is allowed missing and missing */
         bool netns;                     /* namespaces the init has to set up (when it has them) */
+        bool network;                   /* the host's network: /etc gets name resolution */
         bool utsns;
         bool cgroupns;
 } SandboxChild;

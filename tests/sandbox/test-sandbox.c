@@ -562,6 +562,59 @@ START_TEST(test_no_network) {
 }
 END_TEST
 
+/* With network the run shares our network namespace: it reaches our listener on 127.0.0.1 and
+ * resolves names as the host does; the rest of the sandbox is unchanged. */
+START_TEST(test_network) {
+        _cleanup_test_run_ TestRun t = {};
+        _cleanup_close_ int lfd = -EBADF, cfd = -EBADF;
+        _cleanup_free_ char *body = NULL, *resolv = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
+        size_t size;
+        uint16_t port;
+
+        lfd = listen_tcp_loopback(&port);
+        body = strdup_printf("/skill/probe connect %u\n"
+                             "echo \"hostname $(hostname)\"\n"
+                             "test -e /etc/resolv.conf && cat /etc/resolv.conf > /out/files/resolv.conf\n"
+                             "true\n",
+                             port);
+        t = test_run_new(body);
+        t.req.network = true;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(t.res->network);
+        ck_assert_int_eq(probe_value(t.res, "connect"), 0);
+        cfd = accept(lfd, NULL, NULL);
+        ck_assert_int_ge(cfd, 0);
+        /* Still its own UTS namespace and no layer given up. */
+        ck_assert(stdout_has_line(t.res, "hostname skill"));
+        ck_assert_uint_eq(t.res->layers_missing, 0);
+
+        /* The host's name resolution, bound read-only (through its symlink, if it is one). */
+        if (read_full_file_at(AT_FDCWD, "/etc/resolv.conf", 1024 * 1024, false, &resolv, &size) >= 0) {
+                _cleanup_free_ char *inside = NULL, *path = strdup_printf("%s/files/resolv.conf",
+                                                                          t.out_path);
+                size_t inside_size;
+
+                ck_assert_int_eq(read_full_file_at(AT_FDCWD, path, 1024 * 1024, false, &inside,
+                                                   &inside_size), 0);
+                ck_assert_uint_eq(inside_size, size);
+                ck_assert_int_eq(memcmp(inside, resolv, size), 0);
+        }
+
+        ck_assert_int_eq(run_result_to_json(t.res, &json), 0);
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(json, "network")));
+        cJSON_Delete(TAKE_PTR(json));
+
+        /* The same request without network: a result that says so. */
+        t.req.network = false;
+        test_run_go(&t);
+        ck_assert(!t.res->network);
+        ck_assert_int_eq(run_result_to_json(t.res, &json), 0);
+        ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(json, "network")));
+}
+END_TEST
+
 START_TEST(test_host_sockets_unreachable) {
         _cleanup_free_ char *marker = random_marker(), *abstract = NULL, *body = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -991,6 +1044,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_kill_reaches_no_host_process);
         tcase_add_test(tc, test_environment_from_scratch);
         tcase_add_test(tc, test_no_network);
+        tcase_add_test(tc, test_network);
         tcase_add_test(tc, test_host_sockets_unreachable);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);
