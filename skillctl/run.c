@@ -38,7 +38,7 @@ static void help(void) {
         printf("Usage: skillctl run [OPTIONS] SKILL [--] [ARGS...]\n"
                "\n"
                "Run a skill (a folder, a .skill file, or the name of a skill installed on the host)\n"
-               "in a sandbox: no network, a private file system, a throwaway user, and limits.\n"
+               "in a sandbox: no network (unless asked), a private file system, a throwaway user, and limits.\n"
                "ARGS are passed to the script. The skilld service runs it when one answers, else\n"
                "skillctl does, in this process.\n"
                "\n"
@@ -54,7 +54,8 @@ static void help(void) {
                "     --cpu PERCENT        CPU limit in percent of one CPU (default: 100)\n"
                "     --tasks N            Process and thread limit (default: 256)\n"
                "     --env NAME=VALUE     Set a variable for the skill (repeatable)\n"
-               "     --network            Ask for network access (service only; the policy decides)\n"
+               "     --network            Share the host's network (the service asks polkit and its policy;\n"
+               "                          a local run has the network of the caller)\n"
                "     --json               Print only the result JSON\n"
                "  -q --quiet              No summary line\n"
                "     --local              Run in this process, not through the skilld service\n"
@@ -342,9 +343,6 @@ static int run_embedded(const RunArgs *a) {
         sd_id128_t rid;
         int r;
 
-        if (a->network)
-                return run_fail("--network needs the skilld service: embedded runs never have network");
-
         r = run_load_skill(a, &skill, &entry);
         if (r != 0)
                 return r;
@@ -387,6 +385,8 @@ static int run_embedded(const RunArgs *a) {
         req.n_files = n_files;
         req.env = a->env;
         req.limits = a->limits;
+        /* The run gets no more than the caller has: it shares this process's network. */
+        req.network = a->network;
         /* Embedded runs may fall back to rlimits where no cgroup can be had: the documented
          * fallback, and the result says which backend was in force. Nothing else may be missing. */
         req.allow_missing = SANDBOX_LAYER_CGROUP;

@@ -407,19 +407,6 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 pending_free(p);
                 return r;
         }
-        if (c.network) {
-                /* The policy says which skills may; this sandbox engine gives no run network yet, so
-                 * even those are refused rather than silently run without. */
-                if (!policy_network_allowed(m->policy, skill->name, skill->hash, installed))
-                        r = sd_bus_error_setf(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
-                                              "The admin policy does not allow the skill %s network access.",
-                                              skill->name);
-                else
-                        r = sd_bus_error_set(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
-                                             "Runs with network access are not supported by skilld yet.");
-                pending_free(p);
-                return r;
-        }
 
         /* 3. Authorize, with what the skill really is as details for admins' rules. */
         {
@@ -436,12 +423,25 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 if (r > 0 && raised)
                         r = polkit_check_async(m->polkit, msg, "io.skilld.raise-limits", details,
                                                UID_INVALID, &auth_error);
+                if (r > 0 && c.network)
+                        r = polkit_check_async(m->polkit, msg, "io.skilld.network", details,
+                                               UID_INVALID, &auth_error);
         }
         if (r == 0)
                 return 1;
         if (r < 0) {
                 pending_free(p);
                 return sd_bus_error_copy(error, &auth_error);
+        }
+
+        /* The admin policy has the last word on network, whoever asks: polkit says who may have
+         * a network run, the policy which skills may get one at all. */
+        if (c.network && !policy_network_allowed(m->policy, skill->name, skill->hash, installed)) {
+                r = sd_bus_error_setf(error, SKILLD_ERROR_NETWORK_NOT_ALLOWED,
+                                      "The admin policy does not allow the skill %s network access.",
+                                      skill->name);
+                pending_free(p);
+                return r;
         }
 
         /* 4. Act. */
@@ -464,6 +464,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .stdout_fd = c.stdout_fd,
                 .stderr_fd = c.stderr_fd,
                 .limits = &limits,
+                .network = c.network,
         }, &record, &why);
         if (r < 0) {
                 pending_free(p);

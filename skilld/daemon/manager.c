@@ -154,7 +154,7 @@ static int request_json(const RunSubmission *s, char **ret) {
             json_add_strv(o, "files", s->file_names) < 0 ||
             !cJSON_AddBoolToObject(o, "input", !!s->input_json) ||
             !cJSON_AddBoolToObject(o, "installed", s->installed) ||
-            !cJSON_AddBoolToObject(o, "network", false) ||
+            !cJSON_AddBoolToObject(o, "network", s->network) ||
             !cJSON_AddBoolToObject(o, "live_output", s->stdout_fd >= 0 || s->stderr_fd >= 0) ||
             !(limits = cJSON_AddObjectToObject(o, "limits")))
                 return -ENOMEM;
@@ -288,6 +288,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->args = strv_copy(s->args);
         run->env = strv_copy(s->env);
         run->file_names = strv_copy(s->file_names);
+        run->network = s->network;
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
         if (!run->skill_name || !run->skill_hash || !run->script ||
             (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
@@ -469,6 +470,7 @@ static int run_start(Run *run) {
         req.n_files = run->n_files;
         req.env = run->env;
         req.limits = run->limits;
+        req.network = run->network;
         req.uid = run->uid;
         req.cancel_fd = cancel[0];
         if (policy_layer_may_be_missing(m->policy, ISOLATION_SECCOMP))

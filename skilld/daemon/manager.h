@@ -84,6 +84,7 @@ struct Run {
         int stdout_fd;                  /* the caller's live copies, or -1 */
         int stderr_fd;
         SandboxLimits limits;
+        bool network;                   /* authorized and allowed by the policy */
 
         /* While running. */
         bool running;
@@ -182,6 +183,7 @@ typedef struct RunSubmission {
         int stdout_fd;
         int stderr_fd;
         const PolicyLimits *limits;     /* resolved */
+        bool network;                   /* authorized (io.skilld.network) and allowed by the policy */
 } RunSubmission;
 
 /* Queues or starts a run. -EUSERS when the queue caps are reached, -ENOSPC when the store is too
