@@ -953,8 +953,10 @@ int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char
         doomed = calloc(n + 1, sizeof(bool));
         if (!sorted || !doomed)
                 return -ENOMEM;
-        memcpy(sorted, s->runs, n * sizeof(StoreRun *));
-        qsort(sorted, n, sizeof(StoreRun *), cmp_end);
+        if (n > 0) {
+                memcpy(sorted, s->runs, n * sizeof(StoreRun *));
+                qsort(sorted, n, sizeof(StoreRun *), cmp_end);
+        }
 
         /* 1. Age. */
         if (retention->max_age_usec != POLICY_INFINITY)

@@ -138,7 +138,9 @@ START_TEST(test_not_a_zip) {
         _cleanup_(inspection_done) Inspection i = {};
         _cleanup_close_ int fd = memfd_create("junk", MFD_CLOEXEC), target = new_target(&d, "t");
 
-        ck_assert_int_eq(loop_write(fd, "PK\003\004 but nothing else", 24), 0);
+        static const char junk[] = "PK\003\004 but nothing else";
+
+        ck_assert_int_eq(loop_write(fd, junk, sizeof(junk) - 1), 0);
         ck_assert_int_eq(inspect_archive(fd, target, NULL, INSPECT_ENTRY, &i), 0);
         ck_assert_int_eq(i.error_errno, EBADMSG);
         ck_assert_ptr_nonnull(i.error);
