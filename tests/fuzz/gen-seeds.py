@@ -315,6 +315,56 @@ def gen_strings(out):
         write(out, 'seed-%02d' % i, data)
 
 
+# ---- policy.yaml texts --------------------------------------------------------------------
+
+POLICY_SEEDS = {
+    'empty': '',
+    'one-value': 'limits:\n  memory:\n    max: 8G\n',
+    'flow': 'limits: {memory: {max: 8G, default: 1G}, cpu: {default: 50%}}\n',
+    'default-above-max': 'limits:\n  memory:\n    default: 8G\n    max: 1G\n',
+    'below-floor': 'limits:\n  tasks:\n    default: 0\n  tmpfs:\n    default: 1\n',
+    'huge-values': ('limits:\n  memory:\n    max: 18446744073709551615\n  cpu:\n    max: 99999999%\n'
+                    '  timeout:\n    max: 9999999999w\n'),
+    'units': ('limits:\n  timeout:\n    default: 1.5h\n    max: 2d\n  stdout:\n    default: 1K\n'
+              '  output:\n    max: 1T\nidle-timeout: 500ms\n'),
+    'infinity': 'retention:\n  max-runs: infinity\n  max-age: infinity\n',
+    'uids-low': 'uids:\n  first: 1000\n  count: 10\n  allow-low: yes\n',
+    'uids-wrap': 'uids:\n  first: 4294967290\n  count: 100\n',
+    'uids-zero': 'uids:\n  first: 0\n  count: 0\n',
+    'lists': ('isolation:\n  may-be-missing: [userns, cgroup]\nnetwork:\n  allowed-skills:\n'
+              '    - fetcher\n    - "bad name"\n  allowed-hashes: [sha256:00ff]\n'),
+    'empty-list': 'isolation:\n  may-be-missing: []\n',
+    'unknown-key': 'limits:\n  memroy:\n    max: 1G\nbogus: 1\n',
+    'duplicate': 'limits:\n  memory:\n    max: 1G\n  memory:\n    max: 2G\n',
+    'anchor': 'limits:\n  memory: &m {max: 1G}\n  tmpfs: *m\n',
+    'tag': 'limits:\n  memory:\n    max: !!int 1\n',
+    'multi-doc': 'concurrency:\n  global: 2\n---\nconcurrency:\n  global: 3\n',
+    'deep': ''.join('  ' * i + 'k%d:\n' % i for i in range(20)),
+    'scalar-top': 'just a string\n',
+    'list-top': '- a\n- b\n',
+    'control': 'network:\n  allowed-skills: ["\\e[31mred", "line\\nfake: 1"]\n',
+    'bool-words': 'uids:\n  allow-low: On\n',
+    'negative': 'concurrency:\n  per-user: -1\n  global: 0x10\n',
+    'crlf': 'limits:\r\n  memory:\r\n    max: 2G\r\n',
+    'syntax-error': 'limits:\n  memory: [\n',
+    'many-errors': ''.join('k%d: 1\n' % i for i in range(80)),
+}
+
+
+def gen_policy(out):
+    shipped = os.path.join(ROOT, 'policy', 'policy.yaml')
+    with open(shipped, 'rb') as f:
+        text = f.read()
+    write(out, 'shipped.yaml', text)
+    # The shipped file without its comments: the fuzzer need not wade through them.
+    bare = b'\n'.join(l for l in text.split(b'\n') if l.strip() and not l.lstrip().startswith(b'#'))
+    write(out, 'shipped-bare.yaml', bare + b'\n')
+    for name, t in sorted(POLICY_SEEDS.items()):
+        write(out, name + '.yaml', t.encode())
+    write(out, 'nul-byte.yaml', b'limits:\n  memory:\x00\n')
+    write(out, 'invalid-utf8.yaml', b'network:\n  allowed-skills: [\xff\xfe]\n')
+
+
 def write(out, name, data):
     with open(os.path.join(out, name), 'wb') as f:
         f.write(data)
@@ -342,6 +392,7 @@ GENERATORS = {
     'skill-md': lambda out, a: gen_skill_md(out),
     'zip': lambda out, a: gen_zip(out, a.skillctl),
     'strings': lambda out, a: gen_strings(out),
+    'policy': lambda out, a: gen_policy(out),
 }
 
 
