@@ -4,7 +4,7 @@
  * property) read back by skillctl.
  *
  * Promises checked, input side: what cJSON accepts (the check skillctl, the service and the
- * engine all make) prints and parses back to an equal tree; the skill's environment built with
+ * engine all make) prints and parses back to the same printed text; the skill's environment built with
  * it holds SKILL_INPUT_FILE, holds SANDBOX_INPUT equal to the input exactly when it fits in one
  * environment string, is sorted and names each variable once.
  *
@@ -29,7 +29,7 @@
 static void check_input(const char *text) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL, *back = NULL;
         _cleanup_strv_free_ char **env = NULL;
-        _cleanup_free_ char *printed = NULL;
+        _cleanup_free_ char *printed = NULL, *again = NULL;
         bool fits, has_input = false, has_file = false;
 
         j = cJSON_ParseWithOpts(text, NULL, true);
@@ -40,7 +40,10 @@ static void check_input(const char *text) {
         fuzz_assert(printed);
         back = cJSON_ParseWithOpts(printed, NULL, true);
         fuzz_assert(back, "printed input does not parse: %s", printed);
-        fuzz_assert(cJSON_Compare(j, back, true), "input changed in a round trip: %s", printed);
+        /* Printing is a fixed point after one round (not cJSON_Compare(): exponential in the depth
+         * of nested objects). The skill gets the caller's text, never this printed form. */
+        again = cJSON_PrintUnformatted(back);
+        fuzz_assert(again && streq(again, printed), "input changed in a round trip: %s", printed);
 
         fuzz_assert(sandbox_env_build(NULL, text, &env) >= 0);
         fits = strlen("SANDBOX_INPUT=") + strlen(text) + 1 <= SANDBOX_INPUT_ENV_MAX;

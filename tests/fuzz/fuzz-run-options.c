@@ -17,6 +17,7 @@
  * refused as above the maximum (E2BIG) or below the floor (EINVAL) with a message fit for a
  * terminal; no fd from the message stays open after it is freed. */
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "fuzz.h"
@@ -34,13 +35,19 @@ typedef struct Recipe {
 static Policy *policy;
 static int fd_kinds[6];
 static sd_bus *bus;
+static int bus_fds[2];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         int scratch = fuzz_scratch_fd(), pipe_fds[2];
         _cleanup_close_ int wfd = -EBADF;
 
         fuzz_assert(policy_new_default(&policy) >= 0);
+        /* sd-bus makes messages only on a started bus: one over a socketpair nobody answers,
+         * left authenticating (which still lets messages carry fds). */
+        fuzz_assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bus_fds) >= 0);
         fuzz_assert(sd_bus_new(&bus) >= 0);
+        fuzz_assert(sd_bus_set_fd(bus, bus_fds[0], bus_fds[0]) >= 0);
+        fuzz_assert(sd_bus_start(bus) >= 0);
 
         /* Kept open for the whole run, so they count as the baseline for fd leaks. */
         fd_kinds[0] = fuzz_memfd("input", (const uint8_t *) "PK\003\004data", 8);
