@@ -401,6 +401,11 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
 
                 if (p->yaml.error == YAML_MEMORY_ERROR)
                         return -ENOMEM;
+                /* At the end of a file whose last line has no newline, libyaml ends that line
+                 * itself and puts the mark on the line after it, which the file does not have. */
+                if (line > 1 && p->yaml.problem_mark.index >= p->size && p->size > 0 &&
+                    p->data[p->size - 1] != '\n' && p->data[p->size - 1] != '\r')
+                        line--;
                 /* The reader (encoding errors) reports a byte offset, not a mark. */
                 if (p->yaml.error == YAML_READER_ERROR) {
                         line = 1;

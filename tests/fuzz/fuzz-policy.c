@@ -121,8 +121,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > POLICY_FILE_MAX)
                 return 0;
+        /* Every line break YAML 1.1 knows (so more than an editor counts, never fewer): LF, CR,
+         * NEL, LS and PS. */
         for (size_t i = 0; i < size; i++)
-                lines += data[i] == '\n' || data[i] == '\r';
+                lines += data[i] == '\n' || data[i] == '\r' ||
+                         (i + 1 < size && data[i] == 0xc2 && data[i + 1] == 0x85) ||
+                         (i + 2 < size && data[i] == 0xe2 && data[i + 1] == 0x80 &&
+                          (data[i + 2] == 0xa8 || data[i + 2] == 0xa9));
         write_policy(data, size);
 
         r = policy_load_files(paths, 0, &p, &errors);
