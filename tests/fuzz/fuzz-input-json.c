@@ -94,6 +94,10 @@ static void check_summary(const RunResult *r) {
                 fuzz_assert(fuzz_text_is_safe(line), "summary line unsafe for a terminal: %s", line);
 }
 
+static uint64_t unknown_as_0(uint64_t v) {
+        return v == UINT64_MAX ? 0 : v;
+}
+
 static void check_result(const char *text) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL, *j2 = NULL, *out = NULL;
         _cleanup_(run_result_freep) RunResult *r = NULL, *r2 = NULL;
@@ -135,7 +139,10 @@ static void check_result(const char *text) {
                     streq_ptr(r2->interpreter, r->interpreter) && streq_ptr(r2->error, r->error) &&
                     streq_ptr(r2->output_error, r->output_error) &&
                     streq_ptr(r2->store_error, r->store_error), "a message changed: %s", printed);
-        fuzz_assert(r2->stdout_stream.total == r->stdout_stream.total &&
+        /* UINT64_MAX is written as null ("unknown"), which reads back as 0 for the byte counts
+         * and the wall time. */
+        fuzz_assert(r2->stdout_stream.total == unknown_as_0(r->stdout_stream.total) &&
+                    r2->stderr_stream.total == unknown_as_0(r->stderr_stream.total) &&
                     r2->stdout_stream.truncated == r->stdout_stream.truncated);
         fuzz_assert(r2->artifacts_truncated == r->artifacts_truncated && r2->out_full == r->out_full);
         fuzz_assert(r2->n_artifacts == r->n_artifacts && r2->n_skipped == r->n_skipped);
@@ -152,8 +159,7 @@ static void check_result(const char *text) {
         fuzz_assert(r2->usage.user_usec == r->usage.user_usec &&
                     r2->usage.memory_peak == r->usage.memory_peak &&
                     r2->usage.tasks_peak == r->usage.tasks_peak);
-        /* UINT64_MAX is written as null, which reads back as 0 for the wall time. */
-        fuzz_assert(r2->usage.wall_usec == (r->usage.wall_usec == UINT64_MAX ? 0 : r->usage.wall_usec));
+        fuzz_assert(r2->usage.wall_usec == unknown_as_0(r->usage.wall_usec));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -196,7 +196,7 @@ static int append_options(sd_bus_message *m, Recipe *r) {
                         key = own = string(r);
                 /* Mostly the right type, so that the values get decoded too. */
                 if (k < ELEMENTSOF(key_types) && tb < 0xc0)
-                        t = streq(key_types[k], "h") ? 4 : k < 4 ? k : 4;
+                        t = k < 4 ? k : 4;     /* types[] lists them in that order */
                 else
                         t = tb % ELEMENTSOF(types);
 
