@@ -27,10 +27,14 @@ static void summary_begin(const RunResult *r) {
 void run_summary_print(const RunResult *r, const char *where) {
         char mem[FORMAT_BYTES_MAX];
         const char *status = run_status_to_string(r->status);
+        /* SECURITY: the error and the backend name may come from a result JSON (the service's
+         * store, a result.json) and an error may quote what a skill chose: escaped, so that they
+         * cannot move the cursor or forge a line of the summary. */
+        _cleanup_free_ char *error = cescape(strna(r->error)), *backend = cescape(strna(r->backend));
 
         summary_begin(r);
         if (r->status == RUN_STATUS_ERROR) {
-                fprintf(stderr, "skillctl: %s\n", strna(r->error));
+                fprintf(stderr, "skillctl: %s\n", strna(error));
                 return;
         }
 
@@ -43,7 +47,7 @@ void run_summary_print(const RunResult *r, const char *where) {
         if (r->usage.memory_peak != RUN_USAGE_UNKNOWN)
                 fprintf(stderr, ", peak memory %s", format_bytes(mem, sizeof(mem), r->usage.memory_peak));
         fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts,
-                r->n_artifacts == 1 ? "" : "s", strna(where), strna(r->backend));
+                r->n_artifacts == 1 ? "" : "s", strna(where), strna(backend));
         if (r->stdout_stream.truncated || r->stderr_stream.truncated)
                 fprintf(stderr, "skillctl: output was truncated; the kept part is in %s\n", strna(where));
         if (r->n_skipped > 0)

@@ -66,7 +66,14 @@ static int invalid(sd_bus_error *error, const char *fmt, ...) {
 static bool text_ok(const char *s, size_t max) {
         size_t n = strlen(s);
 
-        return n <= max && utf8_is_valid(s, n) && !string_has_cc(s, n);
+        if (n > max || !utf8_is_valid(s, n) || string_has_cc(s, n))
+                return false;
+        /* The C1 controls U+0080..U+009F are valid UTF-8, and U+009B opens an escape sequence on
+         * some terminals. In valid UTF-8 they are exactly 0xc2 followed by 0x80..0x9f. */
+        for (size_t i = 0; i + 1 < n; i++)
+                if ((unsigned char) s[i] == 0xc2 && (unsigned char) s[i + 1] < 0xa0)
+                        return false;
+        return true;
 }
 
 /* The skill archive: a regular file (or memfd) open for reading, holding a zip. Never a path. */

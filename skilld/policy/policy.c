@@ -390,6 +390,21 @@ static size_t event_line(const yaml_event_t *ev) {
         return ev->start_mark.line + 1;
 }
 
+/* The last line a mark may be on: one more than the line breaks YAML knows (LF, CR, CR LF, NEL,
+ * LS, PS), the end of a file after its final newline being on that line. */
+static size_t count_lines(const char *data, size_t size) {
+        const unsigned char *d = (const unsigned char *) data;
+        size_t lines = 1;
+
+        for (size_t i = 0; i < size; i++)
+                if (d[i] == '\n' || (d[i] == '\r' && !(i + 1 < size && d[i + 1] == '\n')) ||
+                    (i + 1 < size && d[i] == 0xc2 && d[i + 1] == 0x85) ||
+                    (i + 2 < size && d[i] == 0xe2 && d[i + 1] == 0x80 &&
+                     (d[i + 2] == 0xa8 || d[i + 2] == 0xa9)))
+                        lines++;
+        return lines;
+}
+
 /* Fetches the next event. Anchors, aliases and tags have no use in a flat policy and are the
  * tools of YAML bombs, so they end the parse. */
 static int parser_next(Parser *p, yaml_event_t *ev) {
@@ -401,6 +416,9 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
 
                 if (p->yaml.error == YAML_MEMORY_ERROR)
                         return -ENOMEM;
+                /* At the end of a file whose last line has no newline, libyaml ends that line
+                 * itself and puts the mark on the line after it, which the file does not have. */
+                line = MIN(line, count_lines(p->data, p->size));
                 /* The reader (encoding errors) reports a byte offset, not a mark. */
                 if (p->yaml.error == YAML_READER_ERROR) {
                         line = 1;

@@ -63,17 +63,25 @@ static bool env_name_denied(const char *name, size_t n) {
 }
 
 int sandbox_env_check(const char *assignment, char **error) {
+        _cleanup_free_ char *shown = NULL;
         const char *eq;
         size_t n;
 
+        /* SECURITY: a refused name is the caller's text and ends up in D-Bus errors and on
+         * terminals: escaped, and cut before escaping. */
         eq = strchr(assignment, '=');
+        n = eq ? (size_t) (eq - assignment) : strlen(assignment);
+        if (!eq || !env_name_valid(assignment, n)) {
+                _cleanup_free_ char *head = strndup(assignment, MIN(n, 64U));
+
+                shown = head ? cescape(head) : NULL;
+                if (!shown)
+                        return -ENOMEM;
+        }
         if (!eq)
-                return error_setf(error, -EINVAL, "Environment entry '%s' is not NAME=VALUE", assignment);
-        n = eq - assignment;
+                return error_setf(error, -EINVAL, "Environment entry '%s' is not NAME=VALUE", shown);
         if (!env_name_valid(assignment, n))
-                return error_setf(error, -EINVAL, "Environment name '%.*s' is not a valid name",
-                                  (int) MIN(n, 64U),
-                                  assignment);
+                return error_setf(error, -EINVAL, "Environment name '%s' is not a valid name", shown);
         if (env_name_denied(assignment, n))
                 return error_setf(error, -EPERM, "Environment variable %.*s may not be set for a skill",
                                   (int) n,
@@ -85,19 +93,27 @@ int sandbox_env_check(const char *assignment, char **error) {
 }
 
 int sandbox_file_name_check(const char *name, char **error) {
+        _cleanup_free_ char *head = NULL, *shown = NULL;
         size_t n = strlen(name);
+        const char *why = NULL;
 
         /* Plain names only: no directories, nothing hidden (where the engine could put its own
          * files), no surprises for shells that glob /work. */
         if (n == 0 || n > 255 || name[0] == '.' || name[0] == '-')
-                return error_setf(error, -EINVAL, "Input file name '%s' is not allowed (empty, hidden, "
-                                  "or too long)", name);
-        for (size_t i = 0; i < n; i++)
+                why = "is not allowed (empty, hidden, or too long)";
+        for (size_t i = 0; !why && i < n; i++)
                 if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z') ||
                       (name[i] >= '0' && name[i] <= '9') || strchr("._-", name[i])))
-                        return error_setf(error, -EINVAL, "Input file name '%s' may contain only letters, "
-                                          "digits, '.', '_' and '-'", name);
-        return 0;
+                        why = "may contain only letters, digits, '.', '_' and '-'";
+        if (!why)
+                return 0;
+
+        /* SECURITY: the refused name is the caller's text: escaped, as in sandbox_env_check(). */
+        head = strndup(name, MIN(n, 255U));
+        shown = head ? cescape(head) : NULL;
+        if (!shown)
+                return -ENOMEM;
+        return error_setf(error, -EINVAL, "Input file name '%s' %s", shown, why);
 }
 
 int sandbox_env_check_all(char * const *env, char **error) {

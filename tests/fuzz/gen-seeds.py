@@ -315,6 +315,184 @@ def gen_strings(out):
         write(out, 'seed-%02d' % i, data)
 
 
+# ---- policy.yaml texts --------------------------------------------------------------------
+
+POLICY_SEEDS = {
+    'empty': '',
+    'one-value': 'limits:\n  memory:\n    max: 8G\n',
+    'flow': 'limits: {memory: {max: 8G, default: 1G}, cpu: {default: 50%}}\n',
+    'default-above-max': 'limits:\n  memory:\n    default: 8G\n    max: 1G\n',
+    'below-floor': 'limits:\n  tasks:\n    default: 0\n  tmpfs:\n    default: 1\n',
+    'huge-values': ('limits:\n  memory:\n    max: 18446744073709551615\n  cpu:\n    max: 99999999%\n'
+                    '  timeout:\n    max: 9999999999w\n'),
+    'units': ('limits:\n  timeout:\n    default: 1.5h\n    max: 2d\n  stdout:\n    default: 1K\n'
+              '  output:\n    max: 1T\nidle-timeout: 500ms\n'),
+    'infinity': 'retention:\n  max-runs: infinity\n  max-age: infinity\n',
+    'uids-low': 'uids:\n  first: 1000\n  count: 10\n  allow-low: yes\n',
+    'uids-wrap': 'uids:\n  first: 4294967290\n  count: 100\n',
+    'uids-zero': 'uids:\n  first: 0\n  count: 0\n',
+    'lists': ('isolation:\n  may-be-missing: [userns, cgroup]\nnetwork:\n  allowed-skills:\n'
+              '    - fetcher\n    - "bad name"\n  allowed-hashes: [sha256:00ff]\n'),
+    'empty-list': 'isolation:\n  may-be-missing: []\n',
+    'unknown-key': 'limits:\n  memroy:\n    max: 1G\nbogus: 1\n',
+    'duplicate': 'limits:\n  memory:\n    max: 1G\n  memory:\n    max: 2G\n',
+    'anchor': 'limits:\n  memory: &m {max: 1G}\n  tmpfs: *m\n',
+    'tag': 'limits:\n  memory:\n    max: !!int 1\n',
+    'multi-doc': 'concurrency:\n  global: 2\n---\nconcurrency:\n  global: 3\n',
+    'deep': ''.join('  ' * i + 'k%d:\n' % i for i in range(20)),
+    'scalar-top': 'just a string\n',
+    'list-top': '- a\n- b\n',
+    'control': 'network:\n  allowed-skills: ["\\e[31mred", "line\\nfake: 1"]\n',
+    'bool-words': 'uids:\n  allow-low: On\n',
+    'negative': 'concurrency:\n  per-user: -1\n  global: 0x10\n',
+    'crlf': 'limits:\r\n  memory:\r\n    max: 2G\r\n',
+    'syntax-error': 'limits:\n  memory: [\n',
+    'many-errors': ''.join('k%d: 1\n' % i for i in range(80)),
+}
+
+
+def gen_policy(out):
+    shipped = os.path.join(ROOT, 'policy', 'policy.yaml')
+    with open(shipped, 'rb') as f:
+        text = f.read()
+    write(out, 'shipped.yaml', text)
+    # The shipped file without its comments: the fuzzer need not wade through them.
+    bare = b'\n'.join(l for l in text.split(b'\n') if l.strip() and not l.lstrip().startswith(b'#'))
+    write(out, 'shipped-bare.yaml', bare + b'\n')
+    for name, t in sorted(POLICY_SEEDS.items()):
+        write(out, name + '.yaml', t.encode())
+    write(out, 'nul-byte.yaml', b'limits:\n  memory:\x00\n')
+    write(out, 'invalid-utf8.yaml', b'network:\n  allowed-skills: [\xff\xfe]\n')
+
+
+# ---- input and result JSON ------------------------------------------------------------------
+
+INPUT_JSON_SEEDS = {
+    'object': '{"numbers": [1, 2, 3], "text": "hello"}',
+    'scalars': '[true, false, null, 0, -1, 1.5e300, -0.0, "x"]',
+    'string-escapes': '"\\u0000\\u001b[31m\\ud83d\\ude00\\n\\"\\\\"',
+    'lone-surrogate': '"\\ud800"',
+    'deep-array': '[' * 200 + ']' * 200,
+    'too-deep': '[' * 1100 + ']' * 1100,
+    'deep-object': '{"a":' * 100 + '1' + '}' * 100,
+    'duplicate-keys': '{"a": 1, "a": 2}',
+    'big-numbers': '[18446744073709551616, 9007199254740993, 1e400, -1e400, 0.1]',
+    'trailing-garbage': '{"a": 1} x',
+    'whitespace': ' \t\r\n{ } \n',
+    'long-string': '"' + 'x' * (130 * 1024) + '"',
+    'bad-escape': '"\\x41"',
+    'unterminated': '{"a": [1, 2',
+    'empty': '',
+}
+
+RESULT_JSON_SEEDS = {
+    'succeeded': {
+        'run_id': '0123456789abcdef0123456789abcdef', 'skill': 'json-transform',
+        'skill_hash': 'sha256:' + 'ab' * 32, 'script': 'scripts/transform.py',
+        'interpreter': 'python3', 'argv': ['python3', '/skill/scripts/transform.py'],
+        'status': 'succeeded', 'exit_code': 0, 'signal': None, 'signal_name': None,
+        'error': None, 'error_errno': None, 'exec_failed': False, 'output': {'sum': 108},
+        'output_source': 'output.json', 'output_error': None,
+        'stdout': {'bytes': 5, 'kept': 5, 'truncated': False, 'path': 'stdout.log', 'text': 'hello'},
+        'stderr': {'bytes': 0, 'kept': 0, 'truncated': False, 'path': None, 'text': ''},
+        'artifacts': [{'path': 'report.txt', 'type': 'file', 'size': 12, 'sha256': 'cd' * 32},
+                      {'path': 'sub', 'type': 'directory'}],
+        'artifacts_skipped': [{'path': 'link', 'reason': 'symlink'}],
+        'artifacts_truncated': False, 'out_full': False, 'store_error': None,
+        'usage': {'wall_usec': 420000, 'user_usec': 100000, 'system_usec': 20000,
+                  'memory_peak': 10485760, 'tasks_peak': 3},
+        'limits': {'backend': 'cgroup2'}, 'layers_missing': [], 'uid': 1879048192,
+        'started_at': '2026-01-01T00:00:00Z', 'ended_at': '2026-01-01T00:00:01Z',
+        'started_at_usec': 1767225600000000, 'ended_at_usec': 1767225601000000,
+    },
+    'error': {'status': 'error', 'error': 'scripts/x: not found', 'error_errno': 2,
+              'exec_failed': True, 'exit_code': None},
+    'error-control': {'status': 'error', 'error': '\x1b[2J\x1b[31mfake\nskillctl: succeeded'},
+    'signal': {'status': 'failed', 'signal': 9, 'exit_code': None,
+               'limits': {'backend': 'rlimit\x1b]0;x\x07'}},
+    'out-of-range': {'status': 'failed', 'exit_code': 256, 'signal': 65},
+    'huge-usage': {'status': 'timeout', 'usage': {'wall_usec': 1e30, 'memory_peak': -1},
+                   'started_at_usec': 18446744073709551615},
+    'unknown-status': {'status': 'exploded'},
+    'wrong-types': {'status': 'oom', 'exit_code': '0', 'artifacts': {'path': 'x'},
+                    'artifacts_skipped': [1, None, {'path': 7}], 'stdout': [], 'usage': 3},
+    'truncated': {'status': 'succeeded', 'stdout': {'bytes': 99999999, 'kept': 65536,
+                                                    'truncated': True}},
+}
+
+
+def gen_input_json(out):
+    import json
+    import re
+    texts = set()
+    for d in example_dirs():
+        with open(os.path.join(d, 'SKILL.md'), encoding='utf-8') as f:
+            texts.update(re.findall(r"--input '([^']*)'", f.read()))
+    readme = os.path.join(ROOT, 'README.md')
+    if os.path.exists(readme):
+        with open(readme, encoding='utf-8') as f:
+            texts.update(re.findall(r"--input '([^']*)'", f.read()))
+    for i, t in enumerate(sorted(texts)):
+        write(out, 'example-%02d.json' % i, t.encode())
+    for name, t in sorted(INPUT_JSON_SEEDS.items()):
+        write(out, 'input-%s.json' % name, t.encode('utf-8', 'surrogatepass'))
+    for name, obj in sorted(RESULT_JSON_SEEDS.items()):
+        write(out, 'result-%s.json' % name, json.dumps(obj).encode())
+    write(out, 'input-invalid-utf8.json', b'{"a": "\xff\xfe"}')
+
+
+# ---- Run() options recipes (see fuzz-run-options.c for the format) --------------------------
+
+def ro_string(s):
+    b = s.encode()
+    return bytes([len(b)]) + b
+
+
+RUN_OPTIONS_SEEDS = {
+    # head byte: bit 0 Run() (else RunInstalled()), bit 1 name, bit 2 script, bit 3 input
+    # follow as strings, bit 4 a default input, bits 5-7 the skill fd kind.
+    # entry: key byte, type byte, [key string], value.
+    'none': b'\x00',
+    'limits': b'\x10' + bytes([0, 0, 2, 0, 4, 3, 8]),
+    'limits-above-max': b'\x00' + bytes([0, 0, 1, 0, 7]),
+    'limits-all': b'\x00' + bytes([0, 0, 7, 0, 4, 1, 3, 2, 10, 3, 8, 4, 3, 5, 3, 6, 5]),
+    'limits-zero': b'\x00' + bytes([0, 0, 2, 1, 0, 7, 1]),
+    'limits-raw': b'\x00' + bytes([0, 0, 1, 2, 0x80]) + (2 ** 64 - 2).to_bytes(8, 'little'),
+    'limits-unknown': b'\x00' + bytes([0, 0, 1, 14, 1]),
+    'limits-twice': b'\x00' + bytes([0, 0, 1, 0, 4, 0, 0, 1, 0, 5]),
+    'limit-name-twice': b'\x00' + bytes([0, 0, 2, 0, 4, 0, 5]),
+    'env': b'\x00' + bytes([1, 0, 2, 8, 14, 14, 0x80]) + ro_string('value'),
+    'env-denied': b'\x00' + bytes([1, 0, 3, 11, 17, 10, 17, 15, 14]),
+    'env-control': b'\x00' + bytes([1, 0, 1, 14, 0x80]) + ro_string('\x1b[31m\n'),
+    'files': b'\x00' + bytes([2, 0, 1, 16, 0]),
+    'files-bad': b'\x00' + bytes([2, 0, 5, 16, 1, 17, 0, 18, 0, 19, 2, 20, 3]),
+    'files-pipe': b'\x00' + bytes([2, 0, 2, 16, 4, 14, 0]),
+    'network': b'\x00' + bytes([3, 0, 1]),
+    'stdout-stderr': b'\x00' + bytes([4, 0, 5, 5, 0, 1]),
+    'stdout-readonly': b'\x00' + bytes([4, 0, 4]),
+    'wrong-type-s': b'\x00' + bytes([0, 0xc3]) + ro_string('512M'),
+    'wrong-type-u': b'\x00' + bytes([3, 0xc6, 1]),
+    'wrong-type-asv': b'\x00' + bytes([0, 0xc9, 1, 0, 4]),
+    'unknown-key': b'\x00' + bytes([6, 0, 0]),
+    'control-key': b'\x00' + bytes([8, 4, 0]),
+    'own-key': b'\x00' + bytes([10, 0]) + ro_string('limits') + bytes([1, 0, 4]),
+    'own-key-unknown': b'\x00' + bytes([10, 3]) + ro_string('memory') + bytes([1]),
+    'everything': b'\x18' + bytes([0, 0, 1, 0, 4, 1, 0, 1, 8, 14, 2, 0, 1, 16, 0, 3, 0, 0,
+                                   4, 0, 5, 5, 0, 5]),
+    'run-fd': b'\x01' + bytes([0, 0, 0]),
+    'run-dir-fd': bytes([1 | 3 << 5]),
+    'run-pipe-fd': bytes([1 | 4 << 5]),
+    'bad-name': b'\x02' + ro_string('Bad Name\x1b'),
+    'bad-script': b'\x04' + ro_string('../\x1b[1m'),
+    'bad-input': b'\x08' + ro_string('{"a": '),
+}
+
+
+def gen_run_options(out):
+    for name, data in sorted(RUN_OPTIONS_SEEDS.items()):
+        write(out, name, data)
+
+
 def write(out, name, data):
     with open(os.path.join(out, name), 'wb') as f:
         f.write(data)
@@ -342,6 +520,9 @@ GENERATORS = {
     'skill-md': lambda out, a: gen_skill_md(out),
     'zip': lambda out, a: gen_zip(out, a.skillctl),
     'strings': lambda out, a: gen_strings(out),
+    'policy': lambda out, a: gen_policy(out),
+    'input-json': lambda out, a: gen_input_json(out),
+    'run-options': lambda out, a: gen_run_options(out),
 }
 
 
