@@ -86,7 +86,9 @@ fds() {
     find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l
 }
 fd0=$(fds)
-as_user alice "$ABUSE" --address "$socket" flood 300 1048576 >flood.out 2>&1 &
+# setpriv execs, so that $! is the flooder itself (runuser would stay in between).
+setpriv --reuid=alice --regid=alice --init-groups "$ABUSE" --address "$socket" flood 300 1048576 \
+    >flood.out 2>&1 &
 flooder=$!
 sleep 3
 out=$(timeout 120 "$SKILLD_CALL" --address "$socket" wait 0123456789abcdef0123456789abcdef 2>&1) || true
