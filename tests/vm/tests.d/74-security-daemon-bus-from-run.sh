@@ -35,8 +35,8 @@ for p in paths:
 time.sleep(3)
 PY
 )" py)
-pid=$(daemon_main_pid)
 id=$(call alice run "$probe" "${abstract[@]}")
+pid=$(daemon_main_pid)
 assert_eq "o \"/io/skilld/Skilld1/run/$id\"" \
     "$(as_user alice busctl --system call "${MANAGER[@]}" GetRun s "$id")" "GetRun while the probe runs"
 assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the probe run"
