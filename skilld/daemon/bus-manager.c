@@ -103,6 +103,14 @@ static int check_archive_fd(int fd, sd_bus_error *error) {
         return 0;
 }
 
+/* Why an inspection failed: the skill, or the disk the daemon unpacks it on. A full state
+ * directory is not the caller's fault and clients handle NoSpace differently from a bad skill. */
+static int inspection_error(const Inspection *i, sd_bus_error *error) {
+        if (i->error_errno == ENOSPC || i->error_errno == EDQUOT)
+                return sd_bus_error_set(error, SKILLD_ERROR_NO_SPACE, i->error);
+        return sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, i->error);
+}
+
 static int check_output_fd(int fd, const char *which, sd_bus_error *error) {
         int flags = fcntl(fd, F_GETFL);
 
@@ -404,7 +412,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return 1;
         skill = &p->inspection;
         if (skill->error_errno != 0) {
-                r = sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, skill->error);
+                r = inspection_error(skill, error);
                 pending_free(p);
                 return r;
         }
@@ -649,7 +657,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (!p->done)
                 return 1;
         if (p->inspection.error_errno != 0) {
-                r = sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, p->inspection.error);
+                r = inspection_error(&p->inspection, error);
                 pending_free(p);
                 return r;
         }

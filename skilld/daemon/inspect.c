@@ -131,8 +131,9 @@ int inspect_archive(int archive_fd, int target_fd, const char *script, InspectFl
         r = loader_extract_zip(archive_fd, target_fd, &limits, &top, &error);
         if (r == -ENOMEM)
                 return r;
+        /* A full disk under the work directory is not the archive's fault: keep its errno. */
         if (r < 0)
-                return refuse(ret, -EBADMSG, error);
+                return refuse(ret, r == -ENOSPC || r == -EDQUOT ? r : -EBADMSG, error);
         return inspect_tree(target_fd, top, script, flags, ret);
 }
 

@@ -497,12 +497,14 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         run->finished_usec = now_or(now_usec);
         r = update_state(s, run, &previous);
         if (r < 0) {
-                free(run->reason);
-                run->reason = old_reason;
-                return r;
+                /* The run is over whatever the disk says (a full store, typically): it stays final
+                 * here, or clients would wait for it forever. The record on disk says running and
+                 * has no result.json, which the next start reads as interrupted too. */
+                run->state = RUN_INTERRUPTED;
+                run->finished_usec = now_or(now_usec);
         }
         free(old_reason);
-        return 0;
+        return r;
 }
 
 int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {

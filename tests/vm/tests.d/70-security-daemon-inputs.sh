@@ -1,0 +1,117 @@
+#!/bin/bash
+# The daemon's adversarial cases on what callers hand it (tests/security/daemon/README.md):
+# D3, file descriptors that are not regular files (a directory, a pipe, a FIFO) as the skill or
+# as an input file, are refused and start nothing; D4, a skill archive its owner rewrites in place
+# after Run returned runs as it was when submitted; D12, OpenArtifact never serves through a
+# path trick or a link, whether the skill left it in /out/files or root planted it in the store.
+# Each case ends with the daemon (same pid) serving another user.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
+. "$SKILLD_VM_LIB"
+# shellcheck source-path=SCRIPTDIR source=daemon.inc
+. "$(dirname "$0")/daemon.inc"
+
+daemon_setup
+daemon_policy $'service:\n  idle-timeout: 120s\nconcurrency:\n  per-user: 1\n  global: 4'
+
+hello=$(make_skill hello 'echo "hello $1"')
+assert_eq "succeeded 0" "$(call bob run --wait "$hello" bob | tail -n 1)" "bob's first run"
+pid=$(daemon_main_pid)
+n_records() {
+    find "$SKILLD_STATE/runs" -mindepth 1 -maxdepth 1 | wc -l
+}
+# The daemon is the same process and serves bob.
+still_serving() {
+    assert_eq "$pid" "$(daemon_main_pid)" "skilld's pid after $1"
+    assert_eq "succeeded 0" "$(call bob run --wait "$hello" "after $1" | tail -n 1)" "bob's run after $1"
+}
+
+# D3. Not a regular file, as the skill and as an input file: refused, no record made.
+mkdir -m 0777 d3
+as_user alice mkdir d3/dir
+as_user alice mkfifo d3/fifo
+# A writer holds the FIFO open, so that the client's open(O_RDONLY) returns.
+sleep 60 <>d3/fifo &
+fifo_writer=$!
+before=$(n_records)
+# The pipe is alice's own (a pipe is its creator's, mode 0600): the client reopens it through
+# /dev/stdin, /proc/self/fd/0.
+client() {
+    local what=$1
+    shift
+    case $what in
+    dir) as_user alice "$SKILLD_CALL" run "${@/PATH/d3/dir}" ;;
+    fifo) as_user alice "$SKILLD_CALL" run "${@/PATH/d3/fifo}" ;;
+    pipe) as_user alice sh -c 'echo data | "$0" "$@"' "$SKILLD_CALL" run "${@/PATH//dev/stdin}" ;;
+    esac
+}
+for what in dir fifo pipe; do
+    err=$(client "$what" PATH 2>&1) && fail "a $what was accepted as the skill: $err"
+    assert_contains "$err" "org.freedesktop.DBus.Error.InvalidArgs" "a $what as the skill"
+    assert_contains "$err" "regular file" "a $what as the skill"
+    echo "D3 $what as the skill: $err"
+    err=$(client "$what" --file in=PATH "$hello" 2>&1) && fail "a $what was accepted as an input file: $err"
+    assert_contains "$err" "The input file in is not a regular file open for reading" "a $what as input"
+    echo "D3 $what as an input file: $err"
+done
+kill "$fifo_writer"
+wait "$fifo_writer" 2>/dev/null || true
+assert_eq "$before" "$(n_records)" "records after the refused calls"
+still_serving D3
+
+# D4. alice's skill is queued behind her running one (per-user 1); she then rewrites its file in
+#     place (same inode) with another skill. The run executes what was submitted.
+sleeper=$(make_skill sleeper 'echo started; sleep "${1:-30}"')
+busy=$(call alice run "$sleeper" 60)
+wait_until 60 grep -q started "$SKILLD_STATE/runs/$busy/stdout.log" || fail "alice's sleeper did not start"
+mkdir -m 0777 d4
+v1=$(cd d4 && make_skill swap 'echo "version one"')
+v2=$(cd d4 && make_skill swap2 'echo "version two"')
+chmod 0666 "$v1"
+id=$(call alice run "$v1")
+assert_eq 's "queued"' "$(run_prop "$id" State alice)" "the submitted run behind the sleeper"
+inode=$(stat -c %i "$v1")
+as_user alice sh -c 'cat "$1" >"$2"' sh "$v2" "$v1"
+assert_eq "$inode" "$(stat -c %i "$v1")" "the rewritten archive's inode"
+cmp -s "$v1" "$v2" || fail "the archive was not rewritten"
+run_method alice "$busy" Cancel
+assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the swapped run"
+assert_eq "version one" "$(call alice log "$id" stdout)" "what the swapped run printed"
+echo "D4 the archive rewritten after Run: the run printed what was submitted"
+still_serving D4
+
+# D12. Links, FIFOs and path tricks in /out/files, and links root plants in the store.
+tricky=$(make_skill tricky "$(cat <<'SH'
+cd "$SANDBOX_FILES_DIR"
+echo fine >ok.txt
+ln -s /etc/shadow shadow
+ln -s ok.txt alias
+mkfifo fifo
+mkdir -p sub
+ln -s / sub/root
+ln -s .. sub/up
+echo done
+SH
+)")
+id=$(call alice run --wait "$tricky" | head -n 1)
+assert_eq 's "finished"' "$(run_prop "$id" State alice)" "the tricky run"
+arts=$SKILLD_STATE/runs/$id/artifacts
+odd=$(find "$arts" -mindepth 1 ! -type f ! -type d)
+[[ -z $odd ]] || fail "the store holds non-regular artifacts: $odd"
+assert_eq fine "$(call alice artifact "$id" ok.txt)" "the regular artifact"
+ln -s /etc/shadow "$arts/planted"
+ln -s / "$arts/planted-dir"
+mkfifo "$arts/planted-fifo"
+for path in shadow alias fifo sub/root/etc/shadow sub/up/request.json ../request.json \
+    ../../../../etc/shadow ./ok.txt /etc/shadow planted planted-dir/etc/shadow planted-fifo \
+    ok.txt/.. "sub//..//../result.json"; do
+    if out=$(timeout 30 "$SKILLD_CALL" artifact "$id" "$path" 2>&1); then
+        fail "OpenArtifact served '$path' (as root even): $out"
+    fi
+    err=$(call alice artifact "$id" "$path" 2>&1) && fail "OpenArtifact served '$path' to alice: $err"
+    [[ $err != *root:* ]] || fail "shadow content in the error for $path"
+    echo "D12 OpenArtifact '$path': $err"
+done
+still_serving D12
