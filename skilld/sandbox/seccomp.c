@@ -4,11 +4,14 @@
  * allowlist that keeps every interpreter and its native modules working is not something a
  * skill author can reason about. What the list refuses is kernel attack surface and the tools to
  * undo the sandbox: namespaces, mounts, tracing, keyrings, BPF, io_uring, modules, clocks.
- * Refusals return EPERM (as if the capability were missing, which it is), so programs that probe
- * for a feature take their fallback path. Only the native architecture is allowed: the 32-bit
- * x86 entry (int 0x80) and x32 syscalls kill the process, since the rules below would not see
- * them under their other numbers. */
+ * Sockets are the exception, an allowlist of families, types and protocols that depends on
+ * whether the run has network. Refusals return EPERM (as if the capability were missing, which
+ * it is), so programs that probe for a feature take their fallback path. Only the native
+ * architecture is allowed: the 32-bit x86 entry (int 0x80) and x32 syscalls kill the process,
+ * since the rules below would not see them under their other numbers. */
+#include <linux/netlink.h>
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
@@ -41,18 +44,6 @@ static const char *const refused[] = {
         "mbind", "migrate_pages", "move_pages",
 };
 
-/* Address families outside the network namespace's reach, or attack surface a skill never
- * needs: vsock reaches the hypervisor, AF_ALG and AF_KEY are kernel crypto and IPsec
- * configuration, the rest is hardware and rarely used protocols. AF_UNIX, AF_INET, AF_INET6
- * and AF_NETLINK stay: the namespace has only lo, and libraries use them locally. */
-static const int refused_families[] = {
-        AF_VSOCK, AF_ALG, AF_KEY, AF_PACKET, AF_BLUETOOTH, AF_TIPC, AF_RDS, AF_CAN, AF_XDP,
-        AF_AX25, AF_X25, AF_APPLETALK, AF_ATMPVC, AF_ATMSVC, AF_NFC, AF_IEEE802154, AF_PHONET,
-        AF_LLC, AF_IPX, AF_DECnet, AF_ROSE, AF_NETROM, AF_IRDA, AF_CAIF, AF_SMC, AF_KCM,
-        AF_QIPCRTR, AF_RXRPC, AF_ISDN, AF_PPPOX, AF_WANPIPE, AF_SNA, AF_ECONET, AF_ASH,
-        AF_BRIDGE, AF_NETBEUI, AF_SECURITY, AF_IUCV, AF_MCTP,
-};
-
 /* Every namespace flag: creating one is how sandboxes are undone (a new user namespace grants
  * capabilities over it), and nothing a skill does needs one. */
 static const unsigned long ns_flags[] = {
@@ -75,6 +66,113 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsi
         return 0;
 }
 
+/* Sockets are an allowlist inside the default-allow filter: each family, type and protocol not
+ * listed is reachable kernel code (and, on a stock kernel, a module the kernel loads on demand:
+ * SCTP, DCCP, UDP-Lite's neighbours, the hardware families) that no skill needs. */
+typedef struct SocketFamily {
+        int family;
+        bool network;           /* only for runs that share the host's network */
+        bool check_type;        /* SOCK_STREAM and SOCK_DGRAM only */
+        const int *protocols;   /* allowed protocols, 0 included; NULL: any */
+        size_t n_protocols;
+} SocketFamily;
+
+/* TCP, UDP and the ICMP "ping" sockets; 0 picks the type's default (TCP or UDP). */
+static const int inet_protocols[] = { 0, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP };
+static const int inet6_protocols[] = { 0, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMPV6 };
+/* glibc's getaddrinfo() asks the routing netlink which address families are configured. */
+static const int netlink_protocols[] = { NETLINK_ROUTE };
+
+static const SocketFamily socket_families[] = {
+        { AF_UNIX,    false, false, NULL,              0 },
+        { AF_INET,    true,  true,  inet_protocols,    ELEMENTSOF(inet_protocols) },
+        { AF_INET6,   true,  true,  inet6_protocols,   ELEMENTSOF(inet6_protocols) },
+        { AF_NETLINK, true,  false, netlink_protocols, ELEMENTSOF(netlink_protocols) },
+};
+
+static bool int_in(int v, const int *l, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (l[i] == v)
+                        return true;
+        return false;
+}
+
+/* Refuses every value of argument arg outside allowed, optionally only where first also holds.
+ * A rule is a conjunction over distinct arguments, so "not one of these" becomes one equality per
+ * value below the largest allowed one, and one rule for everything above it. The comparisons are
+ * on all 64 bits, where the kernel reads an int: a value with high bits set is refused even if
+ * its low half would be allowed, so the filter errs towards refusing only. */
+static int refuse_outside(scmp_filter_ctx ctx, uint32_t action, const char *name,
+                          const struct scmp_arg_cmp *first, unsigned arg, const int *allowed,
+                          size_t n_allowed, char **error) {
+        struct scmp_arg_cmp cmp[2];
+        unsigned n = 0;
+        int bound = 0, r;
+
+        if (first)
+                cmp[n++] = *first;
+        for (size_t i = 0; i < n_allowed; i++)
+                bound = MAX(bound, allowed[i] + 1);
+        for (int v = 0; v < bound; v++) {
+                if (int_in(v, allowed, n_allowed))
+                        continue;
+                cmp[n] = (struct scmp_arg_cmp) { arg, SCMP_CMP_EQ, (uint64_t) v, 0 };
+                r = add_rule(ctx, action, name, n + 1, cmp, error);
+                if (r < 0)
+                        return r;
+        }
+        cmp[n] = (struct scmp_arg_cmp) { arg, SCMP_CMP_GE, (uint64_t) bound, 0 };
+        return add_rule(ctx, action, name, n + 1, cmp, error);
+}
+
+static int add_socket_rules(scmp_filter_ctx ctx, bool network, char **error) {
+        int families[ELEMENTSOF(socket_families)], af_unix = AF_UNIX;
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(socket_families); i++)
+                if (network || !socket_families[i].network)
+                        families[n++] = socket_families[i].family;
+        /* Every family up to the highest in use is checked one by one; families past it (AF_MAX
+         * grows with kernels) fall under the last rule. */
+        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", NULL, 0, families, n, error);
+        if (r < 0)
+                return r;
+        /* Only AF_UNIX has socketpair() anyway. */
+        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", NULL, 0, &af_unix, 1, error);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(socket_families); i++) {
+                const SocketFamily *f = &socket_families[i];
+                struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (uint64_t) f->family);
+
+                if (f->network && !network)
+                        continue;
+                /* EPROTONOSUPPORT: what a kernel without the protocol answers, so that programs
+                 * probing for it take their fallback. The kernel takes the type from the low four
+                 * bits; the others are SOCK_NONBLOCK, SOCK_CLOEXEC or EINVAL. */
+                for (int type = 0; f->check_type && type <= 0xf; type++) {
+                        struct scmp_arg_cmp cmp[2] = {
+                                fam, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xfU, (uint64_t) type),
+                        };
+
+                        if (type == SOCK_STREAM || type == SOCK_DGRAM)
+                                continue;
+                        r = add_rule(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", 2, cmp, error);
+                        if (r < 0)
+                                return r;
+                }
+                if (f->protocols) {
+                        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", &fam, 2,
+                                           f->protocols, f->n_protocols, error);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 bool sandbox_seccomp_available(void) {
         /* EINVAL: the kernel was built without seccomp. The filter kills the bad architectures
          * with SECCOMP_RET_KILL_PROCESS, which needs libseccomp API level 3 (kernel 4.14): below
@@ -83,7 +181,7 @@ bool sandbox_seccomp_available(void) {
         return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 3;
 }
 
-int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
+int sandbox_seccomp_new(bool network, scmp_filter_ctx *ret, char **error) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         struct scmp_arg_cmp cmp;
         int r;
@@ -156,15 +254,9 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
         if (r < 0)
                 return r;
 
-        for (size_t i = 0; i < ELEMENTSOF(refused_families); i++) {
-                cmp = SCMP_A0(SCMP_CMP_EQ, (uint64_t) refused_families[i]);
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &cmp, error);
-                if (r < 0)
-                        return r;
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &cmp, error);
-                if (r < 0)
-                        return r;
-        }
+        r = add_socket_rules(ctx, network, error);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(ctx);
         return 0;

@@ -136,6 +136,11 @@ static int probe_connect(const char *port) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) atoi(port)) };
         int fd = socket(AF_INET, SOCK_STREAM, 0);
 
+        /* Without network the filter refuses the socket itself: report that, not EBADF. */
+        if (fd < 0) {
+                report("connect", fd);
+                return 0;
+        }
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         report("connect", connect(fd, (struct sockaddr *) &sa, sizeof(sa)));
         return 0;

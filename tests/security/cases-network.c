@@ -1,7 +1,7 @@
 /* The network and IPC group: the host listens (TCP and UDP on every address it has, abstract and
  * filesystem Unix sockets, the well-known bus and journal paths) and holds SysV, POSIX and
  * keyring objects; the skill goes after all of them, and the host checks that nothing arrived and
- * nothing changed. */
+ * nothing changed. The socket allowlist is tried family by family, with and without network. */
 #include <ifaddrs.h>
 #include <mqueue.h>
 #include <netinet/in.h>
@@ -452,11 +452,190 @@ START_TEST(test_keyrings) {
 }
 END_TEST
 
+/* ---- the socket allowlist ---- */
+
+typedef struct SocketCase {
+        const char *spec;       /* the probe's FAMILY:TYPE:PROTOCOL or pair:FAMILY:TYPE */
+        int local, network;     /* errno expected without and with network; -1: not refused by
+                                 * the filter (the kernel's own answer, which may vary) */
+} SocketCase;
+
+#define ST "1"          /* SOCK_STREAM */
+#define DG "2"          /* SOCK_DGRAM */
+#define NB_CX "0x80802" /* SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC */
+
+static const SocketCase socket_cases[] = {
+        /* AF_UNIX, always */
+        { "1:" ST ":0", 0, 0 }, { "1:" DG ":0", 0, 0 }, { "1:5:0", 0, 0 }, { "pair:1:" ST, 0, 0 },
+        { "pair:1:" NB_CX, 0, 0 },
+        /* AF_INET and AF_INET6: TCP, UDP and ping sockets with network, nothing else */
+        { "2:" ST ":0", EAFNOSUPPORT, 0 }, { "2:" DG ":0", EAFNOSUPPORT, 0 },
+        { "2:" ST ":6", EAFNOSUPPORT, 0 }, { "2:" NB_CX ":17", EAFNOSUPPORT, 0 },
+        { "2:" DG ":1", EAFNOSUPPORT, -1 },
+        { "10:" ST ":0", EAFNOSUPPORT, 0 }, { "10:" DG ":17", EAFNOSUPPORT, 0 },
+        { "10:" DG ":58", EAFNOSUPPORT, -1 },
+        { "2:" DG ":136", EAFNOSUPPORT, EPROTONOSUPPORT },      /* UDP-Lite */
+        { "10:" DG ":136", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":132", EAFNOSUPPORT, EPROTONOSUPPORT },      /* SCTP, a module */
+        { "2:5:132", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "10:5:132", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "2:6:33", EAFNOSUPPORT, EPROTONOSUPPORT },            /* DCCP, a module */
+        { "10:6:0", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":262", EAFNOSUPPORT, EPROTONOSUPPORT },      /* MPTCP */
+        { "2:3:1", EAFNOSUPPORT, EPROTONOSUPPORT },             /* raw */
+        { "10:3:58", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "2:" DG ":-1", EAFNOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":0x100000006", EAFNOSUPPORT, EPROTONOSUPPORT }, /* TCP in the low half */
+        { "pair:2:" ST, EAFNOSUPPORT, EAFNOSUPPORT },
+        /* AF_NETLINK: the routing protocol with network, nothing else */
+        { "16:3:0", EAFNOSUPPORT, 0 }, { "16:" DG ":0", EAFNOSUPPORT, 0 },
+        { "16:3:4", EAFNOSUPPORT, EPROTONOSUPPORT },            /* sock_diag */
+        { "16:3:9", EAFNOSUPPORT, EPROTONOSUPPORT },            /* audit */
+        { "16:3:12", EAFNOSUPPORT, EPROTONOSUPPORT },           /* netfilter */
+        { "16:3:15", EAFNOSUPPORT, EPROTONOSUPPORT },           /* kobject uevent */
+        { "16:3:16", EAFNOSUPPORT, EPROTONOSUPPORT },           /* generic */
+        /* AF_UNIX in the low half only */
+        { "0x100000001:" ST ":0", EAFNOSUPPORT, EAFNOSUPPORT },
+        { "-1:" ST ":0", EAFNOSUPPORT, EAFNOSUPPORT },
+};
+
+/* The families socket_cases covers one by one; the sweep takes the rest. */
+static bool family_listed(int af) {
+        return af == AF_UNIX || af == AF_INET || af == AF_INET6 || af == AF_NETLINK;
+}
+
+/* The names of the host's loaded modules, one a line. */
+static char *host_modules(void) {
+        _cleanup_free_ char *data = NULL, *names = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/modules", 4 << 20, false, &data, NULL) < 0)
+                return strdup("");
+        f = open_memstream(&names, &size);
+        ck_assert_ptr_nonnull(f);
+        for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n"))
+                fprintf(f, "%.*s\n", (int) strcspn(l, " "), l);
+        ck_assert_int_eq(fclose(f), 0);
+        return TAKE_PTR(names);
+}
+
+/* Accepts what waits on a TCP listener; whether a connection sent "prefix-marker". */
+static void accept_marked(int fd, const char *marker, bool *ret_python, bool *ret_node) {
+        for (;;) {
+                _cleanup_close_ int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+                char buf[256];
+                ssize_t n;
+
+                if (c < 0)
+                        return;
+                n = recv(c, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                if (n <= 0)
+                        continue;
+                buf[n] = '\0';
+                *ret_python = *ret_python || (startswith(buf, "python-") && strstr(buf, marker));
+                *ret_node = *ret_node || (startswith(buf, "node-") && strstr(buf, marker));
+        }
+}
+
+START_TEST(test_socket_allowlist) {
+        _cleanup_free_ char *marker = random_marker(), *modules_before = host_modules(), *mods = NULL;
+        _cleanup_close_ int tcp = -EBADF;
+        size_t ok[2] = {}, total[2] = {}, swept[2] = {}, swept_ok[2] = {};
+        char *bad[2] = {};
+        bool python = false, node = false, interp_local = false;
+        uint16_t port;
+
+        /* A listener in the host's network namespace, which a network run shares. */
+        tcp = listen_inet(SOCK_STREAM, &port);
+
+        for (int network = 0; network <= 1; network++) {
+                _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+                _cleanup_free_ char *body = NULL, *list = NULL;
+                size_t size = 0;
+                FILE *f;
+
+                f = open_memstream(&list, &size);
+                ck_assert_ptr_nonnull(f);
+                for (size_t i = 0; i < ELEMENTSOF(socket_cases); i++)
+                        fprintf(f, " %s", socket_cases[i].spec);
+                /* Every other family the headers know, and some they do not yet: AF_IB, AF_MPLS,
+                 * AF_VSOCK, AF_ALG, AF_PACKET, AF_KEY, ... */
+                for (int af = 0; af < AF_MAX + 8; af++)
+                        if (!family_listed(af))
+                                fprintf(f, " %d:" DG ":0 %d:" ST ":0", af, af);
+                ck_assert_int_eq(fclose(f), 0);
+                body = strdup_printf(
+                        "/skill/probe sockets %s\n"
+                        "python3 -c 'import asyncio; asyncio.run(asyncio.sleep(0)); print(\"python-ok\")'\n"
+                        "node -e 'console.log(\"node-ok\")'\n"
+                        "python3 -c 'import socket, sys\n"
+                        "s = socket.create_connection((\"localhost\", int(sys.argv[1])), 10)\n"
+                        "s.sendall((\"python-\" + sys.argv[2]).encode())' %u %s\n"
+                        "node -e 'const s = require(\"net\").connect({ host: \"localhost\", port: "
+                        "+process.argv[1] }, () => s.end(\"node-\" + process.argv[2], () => s.destroy())); "
+                        "s.on(\"error\", e => console.log(\"node-error\", e.code))' %u %s\n"
+                        "true\n",
+                        list, port, marker, port, marker);
+                sec_run_set_script(&t, body);
+                t.req.network = network;
+                sec_run_go(&t);
+                ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+
+                for (size_t i = 0; i < ELEMENTSOF(socket_cases); i++) {
+                        int want = network ? socket_cases[i].network : socket_cases[i].local;
+                        long got = probe_longf(t.res, "socket %s", socket_cases[i].spec);
+                        bool pass = want >= 0 ? got == want :
+                                got != LONG_MIN && got != EAFNOSUPPORT && got != EPROTONOSUPPORT;
+
+                        total[network]++;
+                        ok[network] += pass;
+                        if (!pass && !bad[network])
+                                bad[network] = strdup_printf(" (first: %s gave %s)", socket_cases[i].spec,
+                                                             got == LONG_MIN ? "nothing" :
+                                                             errno_name((int) got));
+                }
+                for (int af = 0; af < AF_MAX + 8; af++)
+                        if (!family_listed(af)) {
+                                swept[network] += 2;
+                                swept_ok[network] +=
+                                        (probe_longf(t.res, "socket %d:" DG ":0", af) == EAFNOSUPPORT) +
+                                        (probe_longf(t.res, "socket %d:" ST ":0", af) == EAFNOSUPPORT);
+                        }
+                if (network)
+                        accept_marked(tcp, marker, &python, &node);
+                else
+                        interp_local = strstr(sec_stdout(t.res), "python-ok\n") &&
+                                       strstr(sec_stdout(t.res), "node-ok\n");
+        }
+        mods = host_modules();
+
+        CHECK_CASE(GROUP, "socket(): every other family (AF_IB, AF_MPLS, ...)", "EAFNOSUPPORT",
+                   swept_ok[0] == swept[0] && swept_ok[1] == swept[1],
+                   "%zu of %zu refused, with network %zu of %zu", swept_ok[0], swept[0], swept_ok[1],
+                   swept[1]);
+        CHECK_CASE(GROUP, "sockets without network: AF_UNIX only", "INET/INET6/NETLINK EAFNOSUPPORT",
+                   ok[0] == total[0], "%zu of %zu as expected%s", ok[0], total[0], strempty(bad[0]));
+        CHECK_CASE(GROUP, "with network: TCP, UDP, ping, NETLINK_ROUTE only",
+                   "UDP-Lite, SCTP, DCCP, raw EPROTONOSUPPORT", ok[1] == total[1],
+                   "%zu of %zu as expected%s", ok[1], total[1], strempty(bad[1]));
+        CHECK_CASE(GROUP, "python3 and node still work", "asyncio; connect via localhost (network)",
+                   interp_local && python && node, "without network %s; python %s, node %s",
+                   interp_local ? "ok" : "FAILED", python ? "connected" : "NOT CONNECTED",
+                   node ? "connected" : "NOT CONNECTED");
+        CHECK_CASE(GROUP, "host kernel modules after both runs", "none loaded",
+                   streq(mods, modules_before), "%s", streq(mods, modules_before) ? "unchanged" : "CHANGED");
+        free(bad[0]);
+        free(bad[1]);
+}
+END_TEST
+
 TCase *security_tcase_network(void) {
         TCase *tc = tcase_create(GROUP);
 
         tcase_add_test(tc, test_no_route_out);
         tcase_add_test(tc, test_unix_sockets);
+        tcase_add_test(tc, test_socket_allowlist);
         tcase_add_test(tc, test_sysv_posix_ipc);
         tcase_add_test(tc, test_keyrings);
         return tc;

@@ -569,12 +569,15 @@ static int probe_net(const char *marker, int argc, char **argv) {
                 if (family < 0)
                         continue;
                 fd = socket(family, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
-                if (udp)
+                if (fd < 0)
+                        r = errno; /* refused before any address is tried */
+                else if (udp)
                         r = err(sendto(fd, marker, strlen(marker), 0, (struct sockaddr *) &ss, len));
                 else
                         r = err(connect(fd, (struct sockaddr *) &ss, len));
                 printf("%s %s %d\n", udp ? "udp" : "tcp", spec, r);
-                close(fd);
+                if (fd >= 0)
+                        close(fd);
         }
         return 0;
 }
@@ -613,6 +616,35 @@ static int probe_unix(const char *marker, int argc, char **argv) {
                 printf("unix-dgram %s %d\n", p,
                        err(sendto(fd, marker, strlen(marker), 0, (struct sockaddr *) &sa, len)));
                 close(fd);
+        }
+        return 0;
+}
+
+/* Each argument FAMILY:TYPE:PROTOCOL (numbers, 0x allowed, 64 bits), or pair:FAMILY:TYPE for
+ * socketpair(): "socket ARG ERRNO" each. Raw syscalls, so that every bit reaches the filter. */
+static int probe_sockets(int argc, char **argv) {
+        for (int i = 0; i < argc; i++) {
+                unsigned long long f, t, p;
+                long r;
+
+                if (sscanf(argv[i], "pair:%lli:%lli", (long long *) &f, (long long *) &t) == 2) {
+                        int sv[2];
+
+                        r = syscall(SYS_socketpair, f, t, 0, sv);
+                        if (r >= 0) {
+                                close(sv[0]);
+                                close(sv[1]);
+                        }
+                } else if (sscanf(argv[i], "%lli:%lli:%lli", (long long *) &f, (long long *) &t,
+                                  (long long *) &p) == 3) {
+                        r = syscall(SYS_socket, f, t, p);
+                        if (r >= 0)
+                                close((int) r);
+                } else {
+                        printf("bad-spec %s\n", argv[i]);
+                        continue;
+                }
+                printf("socket %s %d\n", argv[i], err(r));
         }
         return 0;
 }
@@ -1119,6 +1151,8 @@ int main(int argc, char *argv[]) {
                 return probe_dns();
         if (strcmp(m, "unix") == 0 && argc > 2)
                 return probe_unix(argv[2], argc - 3, argv + 3);
+        if (strcmp(m, "sockets") == 0)
+                return probe_sockets(argc - 2, argv + 2);
         if (strcmp(m, "ipc") == 0)
                 return probe_ipc(argc - 2, argv + 2);
         if (strcmp(m, "keys") == 0 && argc == 3)
