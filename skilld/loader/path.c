@@ -1,7 +1,7 @@
 /* The names an untrusted skill may use, whether they come from a zip's directory or from a
- * directory on disk: relative, plain UTF-8, no tricks with "..", backslashes or control
- * characters, bounded in length and depth. Also how such names appear in messages, and the
- * UTF-8 locale libarchive needs to pass them through unchanged. */
+ * directory on disk: relative, plain UTF-8, no tricks with "..", backslashes, control characters
+ * or bidirectional controls, bounded in length and depth. Also how such names appear in messages,
+ * and the UTF-8 locale libarchive needs to pass them through unchanged. */
 #include <stdarg.h>
 
 #include "error.h"
@@ -112,6 +112,11 @@ int loader_check_path_bounded(const char *path, unsigned max_depth, size_t max_p
                 return loader_entry_error(error, -EINVAL, display, "control characters are not allowed");
         if (!utf8_is_valid(path, len))
                 return loader_entry_error(error, -EINVAL, display, "names must be valid UTF-8");
+        /* A name that displays differently from what it is ("evil\u202eexe.sh" reads as ending in
+         * ".sh" backwards) has no honest use in a skill. */
+        if (utf8_has_layout_control(path, len))
+                return loader_entry_error(error, -EINVAL, display,
+                                          "bidirectional and line separator characters are not allowed");
 
         for (const char *p = path;;) {
                 const char *slash = strchr(p, '/');

@@ -149,6 +149,38 @@ bool utf8_is_valid(const char *s, size_t n) {
         return true;
 }
 
+/* The code point of the valid UTF-8 sequence of len bytes at s. */
+static uint32_t utf8_decode(const char *s, size_t len) {
+        const unsigned char *p = (const unsigned char *) s;
+        uint32_t cp = len == 1 ? p[0] : len == 2 ? p[0] & 0x1f : len == 3 ? p[0] & 0x0f : p[0] & 0x07;
+
+        for (size_t k = 1; k < len; k++)
+                cp = (cp << 6) | (p[k] & 0x3f);
+        return cp;
+}
+
+static size_t utf8_len(unsigned char c) {
+        return c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+}
+
+bool unichar_is_layout_control(uint32_t c) {
+        return c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e) ||
+                (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
+}
+
+bool utf8_has_layout_control(const char *s, size_t n) {
+        for (size_t i = 0; i < n;) {
+                size_t len = utf8_len((unsigned char) s[i]);
+
+                if (len == 0 || len > n - i)
+                        return false;   /* not valid UTF-8: not ours to judge */
+                if (len > 1 && unichar_is_layout_control(utf8_decode(s + i, len)))
+                        return true;
+                i += len;
+        }
+        return false;
+}
+
 bool string_has_cc(const char *s, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if ((unsigned char) s[i] < ' ' || s[i] == 0x7f)
@@ -166,7 +198,7 @@ char *cescape(const char *s) {
         t = r;
         for (size_t i = 0; i < n;) {
                 unsigned char c = s[i];
-                size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+                size_t len = utf8_len(c);
 
                 if (c == '\\') {
                         *t++ = '\\';
@@ -175,6 +207,12 @@ char *cescape(const char *s) {
                 } else if (c >= ' ' && c < 0x7f) {
                         *t++ = c;
                         i++;
+                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len) &&
+                           unichar_is_layout_control(utf8_decode(s + i, len))) {
+                        /* Valid, but it would reorder the line (U+202E turns "exe.txt" around)
+                         * or end it. At most 6 characters for 2 or 3 bytes: within n * 4. */
+                        t += sprintf(t, "\\u%04x", (unsigned) utf8_decode(s + i, len));
+                        i += len;
                 } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len) &&
                            !(c == 0xc2 && (unsigned char) s[i + 1] < 0xa0)) {
                         /* Valid UTF-8 passes, except the C1 controls U+0080..U+009F: U+009B is

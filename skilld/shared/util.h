@@ -124,8 +124,16 @@ bool utf8_is_valid(const char *s, size_t n);
 /* Whether the string holds any ASCII control character (or DEL). */
 bool string_has_cc(const char *s, size_t n);
 
+/* Whether the code point reorders or breaks the text around it while printing as nothing: the
+ * bidirectional controls (U+061C, U+200E/F, U+202A..E, U+2066..9) and the line and paragraph
+ * separators U+2028/9. Valid UTF-8 that can still make a name read differently from what it is. */
+bool unichar_is_layout_control(uint32_t c);
+/* Whether valid UTF-8 s holds one of those. */
+bool utf8_has_layout_control(const char *s, size_t n);
+
 /* Writes a version of s fit for one line of a log or terminal: control characters (C0, DEL and
- * C1), escape sequences and invalid UTF-8 become \xNN, so a hostile name cannot forge output. */
+ * C1), escape sequences and invalid UTF-8 become \xNN, layout controls \uNNNN, so a hostile name
+ * cannot forge output. */
 char *cescape(const char *s);
 
 /* Marks every fd above 2 close-on-exec, or closes them. Used in forked children. */

@@ -172,6 +172,11 @@ START_TEST(test_check_path) {
                 { "\xff", "UTF-8" },
                 { "\xc0\xaf", "UTF-8" },                /* overlong "/" */
                 { "\xed\xa0\x80", "UTF-8" },            /* surrogate */
+                { "invoice_\xe2\x80\xaegnp.sh", "bidirectional" },  /* U+202E, RLO */
+                { "scripts/\xe2\x81\xa6x", "bidirectional" },        /* U+2066, LRI */
+                { "a\xe2\x80\x8f", "bidirectional" },                /* U+200F, RLM */
+                { "\xd8\x9c/a", "bidirectional" },                    /* U+061C */
+                { "a\xe2\x80\xa8" "b", "line separator" },              /* U+2028 */
         };
         char deep[33 * 2 + 1] = {}, long_path[1100] = {}, long_name[300] = {};
 

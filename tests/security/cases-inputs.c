@@ -105,6 +105,16 @@ static void corpus_build(Corpus *c, const char *scratch, const char *marker, cha
         ZIP(c, "names: NUL, control chars, \\, bad UTF-8", FILE_SPEC("h\xffllo", "x"));
         ZIP(c, "names: NUL, control chars, \\, bad UTF-8", FILE_SPEC("a\xc0\xae\xc0\xae/x", "x"));
         ZIP(c, "names: NUL, control chars, \\, bad UTF-8", FILE_SPEC("a//b", "x"));
+        /* Valid UTF-8 that reorders or breaks the line it is shown on: "invoice_<RLO>hs.exe"
+         * displays as "invoice_exe.sh". */
+        ZIP(c, "names: bidi controls, line separators", FILE_SPEC("SKILL.md", "x"),
+            FILE_SPEC("invoice_\xe2\x80\xaehs.exe", "x"));
+        ZIP(c, "names: bidi controls, line separators", FILE_SPEC("SKILL.md", "x"),
+            FILE_SPEC("scripts/\xe2\x81\xa6main.sh\xe2\x81\xa9", "x"));
+        ZIP(c, "names: bidi controls, line separators", FILE_SPEC("SKILL.md", "x"),
+            FILE_SPEC("a\xe2\x80\x8f\xd8\x9c", "x"));
+        ZIP(c, "names: bidi controls, line separators", FILE_SPEC("SKILL.md", "x"),
+            FILE_SPEC("a\xe2\x80\xa8" "2026-01-01 skilld: ok", "x"));
 
         deep = strdup("d");
         for (unsigned i = 1; i < 33; i++) {
@@ -592,6 +602,54 @@ START_TEST(test_control_characters) {
 }
 END_TEST
 
+/* The same deception without control characters: bidirectional controls reorder what a terminal
+ * or log viewer shows, U+2028 starts a new line in some. In a file name the loader refuses them;
+ * in metadata and messages they come out as \uNNNN. */
+START_TEST(test_layout_controls) {
+        _cleanup_sec_run_ SecRun t = sec_run_new("echo ran");
+        static const char *const raw[] = { "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x80\xa8" };
+        size_t raw_seen = 0;
+
+        test_write_file(t.skill_fd, "SKILL.md",
+                        "---\nname: skill\n"
+                        "description: \"Safe \u202eexe.txt\u202c helper \u2066x\u2069\u2028forged line\"\n"
+                        "entry_point: scripts/main.sh\n---\nBody.\n", 0644);
+        {
+                char *show[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "show",
+                                 t.skill_path, NULL };
+                _cleanup_exec_ Exec x = exec_capture(show, -EBADF, -EBADF, NULL);
+
+                for (size_t i = 0; i < ELEMENTSOF(raw); i++)
+                        raw_seen += strstr(x.out, raw[i]) || strstr(x.err, raw[i]);
+                CHECK_CASE(GROUP, "U+202E, U+2066, U+2028 in a description: skill show",
+                           "escaped (\\u202e, ...)",
+                           x.status == 0 && raw_seen == 0 && strstr(x.out, "\\u202e") &&
+                                   strstr(x.out, "\\u2066") && strstr(x.out, "\\u2028"),
+                           "exit %d, %zu raw, %s", x.status, raw_seen,
+                           strstr(x.out, "\\u202e") ? "\\u202e shown" : "NOT ESCAPED");
+        }
+
+        /* A file of the skill folder whose name is reversed on screen: refused, named escaped. */
+        test_write_file(t.skill_fd, "SKILL.md",
+                        "---\nname: skill\ndescription: Plain.\nentry_point: scripts/main.sh\n---\nB.\n",
+                        0644);
+        test_write_file(t.skill_fd, "scripts/invoice_\xe2\x80\xaehs.exe", "x", 0644);
+        {
+                char *args[] = { t.skill_path, (char *) "--output-dir", t.out_path, NULL };
+                _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
+
+                raw_seen = 0;
+                for (size_t i = 0; i < ELEMENTSOF(raw); i++)
+                        raw_seen += strstr(x.out, raw[i]) || strstr(x.err, raw[i]);
+                CHECK_CASE(GROUP, "U+202E in a file name of a skill folder", "refused (125), escaped",
+                           x.status == 125 && raw_seen == 0 && strstr(x.err, "\\u202e") &&
+                                   strstr(x.err, "bidirectional") && !strstr(x.out, "ran") &&
+                                   access(t.out_path, F_OK) < 0,
+                           "exit %d: %.*s", x.status, (int) strcspn(x.err, "\n"), x.err);
+        }
+}
+END_TEST
+
 START_TEST(test_dash_arguments) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *evil_dir = NULL, *py_out = NULL;
@@ -677,6 +735,7 @@ TCase *security_tcase_inputs(void) {
         tcase_add_test(tc, test_yaml_bombs);
         tcase_add_test(tc, test_json_inputs);
         tcase_add_test(tc, test_control_characters);
+        tcase_add_test(tc, test_layout_controls);
         tcase_add_test(tc, test_dash_arguments);
         return tc;
 }

@@ -97,6 +97,52 @@ START_TEST(test_utf8_and_escape) {
 }
 END_TEST
 
+START_TEST(test_layout_controls) {
+        /* Each bidirectional control and separator, and its neighbours that are fine. */
+        static const struct {
+                const char *utf8;
+                const char *escaped;    /* NULL: passes through */
+        } cases[] = {
+                { "\xd8\x9c", "\\u061c" },            /* ARABIC LETTER MARK */
+                { "\xd8\x9b", NULL },                  /* U+061B, a semicolon */
+                { "\xe2\x80\x8e", "\\u200e" },        /* LRM */
+                { "\xe2\x80\x8f", "\\u200f" },        /* RLM */
+                { "\xe2\x80\x8d", NULL },              /* U+200D, the emoji joiner */
+                { "\xe2\x80\xa8", "\\u2028" },        /* LINE SEPARATOR */
+                { "\xe2\x80\xa9", "\\u2029" },        /* PARAGRAPH SEPARATOR */
+                { "\xe2\x80\xaa", "\\u202a" },        /* LRE */
+                { "\xe2\x80\xae", "\\u202e" },        /* RLO */
+                { "\xe2\x80\xaf", NULL },              /* U+202F, a narrow space */
+                { "\xe2\x81\xa6", "\\u2066" },        /* LRI */
+                { "\xe2\x81\xa9", "\\u2069" },        /* PDI */
+                { "\xe2\x81\xaa", NULL },              /* U+206A, deprecated, inert */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *in = strdup_printf("a%sb", cases[i].utf8), *e = cescape(in),
+                                    *want = strdup_printf("a%sb", cases[i].escaped ?: cases[i].utf8);
+
+                ck_assert(utf8_is_valid(in, strlen(in)));
+                ck_assert_msg(utf8_has_layout_control(in, strlen(in)) == !!cases[i].escaped, "case %zu", i);
+                ck_assert_str_eq(e, want);
+        }
+
+        /* "invoice_\u202egnp.exe" shows as "invoice_exe.png": escaped, the trick is in plain
+         * sight, and the rest of the text keeps its UTF-8. */
+        {
+                _cleanup_free_ char *e = cescape("invoice_\xe2\x80\xaegnp.exe caf\xc3\xa9");
+
+                ck_assert_str_eq(e, "invoice_\\u202egnp.exe caf\xc3\xa9");
+        }
+        /* The worst case still fits cescape()'s 4 bytes per input byte. */
+        {
+                _cleanup_free_ char *in = strdup("\xd8\x9c\xd8\x9c\xd8\x9c"), *e = cescape(in);
+
+                ck_assert_str_eq(e, "\\u061c\\u061c\\u061c");
+        }
+}
+END_TEST
+
 START_TEST(test_strv) {
         _cleanup_strv_free_ char **l = NULL, **c = NULL;
 
@@ -198,6 +244,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_parse_size);
         tcase_add_test(tc, test_parse_sec);
         tcase_add_test(tc, test_utf8_and_escape);
+        tcase_add_test(tc, test_layout_controls);
         tcase_add_test(tc, test_strv);
         tcase_add_test(tc, test_error_first_wins);
         tcase_add_test(tc, test_atomic_write);
