@@ -5,7 +5,8 @@
  *   1. waits on the hold pipe until the parent placed it where the limits apply;
  *   2. enters a new cgroup namespace (after placement, so its root is the run's cgroup);
  *   3. builds the root file system on a fresh tmpfs and pivots into it;
- *   4. forks the skill process, which drops every privilege, loads seccomp last and execs;
+ *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
+ *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
@@ -14,6 +15,7 @@
  * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
 #include <cap-ng.h>
 #include <dirent.h>
+#include <linux/keyctl.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -693,6 +695,18 @@ static int drop_privileges(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
+/* Session keyrings are inherited across fork and exec, and setuid leaves them in place: without
+ * this the skill would possess the caller's (a login's, a daemon's), with every key in it, and
+ * possession is what a key's permissions are mostly about. A new anonymous keyring, created after
+ * the uid change so that it belongs to the sandbox user, takes its place; keyrings are not
+ * namespaced, so nothing else would. */
+static int join_new_session_keyring(StepError *e) {
+        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+                return STEP_FAIL(e->what, errno, "Failed to join a new session keyring");
+        /* ENOSYS: a kernel without keyrings has none to inherit either. */
+        return 0;
+}
+
 static void reset_signals(void) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
         sigset_t all;
@@ -751,6 +765,9 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
 
         r = drop_privileges(c, &e);
+        if (r < 0)
+                goto fail;
+        r = join_new_session_keyring(&e);
         if (r < 0)
                 goto fail;
 
@@ -921,6 +938,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * could hope to borrow. */
         (void) close_all_fds_except(&c->ctl_fd, 1);
         r = drop_privileges(c, &e);
+        if (r >= 0)
+                r = join_new_session_keyring(&e);
         if (r < 0) {
                 (void) kill(pid, SIGKILL);
                 fail(c, r, &e);

@@ -6,7 +6,9 @@
 #include <mqueue.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <seccomp.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
@@ -412,24 +414,42 @@ START_TEST(test_sysv_posix_ipc) {
 }
 END_TEST
 
+/* Makes the engine, in this test's process, see a kernel without seccomp: PR_GET_SECCOMP fails as
+ * it does there, and a request that allows the layer missing runs without the filter. This
+ * process's own filter refuses nothing else, so the run has every syscall the kernel grants it. */
+static void hide_seccomp(void) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+        ck_assert_ptr_nonnull(ctx);
+        /* Root may load a filter without no_new_privs, which would change what the run inherits. */
+        ck_assert_int_eq(seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0), 0);
+        ck_assert_int_eq(seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW), 0);
+        ck_assert_int_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(prctl), 1,
+                                          SCMP_A0(SCMP_CMP_EQ, PR_GET_SECCOMP)), 0);
+        ck_assert_int_eq(seccomp_load(ctx), 0);
+        ck_assert_int_eq(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), -1);
+}
+
 START_TEST(test_keyrings) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *marker = random_marker(), *payload = NULL, *body = NULL;
         char buf[256] = {};
-        long key, n;
+        long key, ring, n, inside;
 
         /* A session keyring of this test's own, inherited (as session keyrings are, across fork
-         * and exec) by the sandbox, holding a key the session may read. */
+         * and exec, and setuid) by whatever it starts, holding a key its possessors may read:
+         * the sandbox uid is not root, so possession is the only way to the key. */
         ck_assert_int_ge(syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL), 0);
+        ring = syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* KEY_SPEC_SESSION_KEYRING */, 0);
+        ck_assert_int_gt(ring, 0);
         payload = strdup_printf("KEYSECRET-%s", marker);
         key = syscall(SYS_add_key, "user", marker, payload, strlen(payload),
                       -3 /* KEY_SPEC_SESSION_KEYRING */);
         ck_assert_int_gt(key, 0);
-        body = strdup_printf("/skill/probe keys %s\n", marker);
+        body = strdup_printf("/skill/probe keys %s %ld %ld\n", marker, key, ring);
         sec_run_set_script(&t, body);
         sec_run_go(&t);
         ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
-        n = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, key, buf, sizeof(buf) - 1);
 
         CHECK_CASE(GROUP, "keyctl/request_key/add_key on inherited keyrings", "EPERM",
                    probe_long(t.res, "keyctl-session") == EPERM &&
@@ -443,12 +463,48 @@ START_TEST(test_keyrings) {
         CHECK_CASE(GROUP, "/proc/keys, /proc/key-users", "empty",
                    !probe_find(t.res, "data /proc/keys") && !probe_find(t.res, "data /proc/key-users"),
                    "%s", probe_find(t.res, "data /proc/keys") ? "KEYS LISTED" : "empty");
-        CHECK_CASE(GROUP, "the host's key", "intact, unread",
-                   n == (long) strlen(payload) && streq(buf, payload) && !run_output_has(t.res, payload),
-                   "%s",
-                   run_output_has(t.res, payload) ? "LEAKED"
-                   : n == (long) strlen(payload)  ? "intact"
-                                                  : "CHANGED");
+
+        /* The same without the filter: the keyring calls reach the kernel, and what keeps the
+         * caller's keys away is the new session keyring the sandbox joins. */
+        hide_seccomp();
+        t.req.allow_missing |= SANDBOX_LAYER_SECCOMP;
+        sec_run_go(&t);
+        ck_assert_int_eq(t.res->status, RUN_STATUS_SUCCEEDED);
+        ck_assert(t.res->layers_missing & SANDBOX_LAYER_SECCOMP);
+        inside = probe_long(t.res, "keyctl-session-id");
+        CHECK_CASE(GROUP, "without seccomp: the session keyring", "a new one, not the caller's",
+                   probe_long(t.res, "keyctl-session") == 0 && inside > 0 && inside != ring,
+                   "%s, id %ld (caller's %ld)", errno_name((int) probe_long(t.res, "keyctl-session")),
+                   inside, ring);
+        CHECK_CASE(GROUP, "without seccomp: search, request_key by name", "ENOKEY",
+                   probe_long(t.res, "keyctl-search") == ENOKEY && probe_long(t.res, "request_key") == ENOKEY,
+                   "search %s, request_key %s", errno_name((int) probe_long(t.res, "keyctl-search")),
+                   errno_name((int) probe_long(t.res, "request_key")));
+        CHECK_CASE(GROUP, "without seccomp: the caller's key and keyring by id", "EACCES",
+                   probe_long(t.res, "keyctl-read-id") == EACCES &&
+                           probe_long(t.res, "keyctl-describe-ring") == EACCES &&
+                           probe_long(t.res, "keyctl-search-ring") == EACCES,
+                   "read %s, describe %s, search %s", errno_name((int) probe_long(t.res, "keyctl-read-id")),
+                   errno_name((int) probe_long(t.res, "keyctl-describe-ring")),
+                   errno_name((int) probe_long(t.res, "keyctl-search-ring")));
+
+        /* After both runs: the key as it was, the keyring holding only it (the second run's
+         * add_key went into its own keyring), and the payload in no output. */
+        n = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, key, buf, sizeof(buf) - 1);
+        {
+                int32_t ids[8] = {};
+                long size = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, ring, ids, sizeof(ids));
+
+                CHECK_CASE(GROUP, "the caller's key and keyring", "intact, unread, nothing added",
+                           n == (long) strlen(payload) && streq(buf, payload) &&
+                                   !run_output_has(t.res, payload) && size == (long) sizeof(int32_t) &&
+                                   ids[0] == key,
+                           "%s, %ld keys in the keyring",
+                           run_output_has(t.res, payload) ? "LEAKED"
+                           : n == (long) strlen(payload)  ? "intact"
+                                                          : "CHANGED",
+                           size / (long) sizeof(int32_t));
+        }
 }
 END_TEST
 

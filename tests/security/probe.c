@@ -688,21 +688,41 @@ static int probe_ipc(int argc, char **argv) {
         return 0;
 }
 
-/* The caller's session keyring (inherited across fork and exec) and the key named marker. */
-static int probe_keys(const char *marker) {
+/* The caller's session keyring (inherited across fork and exec, unless the sandbox replaced it)
+ * and the key named marker; with KEY and RING, the caller's key and keyring by their ids too. The
+ * session keyring's id is printed as a value: "keyctl-session-id ID". */
+static int probe_keys(const char *marker, const char *key_arg, const char *ring_arg) {
         char buf[256];
         long r;
 
         r = syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* KEY_SPEC_SESSION_KEYRING */, 0);
         printf("keyctl-session %d\n", err(r));
+        if (r > 0)
+                printf("keyctl-session-id %ld\n", r);
         r = syscall(SYS_request_key, "user", marker, NULL, 0);
         printf("request_key %d\n", err(r));
         if (r > 0 && syscall(SYS_keyctl, 11 /* KEYCTL_READ */, r, buf, sizeof(buf)) > 0)
                 print_data("key", buf, strnlen(buf, sizeof(buf)));
         r = syscall(SYS_keyctl, 10 /* KEYCTL_SEARCH */, -3, "user", marker, 0);
         printf("keyctl-search %d\n", err(r));
-        r = syscall(SYS_add_key, "user", marker, "planted", 7, -4 /* KEY_SPEC_USER_KEYRING */);
+        if (r > 0 && syscall(SYS_keyctl, 11 /* KEYCTL_READ */, r, buf, sizeof(buf)) > 0)
+                print_data("key", buf, strnlen(buf, sizeof(buf)));
+        /* Into the session keyring: the caller's, if it was inherited. */
+        r = syscall(SYS_add_key, "user", marker, "planted", 7, -3 /* KEY_SPEC_SESSION_KEYRING */);
         printf("add_key %d\n", err(r));
+        if (key_arg && ring_arg) {
+                long key = strtol(key_arg, NULL, 10), ring = strtol(ring_arg, NULL, 10);
+
+                memset(buf, 0, sizeof(buf));
+                r = syscall(SYS_keyctl, 11 /* KEYCTL_READ */, key, buf, sizeof(buf));
+                printf("keyctl-read-id %d\n", err(r));
+                if (r > 0)
+                        print_data("key", buf, strnlen(buf, sizeof(buf)));
+                r = syscall(SYS_keyctl, 6 /* KEYCTL_DESCRIBE */, ring, buf, sizeof(buf));
+                printf("keyctl-describe-ring %d\n", err(r));
+                r = syscall(SYS_keyctl, 10 /* KEYCTL_SEARCH */, ring, "user", marker, 0);
+                printf("keyctl-search-ring %d\n", err(r));
+        }
         try_read("/proc/keys");
         try_read("/proc/key-users");
         return 0;
@@ -1155,8 +1175,8 @@ int main(int argc, char *argv[]) {
                 return probe_sockets(argc - 2, argv + 2);
         if (strcmp(m, "ipc") == 0)
                 return probe_ipc(argc - 2, argv + 2);
-        if (strcmp(m, "keys") == 0 && argc == 3)
-                return probe_keys(argv[2]);
+        if (strcmp(m, "keys") == 0 && (argc == 3 || argc == 5))
+                return probe_keys(argv[2], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
         if (strcmp(m, "fill") == 0)
                 return probe_fill(argc - 2, argv + 2);
         if (strcmp(m, "inodes") == 0 && argc > 2)
