@@ -477,7 +477,8 @@ START_TEST(test_keyrings) {
                    "%s, id %ld (caller's %ld)", errno_name((int) probe_long(t.res, "keyctl-session")),
                    inside, ring);
         CHECK_CASE(GROUP, "without seccomp: search, request_key by name", "ENOKEY",
-                   probe_long(t.res, "keyctl-search") == ENOKEY && probe_long(t.res, "request_key") == ENOKEY,
+                   probe_long(t.res, "keyctl-search") == ENOKEY &&
+                           probe_long(t.res, "request_key") == ENOKEY,
                    "search %s, request_key %s", errno_name((int) probe_long(t.res, "keyctl-search")),
                    errno_name((int) probe_long(t.res, "request_key")));
         CHECK_CASE(GROUP, "without seccomp: the caller's key and keyring by id", "EACCES",
