@@ -4,7 +4,8 @@
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
  *   1. waits on the hold pipe until the parent placed it where the limits apply;
  *   2. enters a new cgroup namespace (after placement, so its root is the run's cgroup);
- *   3. builds the root file system on a fresh tmpfs and pivots into it;
+ *   3. builds the root file system on a fresh tmpfs and pivots into it, and hides the caller's
+ *      command line, which it still carries as a copy of the caller;
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -32,6 +33,7 @@
 #include <sched.h>
 
 #include "fileio.h"
+#include "parse-util.h"
 #include "sandbox-internal.h"
 
 /* The tmpfs that becomes the new root is mounted here first, in our private mount namespace; the
@@ -646,6 +648,102 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
+/* What the init shows as its command line and name. NUL-terminated, as the kernel expects an
+ * argv area to be (a last byte other than NUL means setproctitle() ran past it). */
+static const char init_cmdline[] = "sandbox-init";
+
+/* The /proc/self/stat fields (proc(5), counted from 1) that PR_SET_MM_MAP wants, all at once. */
+enum {
+        STAT_START_CODE = 26, STAT_END_CODE, STAT_START_STACK,
+        STAT_START_DATA = 45, STAT_END_DATA, STAT_START_BRK, STAT_ARG_START, STAT_ARG_END,
+        STAT_ENV_START, STAT_ENV_END,
+        _STAT_MAX,
+};
+
+static int read_mm_fields(uint64_t f[static _STAT_MAX], StepError *e) {
+        _cleanup_free_ char *stat = NULL;
+        char *p, *save = NULL;
+        unsigned i = 3;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/stat", 4096, false, &stat, NULL);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to read /proc/self/stat");
+        /* The name in parentheses may hold anything: the fields start after the last ')'. */
+        p = strrchr(stat, ')');
+        if (!p)
+                return STEP_FAIL(e->what, EBADMSG, "Failed to parse /proc/self/stat");
+        for (char *tok = strtok_r(p + 1, " \n", &save); tok && i < _STAT_MAX;
+             tok = strtok_r(NULL, " \n", &save), i++) {
+                if (i < STAT_START_CODE || (i > STAT_START_STACK && i < STAT_START_DATA))
+                        continue;
+                r = safe_atou64(tok, &f[i]);
+                if (r < 0)
+                        return STEP_FAIL(e->what, r, "Failed to parse field %u of /proc/self/stat", i);
+        }
+        if (i < _STAT_MAX)
+                return STEP_FAIL(e->what, EBADMSG, "/proc/self/stat has only %u fields", i - 1);
+        return 0;
+}
+
+/* The init is a copy of its caller (skillctl, the daemon's worker), and /proc/1/cmdline, which
+ * every process of the run may read whatever its uid and the init's dumpable flag, would show the
+ * caller's command line: its options, paths, the skill's arguments. The caller's argv and
+ * environment strings are wiped from this copy of its memory, and the kernel is pointed at a name
+ * of our own instead. Called after setup_rootfs(), when nothing the init or the skill still uses
+ * lives in those areas: the engine copied the skill's argv and environment to the heap, and the
+ * input file names, which may point into the caller's argv, have been used. */
+static int hide_caller_command_line(StepError *e) {
+        uint64_t f[_STAT_MAX] = {};
+        struct prctl_mm_map map;
+        char *name;
+        long brk;
+        int r;
+
+        r = read_mm_fields(f, e);
+        if (r < 0)
+                return r;
+        if (f[STAT_ARG_END] < f[STAT_ARG_START] || f[STAT_ENV_END] < f[STAT_ENV_START])
+                return STEP_FAIL(e->what, EBADMSG, "/proc/self/stat has inverted argv or environment bounds");
+        memset((void *) (uintptr_t) f[STAT_ARG_START], 0, f[STAT_ARG_END] - f[STAT_ARG_START]);
+        memset((void *) (uintptr_t) f[STAT_ENV_START], 0, f[STAT_ENV_END] - f[STAT_ENV_START]);
+        (void) prctl(PR_SET_NAME, init_cmdline, 0, 0, 0);
+
+        /* The kernel reads a command line from anonymous memory only, so the name goes at the
+         * start of the wiped area (on the stack), which is also what stays visible, followed by
+         * NULs, if the kernel cannot be repointed. An area too short for it (never, with the
+         * callers there are) gets a heap copy, which the init keeps until it exits. */
+        if (f[STAT_ARG_END] - f[STAT_ARG_START] >= sizeof(init_cmdline)) {
+                name = (char *) (uintptr_t) f[STAT_ARG_START];
+                memcpy(name, init_cmdline, sizeof(init_cmdline));
+        } else {
+                name = strdup(init_cmdline);
+                if (!name)
+                        return STEP_FAIL(e->what, ENOMEM, "Failed to allocate the init's name");
+        }
+
+        brk = syscall(SYS_brk, 0);
+        map = (struct prctl_mm_map) {
+                .start_code = f[STAT_START_CODE],
+                .end_code = f[STAT_END_CODE],
+                .start_data = f[STAT_START_DATA],
+                .end_data = f[STAT_END_DATA],
+                .start_brk = f[STAT_START_BRK],
+                .brk = (uint64_t) brk,
+                .start_stack = f[STAT_START_STACK],
+                .arg_start = (uintptr_t) name,
+                .arg_end = (uintptr_t) name + sizeof(init_cmdline),
+                .env_start = (uintptr_t) name + sizeof(init_cmdline),
+                .env_end = (uintptr_t) name + sizeof(init_cmdline),
+                .exe_fd = (uint32_t) -1,
+        };
+        /* No capability needed, but the kernel needs CONFIG_CHECKPOINT_RESTORE. Without it the
+         * wiped area stays what /proc/1/cmdline shows: the name, and as many NULs as the caller's
+         * command line had bytes, which is all it tells. */
+        (void) prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long) &map, sizeof(map), 0);
+        return 0;
+}
+
 /* Only lo exists in the new network namespace, and it starts down. */
 static int loopback_up(StepError *e) {
         _cleanup_close_ int fd = -EBADF;
@@ -911,6 +1009,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                         fail(c, r, &e);
         }
         r = setup_rootfs(c, &e);
+        if (r >= 0)
+                r = hide_caller_command_line(&e);
         if (r < 0)
                 fail(c, r, &e);
 

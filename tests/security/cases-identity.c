@@ -254,6 +254,55 @@ START_TEST(test_refused_syscalls_every_abi) {
 }
 END_TEST
 
+/* The number after "prefix " at the start of a line of text, or LONG_MIN. */
+static long probe_long_from(const char *text, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, prefix, n) == 0 && p[n] == ' ')
+                        return strtol(p + n + 1, NULL, 10);
+        return LONG_MIN;
+}
+
+/* The sandbox init is a fork of skillctl (or of the daemon's worker): its command line, which
+ * /proc/1/cmdline shows whatever the reader's uid, was skillctl's. A marker in skillctl's
+ * arguments (the output directory, which the skill never sees) and in its environment must not
+ * reach the skill through the init. */
+START_TEST(test_init_command_line) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        _cleanup_free_ char *marker = random_marker(), *out = NULL, *env = NULL;
+        const char *data, *comm, *name;
+
+        out = strdup_printf("%s/out-%s-arg", t.base.path, marker);
+        env = strdup_printf("%s-env", marker);
+        ck_assert_int_eq(setenv("SKILLD_SEC_CALLER_SECRET", env, 1), 0);
+        {
+                char *args[] = { t.skill_path,  (char *) "--script", (char *) "probe",
+                                 (char *) "--output-dir", out, (char *) "--",
+                                 (char *) "init-cmdline", NULL };
+                _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
+
+                ck_assert_int_eq(unsetenv("SKILLD_SEC_CALLER_SECRET"), 0);
+                ck_assert_msg(x.status == 0, "skillctl exit %d: %s", x.status, x.err);
+                data = strstr(x.out, "data /proc/1/cmdline ");
+                comm = strstr(x.out, "data /proc/1/comm ");
+                name = strstr(x.out, "Name:\\x09");
+                CHECK_CASE(GROUP, "the caller's command line in /proc/1/cmdline", "\"sandbox-init\" only",
+                           strstr(x.out, "init-cmdline 13\n") && data &&
+                                   startswith(data, "data /proc/1/cmdline sandbox-init \n") &&
+                                   !strstr(x.out, marker),
+                           "%.*s", data ? (int) strcspn(data, "\n") : 7, data ?: "no data");
+                CHECK_CASE(GROUP, "the caller's name and environment (/proc/1)",
+                           "comm sandbox-init; environ unreadable",
+                           comm && startswith(comm, "data /proc/1/comm sandbox-init") && name &&
+                                   startswith(name, "Name:\\x09sandbox-init") &&
+                                   probe_long_from(x.out, "read /proc/1/environ") == EACCES,
+                           "%.*s, environ %s", comm ? (int) strcspn(comm, "\n") : 7, comm ?: "no comm",
+                           errno_name((int) probe_long_from(x.out, "read /proc/1/environ")));
+        }
+}
+END_TEST
+
 START_TEST(test_i386_from_thread) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "i386-thread", NULL };
@@ -424,6 +473,7 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_capabilities);
         tcase_add_test(tc, test_refused_syscalls_every_abi);
         tcase_add_test(tc, test_i386_from_thread);
+        tcase_add_test(tc, test_init_command_line);
         tcase_add_test(tc, test_filter_survives);
         tcase_add_test(tc, test_user_namespaces);
         tcase_add_test(tc, test_tiocsti_terminal);

@@ -728,6 +728,30 @@ static int probe_keys(const char *marker, const char *key_arg, const char *ring_
         return 0;
 }
 
+/* The init's command line, name and environment, which the caller's (skillctl's, the daemon's)
+ * would be if the init did not hide them: "init-cmdline LEN" and the data of each. */
+static int probe_init_cmdline(void) {
+        char buf[65536];
+        size_t len = 0;
+        ssize_t n;
+        int fd;
+
+        fd = open("/proc/1/cmdline", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                printf("init-cmdline -%d\n", errno);
+                return 0;
+        }
+        while (len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+                len += (size_t) n;
+        close(fd);
+        printf("init-cmdline %zu\n", len);
+        print_data("/proc/1/cmdline", buf, len);
+        try_read("/proc/1/comm");
+        try_read("/proc/1/environ");
+        try_read("/proc/1/status");
+        return 0;
+}
+
 /* ---- resources ---- */
 
 /* Writes 64 KiB blocks into DIR/fill until a write fails: "fill DIR BYTES ERRNO". */
@@ -1161,6 +1185,8 @@ int main(int argc, char *argv[]) {
                 survive_line("exec");
                 return 0;
         }
+        if (strcmp(m, "init-cmdline") == 0)
+                return probe_init_cmdline();
         if (strcmp(m, "userns") == 0)
                 return probe_userns();
         if (strcmp(m, "tty") == 0)
