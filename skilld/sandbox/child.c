@@ -703,8 +703,10 @@ static int hide_caller_command_line(StepError *e) {
         r = read_mm_fields(f, e);
         if (r < 0)
                 return r;
-        if (f[STAT_ARG_END] < f[STAT_ARG_START] || f[STAT_ENV_END] < f[STAT_ENV_START])
-                return STEP_FAIL(e->what, EBADMSG, "The argv or environment bounds are inverted");
+        /* Zero would mean the kernel did not show them, which it always does to the process itself. */
+        if (f[STAT_ARG_START] == 0 || f[STAT_ENV_START] == 0 || f[STAT_ARG_END] < f[STAT_ARG_START] ||
+            f[STAT_ENV_END] < f[STAT_ENV_START])
+                return STEP_FAIL(e->what, EBADMSG, "The argv or environment bounds are missing or inverted");
         memset((void *) (uintptr_t) f[STAT_ARG_START], 0, f[STAT_ARG_END] - f[STAT_ARG_START]);
         memset((void *) (uintptr_t) f[STAT_ENV_START], 0, f[STAT_ENV_END] - f[STAT_ENV_START]);
         (void) prctl(PR_SET_NAME, init_cmdline, 0, 0, 0);
