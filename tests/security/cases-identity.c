@@ -315,6 +315,31 @@ START_TEST(test_i386_from_thread) {
 }
 END_TEST
 
+/* socketcall(), the i386 multiplexer that carries every socket call's arguments in memory the
+ * filter cannot read: through int 0x80 (the only table that has it on x86-64) it must kill like
+ * any other i386 call, not open a socket the allowlist would refuse. */
+START_TEST(test_socketcall_i386) {
+#if !defined(__x86_64__)
+        return;
+#else
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, "socketcall");
+        /* SYS_SOCKET (1) with no argument block: EFAULT if the call got through, SIGSYS if the
+         * entry point kills it first. */
+        _cleanup_free_ char *spec = strdup_printf("socketcall:-1:%x:-1:1:0", nr);
+        char *args[] = { (char *) "abi", spec, NULL };
+
+        ck_assert_int_gt(nr, 0);
+        sec_run_probe(&t, args);
+        CHECK_CASE(GROUP, "socketcall() via int 0x80 (i386 multiplexer)", "killed by SIGSYS",
+                   t.res->status == RUN_STATUS_SUCCEEDED &&
+                           probe_long(t.res, "sys 32 socketcall signal") == SIGSYS,
+                   "status %s, %s", status_name(t.res),
+                   probe_find(t.res, "sys 32 socketcall") ? "attempted" : "not attempted");
+#endif
+}
+END_TEST
+
 START_TEST(test_filter_survives) {
         static const char *const wheres[] = { "main", "fork", "thread", "exec", "python" };
         _cleanup_sec_run_ SecRun t = sec_run_new(
@@ -473,6 +498,7 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_capabilities);
         tcase_add_test(tc, test_refused_syscalls_every_abi);
         tcase_add_test(tc, test_i386_from_thread);
+        tcase_add_test(tc, test_socketcall_i386);
         tcase_add_test(tc, test_init_command_line);
         tcase_add_test(tc, test_filter_survives);
         tcase_add_test(tc, test_user_namespaces);
