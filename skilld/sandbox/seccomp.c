@@ -67,8 +67,8 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsi
 }
 
 /* Sockets are an allowlist inside the default-allow filter: each family, type and protocol not
- * listed is reachable kernel code (and, on a stock kernel, a module the kernel loads on demand:
- * SCTP, DCCP, UDP-Lite's neighbours, the hardware families) that no skill needs. */
+ * listed is kernel code that no skill needs, and on a stock kernel often a module the kernel loads
+ * on demand when asked for it (SCTP, DCCP, most of the hardware families). */
 typedef struct SocketFamily {
         int family;
         bool network;           /* only for runs that share the host's network */
