@@ -593,7 +593,7 @@ static int prepare_seccomp(SandboxRun *run) {
                 run->result->layers_missing |= SANDBOX_LAYER_SECCOMP;
                 return 0;
         }
-        r = sandbox_seccomp_new(run->req->network, &run->seccomp, &why);
+        r = sandbox_seccomp_new(&run->seccomp, &why);
         if (r < 0)
                 return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
         return 0;

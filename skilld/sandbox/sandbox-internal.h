@@ -88,7 +88,7 @@ typedef struct SandboxChild {
 _noreturn_ void sandbox_child_main(const SandboxChild *c);
 
 /* seccomp.c: the filter described in policy/seccomp.md. */
-int sandbox_seccomp_new(bool network, scmp_filter_ctx *ret, char **error);
+int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error);
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
 bool sandbox_seccomp_available(void);
 

@@ -4,8 +4,7 @@
  * allowlist that keeps every interpreter and its native modules working is not something a
  * skill author can reason about. What the list refuses is kernel attack surface and the tools to
  * undo the sandbox: namespaces, mounts, tracing, keyrings, BPF, io_uring, modules, clocks.
- * Sockets are the exception, an allowlist of families, types and protocols that depends on
- * whether the run has network. Refusals return EPERM (as if the capability were missing, which
+ * Sockets are the exception, an allowlist of families, types and protocols. Refusals return EPERM (as if the capability were missing, which
  * it is), so programs that probe for a feature take their fallback path. Only the native
  * architecture is allowed: the 32-bit x86 entry (int 0x80) and x32 syscalls kill the process,
  * since the rules below would not see them under their other numbers. */
@@ -71,7 +70,6 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsi
  * on demand when asked for it (SCTP, DCCP, most of the hardware families). */
 typedef struct SocketFamily {
         int family;
-        bool network;           /* only for runs that share the host's network */
         bool check_type;        /* SOCK_STREAM and SOCK_DGRAM only */
         const int *protocols;   /* allowed protocols, 0 included; NULL: any */
         size_t n_protocols;
@@ -84,10 +82,10 @@ static const int inet6_protocols[] = { 0, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP
 static const int netlink_protocols[] = { NETLINK_ROUTE };
 
 static const SocketFamily socket_families[] = {
-        { AF_UNIX,    false, false, NULL,              0 },
-        { AF_INET,    true,  true,  inet_protocols,    ELEMENTSOF(inet_protocols) },
-        { AF_INET6,   true,  true,  inet6_protocols,   ELEMENTSOF(inet6_protocols) },
-        { AF_NETLINK, true,  false, netlink_protocols, ELEMENTSOF(netlink_protocols) },
+        { AF_UNIX,    false, NULL,              0 },
+        { AF_INET,    true,  inet_protocols,    ELEMENTSOF(inet_protocols) },
+        { AF_INET6,   true,  inet6_protocols,   ELEMENTSOF(inet6_protocols) },
+        { AF_NETLINK, false, netlink_protocols, ELEMENTSOF(netlink_protocols) },
 };
 
 static bool int_in(int v, const int *l, size_t n) {
@@ -125,14 +123,16 @@ static int refuse_outside(scmp_filter_ctx ctx, uint32_t action, const char *name
         return add_rule(ctx, action, name, n + 1, cmp, error);
 }
 
-static int add_socket_rules(scmp_filter_ctx ctx, bool network, char **error) {
+/* The same for every run: whether a run reaches a network is its network namespace's business
+ * (one holding only lo, or the host's), not the filter's. A run without network may still serve
+ * itself over TCP on lo, as test harnesses and notebook kernels do. */
+static int add_socket_rules(scmp_filter_ctx ctx, char **error) {
         int families[ELEMENTSOF(socket_families)], af_unix = AF_UNIX;
         size_t n = 0;
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(socket_families); i++)
-                if (network || !socket_families[i].network)
-                        families[n++] = socket_families[i].family;
+                families[n++] = socket_families[i].family;
         /* Every family up to the highest in use is checked one by one; families past it (AF_MAX
          * grows with kernels) fall under the last rule. */
         r = refuse_outside(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", NULL, 0, families, n, error);
@@ -147,8 +147,6 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool network, char **error) {
                 const SocketFamily *f = &socket_families[i];
                 struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (uint64_t) f->family);
 
-                if (f->network && !network)
-                        continue;
                 /* EPROTONOSUPPORT: what a kernel without the protocol answers, so that programs
                  * probing for it take their fallback. The kernel takes the type from the low four
                  * bits; the others are SOCK_NONBLOCK, SOCK_CLOEXEC or EINVAL. */
@@ -181,7 +179,7 @@ bool sandbox_seccomp_available(void) {
         return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 3;
 }
 
-int sandbox_seccomp_new(bool network, scmp_filter_ctx *ret, char **error) {
+int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         struct scmp_arg_cmp cmp;
         int r;
@@ -254,7 +252,7 @@ int sandbox_seccomp_new(bool network, scmp_filter_ctx *ret, char **error) {
         if (r < 0)
                 return r;
 
-        r = add_socket_rules(ctx, network, error);
+        r = add_socket_rules(ctx, error);
         if (r < 0)
                 return r;
 

@@ -527,32 +527,32 @@ static const SocketCase socket_cases[] = {
         /* AF_UNIX, always */
         { "1:" ST ":0", 0, 0 }, { "1:" DG ":0", 0, 0 }, { "1:5:0", 0, 0 }, { "pair:1:" ST, 0, 0 },
         { "pair:1:" NB_CX, 0, 0 },
-        /* AF_INET and AF_INET6: TCP, UDP and ping sockets with network, nothing else */
-        { "2:" ST ":0", EAFNOSUPPORT, 0 }, { "2:" DG ":0", EAFNOSUPPORT, 0 },
-        { "2:" ST ":6", EAFNOSUPPORT, 0 }, { "2:" NB_CX ":17", EAFNOSUPPORT, 0 },
-        { "2:" DG ":1", EAFNOSUPPORT, -1 },
-        { "10:" ST ":0", EAFNOSUPPORT, 0 }, { "10:" DG ":17", EAFNOSUPPORT, 0 },
-        { "10:" DG ":58", EAFNOSUPPORT, -1 },
-        { "2:" DG ":136", EAFNOSUPPORT, EPROTONOSUPPORT },      /* UDP-Lite */
-        { "10:" DG ":136", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "2:" ST ":132", EAFNOSUPPORT, EPROTONOSUPPORT },      /* SCTP, a module */
-        { "2:5:132", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "10:5:132", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "2:6:33", EAFNOSUPPORT, EPROTONOSUPPORT },            /* DCCP, a module */
-        { "10:6:0", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "2:" ST ":262", EAFNOSUPPORT, EPROTONOSUPPORT },      /* MPTCP */
-        { "2:3:1", EAFNOSUPPORT, EPROTONOSUPPORT },             /* raw */
-        { "10:3:58", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "2:" DG ":-1", EAFNOSUPPORT, EPROTONOSUPPORT },
-        { "2:" ST ":0x100000006", EAFNOSUPPORT, EPROTONOSUPPORT }, /* TCP in the low half */
+        /* AF_INET and AF_INET6: TCP, UDP and ping sockets, nothing else */
+        { "2:" ST ":0", 0, 0 }, { "2:" DG ":0", 0, 0 },
+        { "2:" ST ":6", 0, 0 }, { "2:" NB_CX ":17", 0, 0 },
+        { "2:" DG ":1", -1, -1 },
+        { "10:" ST ":0", 0, 0 }, { "10:" DG ":17", 0, 0 },
+        { "10:" DG ":58", -1, -1 },
+        { "2:" DG ":136", EPROTONOSUPPORT, EPROTONOSUPPORT },      /* UDP-Lite */
+        { "10:" DG ":136", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":132", EPROTONOSUPPORT, EPROTONOSUPPORT },      /* SCTP, a module */
+        { "2:5:132", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "10:5:132", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "2:6:33", EPROTONOSUPPORT, EPROTONOSUPPORT },            /* DCCP, a module */
+        { "10:6:0", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":262", EPROTONOSUPPORT, EPROTONOSUPPORT },      /* MPTCP */
+        { "2:3:1", EPROTONOSUPPORT, EPROTONOSUPPORT },             /* raw */
+        { "10:3:58", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "2:" DG ":-1", EPROTONOSUPPORT, EPROTONOSUPPORT },
+        { "2:" ST ":0x100000006", EPROTONOSUPPORT, EPROTONOSUPPORT }, /* TCP in the low half */
         { "pair:2:" ST, EAFNOSUPPORT, EAFNOSUPPORT },
-        /* AF_NETLINK: the routing protocol with network, nothing else */
-        { "16:3:0", EAFNOSUPPORT, 0 }, { "16:" DG ":0", EAFNOSUPPORT, 0 },
-        { "16:3:4", EAFNOSUPPORT, EPROTONOSUPPORT },            /* sock_diag */
-        { "16:3:9", EAFNOSUPPORT, EPROTONOSUPPORT },            /* audit */
-        { "16:3:12", EAFNOSUPPORT, EPROTONOSUPPORT },           /* netfilter */
-        { "16:3:15", EAFNOSUPPORT, EPROTONOSUPPORT },           /* kobject uevent */
-        { "16:3:16", EAFNOSUPPORT, EPROTONOSUPPORT },           /* generic */
+        /* AF_NETLINK: the routing protocol, nothing else */
+        { "16:3:0", 0, 0 }, { "16:" DG ":0", 0, 0 },
+        { "16:3:4", EPROTONOSUPPORT, EPROTONOSUPPORT },            /* sock_diag */
+        { "16:3:9", EPROTONOSUPPORT, EPROTONOSUPPORT },            /* audit */
+        { "16:3:12", EPROTONOSUPPORT, EPROTONOSUPPORT },           /* netfilter */
+        { "16:3:15", EPROTONOSUPPORT, EPROTONOSUPPORT },           /* kobject uevent */
+        { "16:3:16", EPROTONOSUPPORT, EPROTONOSUPPORT },           /* generic */
         /* AF_UNIX in the low half only */
         { "0x100000001:" ST ":0", EAFNOSUPPORT, EAFNOSUPPORT },
         { "-1:" ST ":0", EAFNOSUPPORT, EAFNOSUPPORT },
@@ -673,9 +673,10 @@ START_TEST(test_socket_allowlist) {
                    swept_ok[0] == swept[0] && swept_ok[1] == swept[1],
                    "%zu of %zu refused, with network %zu of %zu", swept_ok[0], swept[0], swept_ok[1],
                    swept[1]);
-        CHECK_CASE(GROUP, "sockets without network: AF_UNIX only", "INET/INET6/NETLINK EAFNOSUPPORT",
-                   ok[0] == total[0], "%zu of %zu as expected%s", ok[0], total[0], strempty(bad[0]));
-        CHECK_CASE(GROUP, "with network: TCP, UDP, ping, NETLINK_ROUTE only",
+        CHECK_CASE(GROUP, "without network: UNIX, TCP, UDP, ping, NETLINK_ROUTE only",
+                   "UDP-Lite, SCTP, DCCP, raw EPROTONOSUPPORT", ok[0] == total[0],
+                   "%zu of %zu as expected%s", ok[0], total[0], strempty(bad[0]));
+        CHECK_CASE(GROUP, "with network: the same",
                    "UDP-Lite, SCTP, DCCP, raw EPROTONOSUPPORT", ok[1] == total[1],
                    "%zu of %zu as expected%s", ok[1], total[1], strempty(bad[1]));
         CHECK_CASE(GROUP, "python3 and node still work", "asyncio; connect via localhost (network)",
