@@ -152,109 +152,81 @@ START_TEST(test_installed) {
 }
 END_TEST
 
+/* Run() whose options are the entries given as to sd_bus_message_append(): refused with
+ * InvalidArgs and exactly message. */
+static void expect_options_refused(int skill, const char *message, const char *types, ...) {
+        sd_bus_message *m = run_start(skill, "", "");
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = sd_bus_message_appendv(m, types, ap);
+        va_end(ap);
+        ck_assert_int_ge(r, 0);
+        run_finish(m);
+        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, message);
+}
+
 START_TEST(test_options_refused) {
         _cleanup_close_ int skill = archive_fd("PK\003\004rest"), dir_fd = -EBADF;
         _cleanup_close_pair_ int out[2] = { -EBADF, -EBADF };
-        sd_bus_message *m;
 
         dir_fd = openat(dir.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(dir_fd, 0);
         ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "colour", "b", 1), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "Unknown option 'colour'.");
-
+        expect_options_refused(skill, "Unknown option 'colour'.", "{sv}", "colour", "b", 1);
         /* The caller's text is not repeated when it could drive a terminal. */
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "limits\033[2J", "b", 1), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "Unknown option '?'.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}{sv}", "network", "b", 1, "network", "b", 0), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The option network is given twice.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "network", "s", "yes"), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The option network must be of type b.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "limits", "a{st}", 1, "colour", UINT64_C(1)), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS,
-                       "Unknown limit 'colour'; known are memory, tasks, cpu, timeout, stdout, stderr, "
-                       "output and tmpfs.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "limits", "a{st}", 2, "memory", UINT64_C(1),
-                                               "memory", UINT64_C(2)), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The limit memory is given twice.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "limits", "a{st}", 1, "tasks",
-                                               POLICY_LIMIT_UNSET), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The limit tasks is out of range.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "env", "a{ss}", 1, "A=B", "c"), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "Environment names may not contain '='.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "env", "a{ss}", 2, "X", "1", "X", "2"), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The environment variable X is given twice.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "files", "a{sh}", 1, "dir", dir_fd), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS,
-                       "The input file dir is not a regular file open for reading.");
-
-        m = run_start(skill, "", "");
-        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "stderr", "h", out[0]), 0);
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS,
-                       "The stderr file descriptor is not open for writing.");
+        expect_options_refused(skill, "Unknown option '?'.", "{sv}", "limits\033[2J", "b", 1);
+        expect_options_refused(skill, "The option network is given twice.", "{sv}{sv}",
+                               "network", "b", 1, "network", "b", 0);
+        expect_options_refused(skill, "The option network must be of type b.", "{sv}",
+                               "network", "s", "yes");
+        expect_options_refused(skill,
+                               "Unknown limit 'colour'; known are memory, tasks, cpu, timeout, stdout, "
+                               "stderr, output and tmpfs.",
+                               "{sv}", "limits", "a{st}", 1, "colour", UINT64_C(1));
+        expect_options_refused(skill, "The limit memory is given twice.", "{sv}",
+                               "limits", "a{st}", 2, "memory", UINT64_C(1), "memory", UINT64_C(2));
+        expect_options_refused(skill, "The limit tasks is out of range.", "{sv}",
+                               "limits", "a{st}", 1, "tasks", POLICY_LIMIT_UNSET);
+        expect_options_refused(skill, "Environment names may not contain '='.", "{sv}",
+                               "env", "a{ss}", 1, "A=B", "c");
+        expect_options_refused(skill, "The environment variable X is given twice.", "{sv}",
+                               "env", "a{ss}", 2, "X", "1", "X", "2");
+        expect_options_refused(skill, "The input file dir is not a regular file open for reading.", "{sv}",
+                               "files", "a{sh}", 1, "dir", dir_fd);
+        expect_options_refused(skill, "The stderr file descriptor is not open for writing.", "{sv}",
+                               "stderr", "h", out[0]);
 }
 END_TEST
+
+/* Run(fd, script, [a, b], input, {}): refused with error name and exactly message. */
+static void expect_call_refused(int fd, const char *script, const char *input, const char *name,
+                                const char *message) {
+        sd_bus_message *m = run_start(fd, script, input);
+
+        run_finish(m);
+        expect_refused(m, false, name, message);
+}
 
 START_TEST(test_call_refused) {
         _cleanup_close_ int skill = archive_fd("PK\003\004rest"), empty = archive_fd(""),
                             text = archive_fd("hello"), dir_fd = -EBADF;
-        sd_bus_message *m;
 
         dir_fd = openat(dir.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(dir_fd, 0);
 
-        m = run_start(skill, "", "{not json");
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS, "The input is not valid JSON.");
-
-        m = run_start(skill, "scripts/\033]0;x\a.sh", "");
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS,
-                       "The script path is not a valid path of the skill.");
-
-        m = run_start(empty, "", "");
-        run_finish(m);
-        expect_refused(m, false, SKILLD_ERROR_INVALID_SKILL, "The skill archive is empty.");
-
-        m = run_start(text, "", "");
-        run_finish(m);
-        expect_refused(m, false, SKILLD_ERROR_INVALID_SKILL, "The skill is not a .skill (zip) archive.");
-
-        m = run_start(dir_fd, "", "");
-        run_finish(m);
-        expect_refused(m, false, SD_BUS_ERROR_INVALID_ARGS,
-                       "The skill must be passed as a .skill archive in a regular file or memfd (skillctl "
-                       "packs folders that way).");
+        expect_call_refused(skill, "", "{not json", SD_BUS_ERROR_INVALID_ARGS,
+                            "The input is not valid JSON.");
+        expect_call_refused(skill, "scripts/\033]0;x\a.sh", "", SD_BUS_ERROR_INVALID_ARGS,
+                            "The script path is not a valid path of the skill.");
+        expect_call_refused(empty, "", "", SKILLD_ERROR_INVALID_SKILL, "The skill archive is empty.");
+        expect_call_refused(text, "", "", SKILLD_ERROR_INVALID_SKILL,
+                            "The skill is not a .skill (zip) archive.");
+        expect_call_refused(dir_fd, "", "", SD_BUS_ERROR_INVALID_ARGS,
+                            "The skill must be passed as a .skill archive in a regular file or memfd "
+                            "(skillctl packs folders that way).");
 }
 END_TEST
 
