@@ -5,7 +5,8 @@
  * The VM suite (tests/vm/tests.d/5*-daemon-*.sh) proves the rest against systemd and polkitd.
  *
  * Two cases: "service" asserts what the service decides (who may run, see and list what, the
- * signals, validation, idle exit) whatever the runs' outcome, and "runs" that runs really succeed.
+ * signals, the records runs leave, validation, idle exit) whatever the runs' outcome, and "runs"
+ * that runs really succeed.
  * SKILLD_TEST_WRAPPER, words split at spaces, goes before the skilld command line: the suite
  * 'memcheck' runs the "service" case with skilld under Valgrind (tests/valgrind/README.md says why
  * not the "runs" case). Every instance must then exit 0 on SIGTERM, or the wrapper's error code
@@ -404,6 +405,69 @@ START_TEST(test_ownership) {
 }
 END_TEST
 
+/* Calls method on the run id with at most one string argument; returns "ok", "fd" when the reply
+ * is a regular file's descriptor, or the D-Bus error name (prefixed "!"). */
+static char *run_method(sd_bus *bus, const char *id, const char *method, const char *arg) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        struct stat st;
+        int fd;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", path,
+                                                        "io.skilld.Skilld1.Run", method), 0);
+        if (arg)
+                ck_assert_int_ge(sd_bus_message_append(m, "s", arg), 0);
+        if (sd_bus_call(bus, m, 0, &e, &reply) < 0)
+                return strdup_printf("!%s", e.name);
+        if (sd_bus_message_read(reply, "h", &fd) <= 0)
+                return strdup("ok");
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        return strdup(S_ISREG(st.st_mode) ? "fd" : "not a file");
+}
+
+/* Whether ListRuns has the run id. */
+static bool listed(sd_bus *bus, const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *listed_id;
+        bool found = false;
+        int r;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                            "io.skilld.Skilld1.Manager", "ListRuns", NULL, &reply, NULL), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(sossussitt)"), 0);
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sossussitt")) > 0) {
+                ck_assert_int_ge(sd_bus_message_read(reply, "s", &listed_id), 0);
+                found = found || streq(listed_id, id);
+                ck_assert_int_ge(sd_bus_message_skip(reply, "ossussitt"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+        }
+        ck_assert_int_ge(r, 0);
+        return found;
+}
+
+/* What an ended run leaves, whatever its outcome: listed, its logs readable, its artifacts
+ * asked for by name, no cancelling it any more; then removed, and gone. */
+START_TEST(test_run_records) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *outcome = NULL;
+
+        id = run_to_end(bus, &outcome);
+        ck_assert(listed(bus, id));
+        expect(run_method(bus, id, "OpenLog", "stdout"), "fd");
+        expect(run_method(bus, id, "OpenLog", "stderr"), "fd");
+        expect(run_method(bus, id, "OpenLog", "journal"), "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(run_method(bus, id, "ListArtifacts", NULL), "ok");
+        expect(run_method(bus, id, "OpenArtifact", "nope"), "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(run_method(bus, id, "OpenArtifact", "../result.json"),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(run_method(bus, id, "Cancel", NULL), "!io.skilld.Skilld1.Error.RunFinished");
+        expect(run_method(bus, id, "Remove", NULL), "ok");
+        ck_assert(!listed(bus, id));
+        expect(run_method(bus, id, "OpenLog", "stdout"), "!io.skilld.Skilld1.Error.NoSuchRun");
+}
+END_TEST
+
 START_TEST(test_runs_succeed) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
         _cleanup_free_ char *id = NULL, *outcome = NULL, *result = NULL, *theirs = NULL;
@@ -458,6 +522,7 @@ int main(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_ownership);
+        tcase_add_test(tc, test_run_records);
         tcase_add_test(tc, test_validation);
         tcase_add_test(tc, test_idle_exit);
         suite_add_tcase(s, tc);
