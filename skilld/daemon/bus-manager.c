@@ -8,100 +8,13 @@
  *   3. authorize with polkit;
  *   4. act, and reply.
  * Nothing changes before step 4. */
-#include <cjson/cJSON.h>
-#include <sys/stat.h>
-
 #include "bus-errors.h"
 #include "engine.h"
 #include "error.h"
 #include "lint.h"
 #include "log.h"
 #include "manager.h"
-
-/* Caps on what one call may carry. */
-#define RUN_ARGS_MAX 4096U
-#define RUN_ARGS_BYTES_MAX (1024U * 1024U)
-/* Each one is an fd the service holds while the run is queued. */
-#define RUN_FILES_MAX 256U
-#define RUN_SCRIPT_MAX 1024U
-#define RUN_INPUT_MAX (64U * 1024U * 1024U)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
-
-typedef struct RunCall {
-        int skill_fd;                   /* Run(); borrowed from the message */
-        const char *name;               /* RunInstalled() */
-        const char *script;             /* NULL: the skill's default entry point */
-        char **args;
-        const char *input_json;         /* NULL: none */
-        PolicyLimits asked;
-        char **env;                     /* NAME=VALUE */
-        char **file_names;
-        int *file_fds;                  /* borrowed */
-        size_t n_files;
-        bool network;
-        int stdout_fd;                  /* borrowed */
-        int stderr_fd;
-} RunCall;
-
-static void run_call_done(RunCall *c) {
-        strv_free(c->args);
-        strv_free(c->env);
-        strv_free(c->file_names);
-        free(c->file_fds);
-}
-
-static int invalid(sd_bus_error *error, const char *fmt, ...) _printf_(2, 3);
-static int invalid(sd_bus_error *error, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = sd_bus_error_setfv(error, SD_BUS_ERROR_INVALID_ARGS, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-/* A string a person will see again (in errors, the journal): printable UTF-8, bounded. */
-static bool text_ok(const char *s, size_t max) {
-        size_t n = strlen(s);
-
-        if (n > max || !utf8_is_valid(s, n) || string_has_cc(s, n))
-                return false;
-        /* The C1 controls U+0080..U+009F are valid UTF-8, and U+009B opens an escape sequence on
-         * some terminals. In valid UTF-8 they are exactly 0xc2 followed by 0x80..0x9f. */
-        for (size_t i = 0; i + 1 < n; i++)
-                if ((unsigned char) s[i] == 0xc2 && (unsigned char) s[i + 1] < 0xa0)
-                        return false;
-        return true;
-}
-
-/* The skill archive: a regular file (or memfd) open for reading, holding a zip. Never a path. */
-static int check_archive_fd(int fd, sd_bus_error *error) {
-        unsigned char magic[4];
-        struct stat st;
-        int flags;
-
-        flags = fcntl(fd, F_GETFL);
-        if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
-                return invalid(error, "The skill file descriptor is not open for reading.");
-        if (fstat(fd, &st) < 0)
-                return invalid(error, "The skill file descriptor cannot be examined: %s", strerror(errno));
-        if (!S_ISREG(st.st_mode))
-                return invalid(error,
-                               "The skill must be passed as a .skill archive in a regular file or memfd "
-                               "(skillctl packs folders that way).");
-        if (st.st_size <= 0)
-                return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL, "The skill archive is empty.");
-        if ((uint64_t) st.st_size > INSPECT_ARCHIVE_MAX)
-                return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
-                                         "The skill archive is larger than the 256M allowed.");
-        if (pread(fd, magic, sizeof(magic), 0) != (ssize_t) sizeof(magic) ||
-            memcmp(magic, "PK\003\004", sizeof(magic)) != 0)
-                return sd_bus_error_setf(error, SKILLD_ERROR_INVALID_SKILL,
-                                         "The skill is not a .skill (zip) archive.");
-        return 0;
-}
+#include "run-options.h"
 
 /* Why an inspection failed: the skill, or the disk the daemon unpacks it on. A full state
  * directory is not the caller's fault and clients handle NoSpace differently from a bad skill. */
@@ -111,246 +24,8 @@ static int inspection_error(const Inspection *i, sd_bus_error *error) {
         return sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, i->error);
 }
 
-static int check_output_fd(int fd, const char *which, sd_bus_error *error) {
-        int flags = fcntl(fd, F_GETFL);
-
-        if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY)
-                return invalid(error, "The %s file descriptor is not open for writing.", which);
-        return 0;
-}
-
-static int parse_limits(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
-        const char *name;
-        uint64_t value;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{st}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(msg, "{st}", &name, &value)) > 0) {
-                PolicyLimit l = policy_limit_from_string(name);
-
-                if (l < 0)
-                        return invalid(error,
-                                       "Unknown limit '%s'; known are memory, tasks, cpu, timeout, stdout, "
-                                       "stderr, output and tmpfs.",
-                                       text_ok(name, 64) ? name : "?");
-                if (c->asked.value[l] != POLICY_LIMIT_UNSET)
-                        return invalid(error, "The limit %s is given twice.", name);
-                if (value == POLICY_LIMIT_UNSET)
-                        return invalid(error, "The limit %s is out of range.", name);
-                c->asked.value[l] = value;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-static int parse_env(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
-        const char *name, *value;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{ss}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(msg, "{ss}", &name, &value)) > 0) {
-                _cleanup_free_ char *assignment = NULL, *why = NULL;
-
-                if (strchr(name, '='))
-                        return invalid(error, "Environment names may not contain '='.");
-                assignment = strdup_printf("%s=%s", name, value);
-                if (!assignment)
-                        return -ENOMEM;
-                r = sandbox_env_check(assignment, &why);
-                if (r < 0)
-                        return invalid(error, "%s.", why ?: "Invalid environment variable");
-                STRV_FOREACH(e, c->env)
-                        if (strncmp(*e, assignment, strlen(name) + 1) == 0)
-                                return invalid(error, "The environment variable %s is given twice.", name);
-                r = strv_push(&c->env, TAKE_PTR(assignment));
-                if (r < 0)
-                        return r;
-                if (strv_length(c->env) > 256)
-                        return invalid(error, "More than 256 environment variables.");
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-static int parse_files(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
-        const char *name;
-        int fd, r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{sh}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(msg, "{sh}", &name, &fd)) > 0) {
-                _cleanup_free_ char *why = NULL;
-                struct stat st;
-                int flags, *fds;
-
-                r = sandbox_file_name_check(name, &why);
-                if (r < 0)
-                        return invalid(error, "%s.", why ?: "Invalid input file name");
-                if (strv_contains(c->file_names, name))
-                        return invalid(error, "The input file %s is given twice.", name);
-                if (c->n_files >= RUN_FILES_MAX)
-                        return invalid(error, "More than %u input files.", RUN_FILES_MAX);
-                /* SECURITY: a file the caller opened, never a path we would open for them. */
-                flags = fcntl(fd, F_GETFL);
-                if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY || fstat(fd, &st) < 0 ||
-                    !S_ISREG(st.st_mode))
-                        return invalid(error, "The input file %s is not a regular file open for reading.",
-                                       name);
-                r = strv_extend(&c->file_names, name);
-                if (r < 0)
-                        return r;
-                fds = reallocarray(c->file_fds, c->n_files + 1, sizeof(int));
-                if (!fds)
-                        return -ENOMEM;
-                c->file_fds = fds;
-                c->file_fds[c->n_files++] = fd;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-static int parse_options(sd_bus_message *msg, RunCall *c, sd_bus_error *error) {
-        unsigned seen = 0;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                static const char *const known[] = {
-                        "limits", "env", "files", "network", "stdout", "stderr"
-                };
-                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h" };
-                const char *key;
-                size_t i;
-
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                for (i = 0; i < ELEMENTSOF(known); i++)
-                        if (streq(key, known[i]))
-                                break;
-                if (i == ELEMENTSOF(known))
-                        return invalid(error, "Unknown option '%s'.", text_ok(key, 64) ? key : "?");
-                if (seen & (1U << i))
-                        return invalid(error, "The option %s is given twice.", key);
-                seen |= 1U << i;
-
-                r = sd_bus_message_enter_container(msg, 'v', types[i]);
-                if (r < 0)
-                        return invalid(error, "The option %s must be of type %s.", key, types[i]);
-                switch (i) {
-                case 0:
-                        r = parse_limits(msg, c, error);
-                        break;
-                case 1:
-                        r = parse_env(msg, c, error);
-                        break;
-                case 2:
-                        r = parse_files(msg, c, error);
-                        break;
-                case 3: {
-                        int b;
-
-                        r = sd_bus_message_read(msg, "b", &b);
-                        c->network = b;
-                        break;
-                }
-                default: {
-                        int fd;
-
-                        r = sd_bus_message_read(msg, "h", &fd);
-                        if (r >= 0)
-                                r = check_output_fd(fd, key, error);
-                        if (r >= 0 && streq(key, "stdout"))
-                                c->stdout_fd = fd;
-                        else if (r >= 0)
-                                c->stderr_fd = fd;
-                        break;
-                }
-                }
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-static int parse_run_call(sd_bus_message *msg, bool installed, RunCall *c, sd_bus_error *error) {
-        const char *script, *input;
-        size_t bytes = 0;
-        int r;
-
-        if (installed)
-                r = sd_bus_message_read(msg, "ss", &c->name, &script);
-        else
-                r = sd_bus_message_read(msg, "hs", &c->skill_fd, &script);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read_strv(msg, &c->args);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "s", &input);
-        if (r < 0)
-                return r;
-        r = parse_options(msg, c, error);
-        if (r < 0)
-                return r;
-
-        if (installed && !skill_name_is_valid(c->name))
-                return invalid(error, "'%s' is not a valid skill name.",
-                               text_ok(c->name, 64) ? c->name : "?");
-        if (!installed) {
-                r = check_archive_fd(c->skill_fd, error);
-                if (r < 0)
-                        return r;
-        }
-        if (!isempty(script)) {
-                if (!text_ok(script, RUN_SCRIPT_MAX))
-                        return invalid(error, "The script path is not a valid path of the skill.");
-                c->script = script;
-        }
-        if (strv_length(c->args) > RUN_ARGS_MAX)
-                return invalid(error, "More than %u arguments.", RUN_ARGS_MAX);
-        STRV_FOREACH(a, c->args)
-                bytes += strlen(*a) + 1;
-        if (bytes > RUN_ARGS_BYTES_MAX)
-                return invalid(error, "The arguments are longer than 1M together.");
-        if (!isempty(input)) {
-                _cleanup_(cJSON_Deletep) cJSON *j = NULL;
-
-                if (strlen(input) > RUN_INPUT_MAX)
-                        return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
-                                                 "The input is larger than 64M.");
-                j = cJSON_ParseWithOpts(input, NULL, true);
-                if (!j)
-                        return invalid(error, "The input is not valid JSON.");
-                c->input_json = input;
-        }
-        return 0;
-}
-
 static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
-        _cleanup_(run_call_done) RunCall c = {
-                .skill_fd = -EBADF,
-                .stdout_fd = -EBADF,
-                .stderr_fd = -EBADF,
-        };
+        _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL;
         PolicyLimits limits;
@@ -361,11 +36,8 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         uid_t uid;
         int r;
 
-        for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
-                c.asked.value[l] = POLICY_LIMIT_UNSET;
-
         /* 1. Validate. */
-        r = parse_run_call(msg, installed, &c, error);
+        r = run_options_parse(msg, installed, &c, error);
         if (r < 0)
                 return r;
         r = bus_message_get_caller_uid(msg, &uid);
@@ -378,14 +50,14 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         if (r == -E2BIG)
                 return sd_bus_error_set(error, SKILLD_ERROR_LIMIT_EXCEEDED, why);
         if (r < 0)
-                return invalid(error, "%s", why ?: strerror(-r));
+                return bus_invalid_args(error, "%s", why ?: strerror(-r));
         {
                 SandboxLimits sl = manager_sandbox_limits(&limits);
 
                 /* The engine has floors of its own (an init and a shell need a few tasks). */
                 r = sandbox_limits_check(&sl, &why);
                 if (r < 0)
-                        return invalid(error, "%s.", why ?: strerror(-r));
+                        return bus_invalid_args(error, "%s.", why ?: strerror(-r));
         }
 
         /* 2. Inspect: the first time round start it; it calls us again when done. */
@@ -638,7 +310,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = sd_bus_message_read(msg, "hb", &fd, &replace);
         if (r < 0)
                 return r;
-        r = check_archive_fd(fd, error);
+        r = bus_check_archive_fd(fd, error);
         if (r < 0)
                 return r;
         r = bus_message_get_caller_uid(msg, &uid);
@@ -709,7 +381,8 @@ static int method_remove_skill(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r < 0)
                 return r;
         if (!skill_name_is_valid(name))
-                return invalid(error, "'%s' is not a valid skill name.", text_ok(name, 64) ? name : "?");
+                return bus_invalid_args(error, "'%s' is not a valid skill name.",
+                                        bus_text_ok(name, 64) ? name : "?");
         r = skills_open(&m->skill_dirs, name, &fd, &origin);
         safe_close(fd);
         if (r == -ENOPKG)

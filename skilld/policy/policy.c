@@ -366,30 +366,6 @@ typedef struct Parser {
         bool failed;
 } Parser;
 
-_printf_(4, 5)
-static int parser_error(Parser *p, size_t line, const char *key, const char *fmt, ...) {
-        _cleanup_free_ char *m = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&m, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-
-        p->failed = true;
-        if (key)
-                r = errors_add(p->errors, "%s:%zu: %s: %s", p->filename, line, key, m);
-        else
-                r = errors_add(p->errors, "%s:%zu: %s", p->filename, line, m);
-        return r < 0 ? r : 0;
-}
-
-static size_t event_line(const yaml_event_t *ev) {
-        return ev->start_mark.line + 1;
-}
-
 /* The last line a mark may be on: one more than the line breaks YAML knows (LF, CR, CR LF, NEL,
  * LS, PS), the end of a file after its final newline being on that line. */
 static size_t count_lines(const char *data, size_t size) {
@@ -405,6 +381,34 @@ static size_t count_lines(const char *data, size_t size) {
         return lines;
 }
 
+_printf_(4, 5)
+static int parser_error(Parser *p, size_t line, const char *key, const char *fmt, ...) {
+        _cleanup_free_ char *m = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&m, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+
+        /* At the end of a file whose last line has no newline, libyaml ends that line itself and
+         * puts its marks (of a syntax error, or of the event a value is missing from) on the line
+         * after it, which the file does not have. */
+        line = MIN(line, count_lines(p->data, p->size));
+        p->failed = true;
+        if (key)
+                r = errors_add(p->errors, "%s:%zu: %s: %s", p->filename, line, key, m);
+        else
+                r = errors_add(p->errors, "%s:%zu: %s", p->filename, line, m);
+        return r < 0 ? r : 0;
+}
+
+static size_t event_line(const yaml_event_t *ev) {
+        return ev->start_mark.line + 1;
+}
+
 /* Fetches the next event. Anchors, aliases and tags have no use in a flat policy and are the
  * tools of YAML bombs, so they end the parse. */
 static int parser_next(Parser *p, yaml_event_t *ev) {
@@ -416,9 +420,6 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
 
                 if (p->yaml.error == YAML_MEMORY_ERROR)
                         return -ENOMEM;
-                /* At the end of a file whose last line has no newline, libyaml ends that line
-                 * itself and puts the mark on the line after it, which the file does not have. */
-                line = MIN(line, count_lines(p->data, p->size));
                 /* The reader (encoding errors) reports a byte offset, not a mark. */
                 if (p->yaml.error == YAML_READER_ERROR) {
                         line = 1;

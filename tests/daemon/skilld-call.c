@@ -22,76 +22,42 @@
 
 #include "fileio.h"
 #include "parse-util.h"
-#include "util.h"
+#include "test-client.h"
 
 static const char *arg_address = NULL;
 
 static int fail_error(const sd_bus_error *e, int r) {
-        if (e && sd_bus_error_is_set(e))
-                fprintf(stderr, "%s: %s\n", e->name, strna(e->message));
-        else
-                fprintf(stderr, "error: %s\n", strerror(-r));
+        test_client_print_error(stderr, e, r);
         return EXIT_FAILURE;
 }
 
-static int connect_bus(sd_bus **ret) {
-        sd_bus *bus = NULL;
-        int r;
-
-        if (!arg_address)
-                return sd_bus_open_system(ret);
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_address(bus, arg_address);
-        if (r >= 0)
-                r = sd_bus_negotiate_fds(bus, 1);
-        if (r >= 0)
-                r = sd_bus_start(bus);
-        if (r < 0) {
-                sd_bus_unref(bus);
-                return r;
-        }
-        *ret = bus;
-        return 0;
-}
-
-/* On a direct connection there is no bus name to address. */
-static const char *destination(void) {
-        return arg_address ? NULL : "io.skilld.Skilld1";
-}
-
-static int get_run_path(sd_bus *bus, const char *id, char **ret) {
-        *ret = strdup_printf("/io/skilld/Skilld1/run/%s", id);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int get_string(sd_bus *bus, const char *path, const char *property, char **ret, sd_bus_error *error) {
-        return sd_bus_get_property_string(bus, destination(), path, "io.skilld.Skilld1.Run", property, error,
+static int get_string(const TestClient *c, const char *path, const char *property, char **ret,
+                      sd_bus_error *error) {
+        return sd_bus_get_property_string(c->bus, c->destination, path, TEST_CLIENT_RUN, property, error,
                                           ret);
 }
 
 /* Polls until the run is final; prints "STATE STATUS EXIT_CODE". */
-static int wait_run(sd_bus *bus, const char *id, bool print_state) {
+static int wait_run(const TestClient *c, const char *id, bool print_state) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *path = test_client_run_path(id);
         int r;
 
-        r = get_run_path(bus, id, &path);
-        if (r < 0)
-                return fail_error(NULL, r);
+        if (!path)
+                return fail_error(NULL, -ENOMEM);
         for (;;) {
                 _cleanup_free_ char *state = NULL, *status = NULL;
                 int32_t code = -1;
 
-                r = get_string(bus, path, "State", &state, &error);
+                r = get_string(c, path, "State", &state, &error);
                 if (r < 0)
                         return fail_error(&error, r);
                 if (streq(state, "finished") || streq(state, "interrupted")) {
-                        r = get_string(bus, path, "Status", &status, &error);
+                        r = get_string(c, path, "Status", &status, &error);
                         if (r >= 0)
-                                r = sd_bus_get_property_trivial(bus, destination(), path,
-                                                                "io.skilld.Skilld1.Run", "ExitCode", &error,
-                                                                'i', &code);
+                                r = sd_bus_get_property_trivial(c->bus, c->destination, path,
+                                                                TEST_CLIENT_RUN, "ExitCode", &error, 'i',
+                                                                &code);
                         if (r < 0)
                                 return fail_error(&error, r);
                         if (print_state)
@@ -111,13 +77,7 @@ static int append_options(sd_bus_message *m, char **limits, char **env, char **f
         if (r < 0)
                 return r;
         if (limits) {
-                r = sd_bus_message_open_container(m, 'e', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append(m, "s", "limits");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "a{st}");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'a', "{st}");
+                r = test_client_open_option(m, "limits", "a{st}");
                 STRV_FOREACH(l, limits) {
                         char *eq = strchr(*l, '=');
                         uint64_t v;
@@ -131,22 +91,12 @@ static int append_options(sd_bus_message *m, char **limits, char **env, char **f
                                 r = sd_bus_message_append(m, "{st}", *l, v);
                 }
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = test_client_close_option(m, "a{st}");
                 if (r < 0)
                         return r;
         }
         if (env) {
-                r = sd_bus_message_open_container(m, 'e', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append(m, "s", "env");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "a{ss}");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'a', "{ss}");
+                r = test_client_open_option(m, "env", "a{ss}");
                 STRV_FOREACH(e, env) {
                         char *eq = strchr(*e, '=');
 
@@ -157,22 +107,12 @@ static int append_options(sd_bus_message *m, char **limits, char **env, char **f
                                 r = sd_bus_message_append(m, "{ss}", *e, eq + 1);
                 }
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = test_client_close_option(m, "a{ss}");
                 if (r < 0)
                         return r;
         }
         if (files) {
-                r = sd_bus_message_open_container(m, 'e', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append(m, "s", "files");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "a{sh}");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'a', "{sh}");
+                r = test_client_open_option(m, "files", "a{sh}");
                 STRV_FOREACH(f, files) {
                         char *eq = strchr(*f, '=');
                         _cleanup_close_ int fd = -EBADF;
@@ -187,11 +127,7 @@ static int append_options(sd_bus_message *m, char **limits, char **env, char **f
                                 r = sd_bus_message_append(m, "{sh}", *f, fd);
                 }
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = test_client_close_option(m, "a{sh}");
                 if (r < 0)
                         return r;
         }
@@ -249,7 +185,7 @@ static int verb_run(int argc, char *argv[], bool installed) {
         };
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(test_client_done) TestClient client = {};
         _cleanup_strv_free_ char **limits = NULL, **env = NULL, **files = NULL;
         _cleanup_close_pair_ int out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
         _cleanup_close_ int skill_fd = -EBADF;
@@ -294,11 +230,10 @@ static int verb_run(int argc, char *argv[], bool installed) {
                 return EXIT_FAILURE;
         }
 
-        r = connect_bus(&bus);
+        r = test_client_connect(&client, arg_address);
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_message_new_method_call(bus, &m, destination(), "/io/skilld/Skilld1",
-                                           "io.skilld.Skilld1.Manager", installed ? "RunInstalled" : "Run");
+        r = test_client_new_call(&client, NULL, installed ? "RunInstalled" : "Run", &m);
         if (r < 0)
                 return fail_error(NULL, r);
         if (installed)
@@ -322,7 +257,7 @@ static int verb_run(int argc, char *argv[], bool installed) {
         if (r < 0)
                 return fail_error(NULL, r);
 
-        r = sd_bus_call(bus, m, 120 * 1000000ULL, &error, &reply);
+        r = sd_bus_call(client.bus, m, 120 * 1000000ULL, &error, &reply);
         /* The message holds copies of the fds passed: ours must be gone for EOF to come. */
         m = sd_bus_message_unref(m);
         if (r < 0)
@@ -339,24 +274,22 @@ static int verb_run(int argc, char *argv[], bool installed) {
         if (want_out || want_err)
                 relay(TAKE_FD(out[0]), TAKE_FD(err[0]));
         if (wait)
-                return wait_run(bus, id, false);
+                return wait_run(&client, id, false);
         return EXIT_SUCCESS;
 }
 
 static int call_fd(const char *method, const char *id, const char *arg) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *path = NULL, *data = NULL;
+        _cleanup_(test_client_done) TestClient client = {};
+        _cleanup_free_ char *path = test_client_run_path(id), *data = NULL;
         size_t size = 0;
         int fd, r;
 
-        r = connect_bus(&bus);
-        if (r >= 0)
-                r = get_run_path(bus, id, &path);
+        r = path ? test_client_connect(&client, arg_address) : -ENOMEM;
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_call_method(bus, destination(), path, "io.skilld.Skilld1.Run", method, &error, &reply,
+        r = sd_bus_call_method(client.bus, client.destination, path, TEST_CLIENT_RUN, method, &error, &reply,
                                "s", arg);
         if (r < 0)
                 return fail_error(&error, r);
@@ -372,7 +305,7 @@ static int call_fd(const char *method, const char *id, const char *arg) {
 static int verb_install(int argc, char *argv[]) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(test_client_done) TestClient client = {};
         _cleanup_close_ int fd = -EBADF;
         const char *name, *hash;
         int r;
@@ -382,10 +315,10 @@ static int verb_install(int argc, char *argv[]) {
         fd = open(argv[1], O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return fail_error(NULL, -errno);
-        r = connect_bus(&bus);
+        r = test_client_connect(&client, arg_address);
         if (r < 0)
                 return fail_error(NULL, r);
-        r = sd_bus_call_method(bus, destination(), "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+        r = sd_bus_call_method(client.bus, client.destination, TEST_CLIENT_PATH, TEST_CLIENT_MANAGER,
                                "InstallSkill", &error, &reply, "hb", fd,
                                argc > 2 && streq(argv[2], "--replace"));
         if (r < 0)
@@ -417,10 +350,10 @@ int main(int argc, char *argv[]) {
         if (streq(argv[1], "install"))
                 return verb_install(argc - 1, argv + 1);
         if (streq(argv[1], "wait") && argc == 3) {
-                _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-                int r = connect_bus(&bus);
+                _cleanup_(test_client_done) TestClient client = {};
+                int r = test_client_connect(&client, arg_address);
 
-                return r < 0 ? fail_error(NULL, r) : wait_run(bus, argv[2], true);
+                return r < 0 ? fail_error(NULL, r) : wait_run(&client, argv[2], true);
         }
         if (streq(argv[1], "artifact") && argc == 4)
                 return call_fd("OpenArtifact", argv[2], argv[3]);

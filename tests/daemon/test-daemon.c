@@ -2,7 +2,15 @@
  * polkit in a process of its own (yes to io.skilld.run and io.skilld.run-unlisted, no to everything
  * else), and clients as root and as nobody. Runs go through the real sandbox engine (the service
  * uses systemd scopes only where systemd runs, as in the VM), so this needs root: suite 'sandbox'.
- * The VM suite (tests/vm/tests.d/5*-daemon-*.sh) proves the rest against systemd and polkitd. */
+ * The VM suite (tests/vm/tests.d/5*-daemon-*.sh) proves the rest against systemd and polkitd.
+ *
+ * Two cases: "service" asserts what the service decides (who may run, see and list what, the
+ * signals, the records runs leave, validation, idle exit) whatever the runs' outcome, and "runs"
+ * that runs really succeed.
+ * SKILLD_TEST_WRAPPER, words split at spaces, goes before the skilld command line: the suite
+ * 'memcheck' runs the "service" case with skilld under Valgrind (tests/valgrind/README.md says why
+ * not the "runs" case). Every instance must then exit 0 on SIGTERM, or the wrapper's error code
+ * fails the test. */
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -100,20 +108,37 @@ static pid_t daemon_spawn(const char *policy, bool idle_exit) {
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                execl(exe, exe, addr, state, runtime, pol, idle_exit ? "--verbose" : "--no-idle-exit",
-                      (char *) NULL);
+                char *argv[64], *wrapper = strdup(getenv("SKILLD_TEST_WRAPPER") ?: ""), *p = NULL;
+                size_t n = 0;
+
+                if (!wrapper)
+                        _exit(127);
+                for (char *w = strtok_r(wrapper, " ", &p); w && n < ELEMENTSOF(argv) - 7;
+                     w = strtok_r(NULL, " ", &p))
+                        argv[n++] = w;
+                argv[n++] = exe;
+                argv[n++] = addr;
+                argv[n++] = state;
+                argv[n++] = runtime;
+                argv[n++] = pol;
+                argv[n++] = (char *) (idle_exit ? "--verbose" : "--no-idle-exit");
+                argv[n] = NULL;
+                execv(argv[0], argv);
                 _exit(127);
         }
         wait_for_name("io.skilld.Skilld1");
         return pid;
 }
 
-static int daemon_stop(pid_t pid) {
+/* Stops an instance, which must exit cleanly: under a wrapper such as Valgrind, an error it found
+ * makes the exit status non-zero. */
+static void daemon_stop(pid_t pid) {
         int status = 0;
 
         (void) kill(pid, SIGTERM);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        return status;
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "skilld ended with status 0x%x",
+                      (unsigned) status);
 }
 
 static void write_skill(void) {
@@ -145,7 +170,7 @@ static void setup(void) {
 
 static void teardown(void) {
         if (daemon_pid > 0)
-                (void) daemon_stop(daemon_pid);
+                daemon_stop(daemon_pid);
         (void) kill(polkit_pid, SIGKILL);
         (void) waitpid(polkit_pid, NULL, 0);
         test_bus_stop(&test_bus);
@@ -320,13 +345,14 @@ static void expect(char *got, const char *want) {
         ck_assert_str_eq(g, want);
 }
 
-START_TEST(test_run_and_ownership) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
-        _cleanup_free_ char *id = NULL, *theirs = NULL, *result = NULL, *path = NULL, *want = NULL;
+/* Runs the skill as root until its end has been announced, and checks that the signals agree with
+ * the run's properties; returns the id, and in *ret_outcome its Status and ExitCode. */
+static char *run_to_end(sd_bus *bus, char **ret_outcome) {
+        _cleanup_free_ char *id = NULL, *status = NULL, *path = NULL, *want = NULL, *result = NULL;
+        _cleanup_free_ char *result_status = NULL;
         Seen seen = {};
-        uint32_t owner;
+        int32_t code;
 
-        /* root's run: no polkit, the real sandbox; its end is announced. */
         ck_assert_int_ge(sd_bus_match_signal(bus, NULL, "io.skilld.Skilld1", "/io/skilld/Skilld1",
                                              "io.skilld.Skilld1.Manager", "RunFinished", on_run_finished,
                                              &seen), 0);
@@ -335,15 +361,30 @@ START_TEST(test_run_and_ownership) {
                                              on_properties_changed, &seen), 0);
         id = call_run(bus, skill_path, "{\"x\": 1}", NULL, 0, NULL);
         ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
-        expect(wait_final(bus, id), "succeeded");
+        status = wait_final(bus, id);
         wait_signals(bus, &seen);
-        want = strdup_printf("%s succeeded 0", id);
+
+        path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        ck_assert_int_ge(sd_bus_get_property_trivial(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
+                                                     "ExitCode", NULL, 'i', &code), 0);
+        want = strdup_printf("%s %s %" PRIi32, id, status, code);
         ck_assert_str_eq(seen.finished_status, want);
+        result = run_property(bus, id, "Result");
+        result_status = strdup_printf("\"status\":\"%s\"", status);
+        ck_assert_ptr_nonnull(strstr(result, result_status));
         free(seen.finished_status);
         free(seen.changed_state);
-        result = run_property(bus, id, "Result");
-        ck_assert_ptr_nonnull(strstr(result, "\"status\":\"succeeded\""));
-        ck_assert_ptr_nonnull(strstr(result, "hello world"));
+        *ret_outcome = strdup_printf("%s %" PRIi32, status, code);
+        return TAKE_PTR(id);
+}
+
+START_TEST(test_ownership) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *outcome = NULL, *theirs = NULL, *path = NULL;
+        uint32_t owner;
+
+        /* root's run: no polkit; its end is announced, and what is announced is what it shows. */
+        id = run_to_end(bus, &outcome);
 
         /* nobody cannot see it, whichever way it asks: the same answer as for no run at all. */
         expect(as_nobody(nobody_state, id), "!io.skilld.Skilld1.Error.NoSuchRun");
@@ -355,12 +396,90 @@ START_TEST(test_run_and_ownership) {
         /* nobody's own run, authorized by (fake) polkit: theirs, and root sees it. */
         theirs = as_nobody(nobody_run, skill_path);
         ck_assert_msg(!startswith(theirs, "!"), "nobody's Run failed: %s", theirs);
-        expect(wait_final(bus, theirs), "succeeded");
+        free(wait_final(bus, theirs));
         expect(as_nobody(nobody_state, theirs), "finished");
         path = strdup_printf("/io/skilld/Skilld1/run/%s", theirs);
         ck_assert_int_ge(sd_bus_get_property_trivial(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
                                                      "Owner", NULL, 'u', &owner), 0);
         ck_assert_uint_eq(owner, NOBODY);
+}
+END_TEST
+
+/* Calls method on the run id with at most one string argument; returns "ok", "fd" when the reply
+ * is a regular file's descriptor, or the D-Bus error name (prefixed "!"). */
+static char *run_method(sd_bus *bus, const char *id, const char *method, const char *arg) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        struct stat st;
+        int fd;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", path,
+                                                        "io.skilld.Skilld1.Run", method), 0);
+        if (arg)
+                ck_assert_int_ge(sd_bus_message_append(m, "s", arg), 0);
+        if (sd_bus_call(bus, m, 0, &e, &reply) < 0)
+                return strdup_printf("!%s", e.name);
+        if (sd_bus_message_read(reply, "h", &fd) <= 0)
+                return strdup("ok");
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        return strdup(S_ISREG(st.st_mode) ? "fd" : "not a file");
+}
+
+/* Whether ListRuns has the run id. */
+static bool listed(sd_bus *bus, const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *listed_id;
+        bool found = false;
+        int r;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                            "io.skilld.Skilld1.Manager", "ListRuns", NULL, &reply, NULL), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(sossussitt)"), 0);
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sossussitt")) > 0) {
+                ck_assert_int_ge(sd_bus_message_read(reply, "s", &listed_id), 0);
+                found = found || streq(listed_id, id);
+                ck_assert_int_ge(sd_bus_message_skip(reply, "ossussitt"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+        }
+        ck_assert_int_ge(r, 0);
+        return found;
+}
+
+/* What an ended run leaves, whatever its outcome: listed, its logs readable, its artifacts
+ * asked for by name, no cancelling it any more; then removed, and gone. */
+START_TEST(test_run_records) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *outcome = NULL;
+
+        id = run_to_end(bus, &outcome);
+        ck_assert(listed(bus, id));
+        expect(run_method(bus, id, "OpenLog", "stdout"), "fd");
+        expect(run_method(bus, id, "OpenLog", "stderr"), "fd");
+        expect(run_method(bus, id, "OpenLog", "journal"), "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(run_method(bus, id, "ListArtifacts", NULL), "ok");
+        expect(run_method(bus, id, "OpenArtifact", "nope"), "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(run_method(bus, id, "OpenArtifact", "../result.json"),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(run_method(bus, id, "Cancel", NULL), "!io.skilld.Skilld1.Error.RunFinished");
+        expect(run_method(bus, id, "Remove", NULL), "ok");
+        ck_assert(!listed(bus, id));
+        expect(run_method(bus, id, "OpenLog", "stdout"), "!io.skilld.Skilld1.Error.NoSuchRun");
+}
+END_TEST
+
+START_TEST(test_runs_succeed) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *outcome = NULL, *result = NULL, *theirs = NULL;
+
+        /* The real sandbox, for root and for nobody. */
+        id = run_to_end(bus, &outcome);
+        ck_assert_str_eq(outcome, "succeeded 0");
+        result = run_property(bus, id, "Result");
+        ck_assert_ptr_nonnull(strstr(result, "hello world"));
+        theirs = as_nobody(nobody_run, skill_path);
+        ck_assert_msg(!startswith(theirs, "!"), "nobody's Run failed: %s", theirs);
+        expect(wait_final(bus, theirs), "succeeded");
 }
 END_TEST
 
@@ -384,8 +503,7 @@ START_TEST(test_idle_exit) {
         int status;
 
         /* The fixture's instance goes; one that may exit when idle replaces it. */
-        status = daemon_stop(daemon_pid);
-        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        daemon_stop(daemon_pid);
         daemon_pid = daemon_spawn("service:\n  idle-timeout: 1s\n", true);
         ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
         ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -395,7 +513,7 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("daemon");
-        TCase *tc = tcase_create("core");
+        TCase *tc = tcase_create("service");
 
         if (!test_bus_available() || geteuid() != 0) {
                 fprintf(stderr, "needs root and dbus-daemon: skipped\n");
@@ -403,9 +521,15 @@ int main(void) {
         }
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_run_and_ownership);
+        tcase_add_test(tc, test_ownership);
+        tcase_add_test(tc, test_run_records);
         tcase_add_test(tc, test_validation);
         tcase_add_test(tc, test_idle_exit);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("runs");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_runs_succeed);
         suite_add_tcase(s, tc);
         return test_run_suite(s);
 }

@@ -1,13 +1,13 @@
 /* Fuzz target "run-options": the arguments of the service's Run() and RunInstalled() calls, above
- * all their a{sv} options dictionary, decoded by the very code the service runs (bus-manager.c is
- * compiled into this target, so its static decoder is reachable without a bus).
+ * all their a{sv} options dictionary, decoded by the very code the service runs
+ * (skilld/daemon/run-options.c, which needs no bus).
  *
  * The input is a recipe, not a message: a first byte chooses the call and its fixed arguments,
  * then each entry is a key (one of the known ones, a wrong one, or bytes of the input), a D-Bus
  * type (the right one for the key or another) and the value bytes, strings length-prefixed and
  * fds chosen among a few kinds (a readable memfd, a write-only file, an O_PATH fd, a directory,
  * pipe ends). The target appends that to a method call on an unconnected bus, seals it and hands
- * it to parse_run_call().
+ * it to run_options_parse().
  *
  * Promises checked: unknown keys, repeated keys and wrong variant types are refused with
  * InvalidArgs; every refusal is a D-Bus error (or -ENOMEM) with a message fit for a terminal; an
@@ -20,10 +20,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "bus-errors.h"
+#include "engine.h"
 #include "fuzz.h"
-
-/* The decoder is static: take the whole file. */
-#include "../../skilld/daemon/bus-manager.c"
+#include "run-options.h"
 
 typedef struct Recipe {
         const uint8_t *data;
@@ -235,7 +235,7 @@ static void check_refusal(int q, const sd_bus_error *error, const Recipe *recipe
         fuzz_assert(fuzz_text_is_safe(error->message), "unsafe message: %s", strna(error->message));
 }
 
-static void check_accepted(const RunCall *c) {
+static void check_accepted(const RunOptions *c) {
         _cleanup_free_ char *why = NULL;
         PolicyLimits limits;
         bool raised;
@@ -303,16 +303,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 q = append_options(m, &recipe);
         /* sd-bus refuses to build some messages (invalid UTF-8, ...): nothing to decode then. */
         if (q >= 0 && sd_bus_message_seal(m, 1, 0) >= 0) {
-                _cleanup_(run_call_done) RunCall c = {
-                        .skill_fd = -EBADF,
-                        .stdout_fd = -EBADF,
-                        .stderr_fd = -EBADF,
-                };
+                _cleanup_(run_options_done) RunOptions c = {};
 
-                for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
-                        c.asked.value[l] = POLICY_LIMIT_UNSET;
                 fuzz_assert(sd_bus_message_rewind(m, true) >= 0);
-                q = parse_run_call(m, installed, &c, &error);
+                q = run_options_parse(m, installed, &c, &error);
                 if (q < 0)
                         check_refusal(q, &error, &recipe);
                 else {

@@ -17,42 +17,14 @@
 
 #include "fileio.h"
 #include "parse-util.h"
-#include "util.h"
-
-static const char *arg_address = NULL;
-
-static int connect_bus(sd_bus **ret) {
-        sd_bus *bus = NULL;
-        int r;
-
-        if (!arg_address)
-                return sd_bus_open_system(ret);
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_address(bus, arg_address);
-        if (r >= 0)
-                r = sd_bus_negotiate_fds(bus, 1);
-        if (r >= 0)
-                r = sd_bus_start(bus);
-        if (r < 0) {
-                sd_bus_unref(bus);
-                return r;
-        }
-        *ret = bus;
-        return 0;
-}
-
-static const char *destination(void) {
-        return arg_address ? NULL : "io.skilld.Skilld1";
-}
+#include "test-client.h"
 
 /* Run(h skill, s script, as args, s input, a{sv} options), the caller filling input and options. */
-static int new_run(sd_bus *bus, int skill_fd, const char *input, sd_bus_message **ret) {
+static int new_run(const TestClient *c, int skill_fd, const char *input, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, destination(), "/io/skilld/Skilld1",
-                                           "io.skilld.Skilld1.Manager", "Run");
+        r = test_client_new_call(c, NULL, "Run", &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "hsass", skill_fd, "", 0, input);
         if (r < 0)
@@ -61,18 +33,15 @@ static int new_run(sd_bus *bus, int skill_fd, const char *input, sd_bus_message 
         return 0;
 }
 
-static int call_and_print(sd_bus *bus, sd_bus_message *m) {
+static int call_and_print(const TestClient *c, sd_bus_message *m) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *id;
         int r;
 
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, &reply);
+        r = sd_bus_call(c->bus, m, 300 * 1000000ULL, &error, &reply);
         if (r < 0) {
-                if (sd_bus_error_is_set(&error))
-                        printf("%s: %s\n", error.name, strna(error.message));
-                else
-                        printf("error: %s\n", strerror(-r));
+                test_client_print_error(stdout, &error, r);
                 return EXIT_SUCCESS;
         }
         if (sd_bus_message_read(reply, "s", &id) < 0)
@@ -89,7 +58,7 @@ static int open_skill(const char *path) {
         return fd;
 }
 
-static int verb_huge_input(sd_bus *bus, uint64_t bytes, const char *skill) {
+static int verb_huge_input(const TestClient *c, uint64_t bytes, const char *skill) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_close_ int fd = open_skill(skill);
         _cleanup_free_ char *input = NULL;
@@ -105,17 +74,17 @@ static int verb_huge_input(sd_bus *bus, uint64_t bytes, const char *skill) {
         input[0] = '"';
         input[bytes - 1] = '"';
         input[bytes] = '\0';
-        r = new_run(bus, fd, input, &m);
+        r = new_run(c, fd, input, &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "a{sv}", 0);
         if (r < 0) {
                 fprintf(stderr, "building the message: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
-        return call_and_print(bus, m);
+        return call_and_print(c, m);
 }
 
-static int verb_deep_variant(sd_bus *bus, unsigned depth, const char *skill) {
+static int verb_deep_variant(const TestClient *c, unsigned depth, const char *skill) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_close_ int fd = open_skill(skill);
         unsigned opened = 0;
@@ -123,7 +92,7 @@ static int verb_deep_variant(sd_bus *bus, unsigned depth, const char *skill) {
 
         if (fd < 0)
                 return EXIT_FAILURE;
-        r = new_run(bus, fd, "", &m);
+        r = new_run(c, fd, "", &m);
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0)
@@ -145,10 +114,10 @@ static int verb_deep_variant(sd_bus *bus, unsigned depth, const char *skill) {
                 printf("unbuildable: %s\n", strerror(-r));
                 return EXIT_SUCCESS;
         }
-        return call_and_print(bus, m);
+        return call_and_print(c, m);
 }
 
-static int verb_socket_skill(sd_bus *bus) {
+static int verb_socket_skill(const TestClient *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
         int r;
@@ -157,15 +126,15 @@ static int verb_socket_skill(sd_bus *bus) {
                 return EXIT_FAILURE;
         /* What a zip reader would look for first, should the daemon read it anyway. */
         (void) loop_write(pair[1], "PK\003\004", 4);
-        r = new_run(bus, pair[0], "", &m);
+        r = new_run(c, pair[0], "", &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "a{sv}", 0);
         if (r < 0)
                 return EXIT_FAILURE;
-        return call_and_print(bus, m);
+        return call_and_print(c, m);
 }
 
-static int verb_flood(sd_bus *bus, uint64_t count, uint64_t bytes) {
+static int verb_flood(const TestClient *c, uint64_t count, uint64_t bytes) {
         _cleanup_free_ char *id = NULL;
         uint64_t sent = 0;
 
@@ -178,18 +147,17 @@ static int verb_flood(sd_bus *bus, uint64_t count, uint64_t bytes) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
                 int r;
 
-                r = sd_bus_message_new_method_call(bus, &m, destination(), "/io/skilld/Skilld1",
-                                                   "io.skilld.Skilld1.Manager", "GetRun");
+                r = test_client_new_call(c, NULL, "GetRun", &m);
                 if (r >= 0)
                         r = sd_bus_message_append(m, "s", id);
                 if (r >= 0)
-                        r = sd_bus_send(bus, m, NULL);
+                        r = sd_bus_send(c->bus, m, NULL);
                 if (r < 0) {
                         printf("stopped after %" PRIu64 ": %s\n", sent, strerror(-r));
                         break;
                 }
                 /* Write what we can, never read: the replies pile up on the daemon's side. */
-                (void) sd_bus_flush(bus);
+                (void) sd_bus_flush(c->bus);
         }
         if (sent == count)
                 printf("sent %" PRIu64 "\n", sent);
@@ -199,7 +167,8 @@ static int verb_flood(sd_bus *bus, uint64_t count, uint64_t bytes) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(test_client_done) TestClient client = {};
+        const char *arg_address = NULL;
         uint64_t a = 0, b = 0;
         int r;
 
@@ -213,21 +182,21 @@ int main(int argc, char *argv[]) {
                                 "huge-input|deep-variant|socket-skill|flood ...\n");
                 return EXIT_FAILURE;
         }
-        r = connect_bus(&bus);
+        r = test_client_connect(&client, arg_address);
         if (r < 0) {
                 fprintf(stderr, "connecting: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
         if (streq(argv[1], "huge-input") && argc == 4 && safe_atou64(argv[2], &a) >= 0 && a >= 2)
-                return verb_huge_input(bus, a, argv[3]);
+                return verb_huge_input(&client, a, argv[3]);
         if (streq(argv[1], "deep-variant") && argc == 4 && safe_atou64(argv[2], &a) >= 0 && a >= 1 &&
             a <= 1024)
-                return verb_deep_variant(bus, (unsigned) a, argv[3]);
+                return verb_deep_variant(&client, (unsigned) a, argv[3]);
         if (streq(argv[1], "socket-skill") && argc == 2)
-                return verb_socket_skill(bus);
+                return verb_socket_skill(&client);
         if (streq(argv[1], "flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 &&
             safe_atou64(argv[3], &b) >= 0 && b >= 1)
-                return verb_flood(bus, a, b);
+                return verb_flood(&client, a, b);
         fprintf(stderr, "unknown command\n");
         return EXIT_FAILURE;
 }
