@@ -473,10 +473,7 @@ static int run_start(Run *run) {
         req.network = run->network;
         req.uid = run->uid;
         req.cancel_fd = cancel[0];
-        if (policy_layer_may_be_missing(m->policy, ISOLATION_SECCOMP))
-                req.allow_missing |= SANDBOX_LAYER_SECCOMP;
-        if (policy_layer_may_be_missing(m->policy, ISOLATION_CGROUP))
-                req.allow_missing |= SANDBOX_LAYER_CGROUP;
+        req.allow_missing = m->policy->isolation_may_be_missing;
 
         w = (WorkerArgs) {
                 .request = req,

@@ -53,19 +53,8 @@ static const uint64_t limit_floor[_POLICY_LIMIT_MAX] = {
         [POLICY_LIMIT_TMPFS] = 1ULL << 20,
 };
 
-static const char * const layer_names[_ISOLATION_LAYER_MAX] = {
-        [ISOLATION_USERNS] = "userns",
-        [ISOLATION_PIDNS] = "pidns",
-        [ISOLATION_NETNS] = "netns",
-        [ISOLATION_IPCNS] = "ipcns",
-        [ISOLATION_UTSNS] = "utsns",
-        [ISOLATION_CGROUPNS] = "cgroupns",
-        [ISOLATION_SECCOMP] = "seccomp",
-        [ISOLATION_CGROUP] = "cgroup",
-};
 
 DEFINE_STRING_TABLE_LOOKUP(policy_limit, PolicyLimit, limit_names);
-DEFINE_STRING_TABLE_LOOKUP(isolation_layer, IsolationLayer, layer_names);
 
 typedef enum ValueType {
         VALUE_SIZE,             /* "512M" */
@@ -674,7 +663,7 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
  * every item in it is valid. */
 static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start, unsigned depth) {
         _cleanup_strv_free_ char **names = NULL, **hashes = NULL;
-        uint64_t mask = 0;
+        SandboxLayer mask = 0;
         bool bad = false;
         size_t n = 0;
         int r;
@@ -718,18 +707,25 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                         return -ENOMEM;
 
                 if (k->type == VALUE_LAYERS) {
-                        IsolationLayer l = isolation_layer_from_string(v);
+                        int l = sandbox_layer_from_string(v);
 
+                        /* The mount and PID namespaces are the sandbox itself (its file system
+                         * view; the init whose death ends every process of a run), and an
+                         * unprivileged run has no other namespace without a user namespace. */
+                        if (l < 0 && (streq(v, "mountns") || streq(v, "pidns") || streq(v, "userns")))
+                                r = parser_error(p, event_line(&ev), k->path,
+                                                 "isolation layer '%s' can never be missing", shown);
+                        else if (l < 0)
+                                r = parser_error(p, event_line(&ev), k->path,
+                                                 "unknown isolation layer '%s' (known: netns, ipcns, "
+                                                 "utsns, cgroupns, seccomp, cgroup)", shown);
                         if (l < 0) {
                                 bad = true;
-                                r = parser_error(p, event_line(&ev), k->path,
-                                                 "unknown isolation layer '%s' (known: userns, pidns, "
-                                                 "netns, ipcns, utsns, cgroupns, seccomp, cgroup)", shown);
                                 if (r < 0)
                                         return r;
                                 continue;
                         }
-                        mask |= UINT64_C(1) << l;
+                        mask |= (SandboxLayer) l;
                 } else if (startswith(v, "sha256:")) {
                         _cleanup_free_ char *h = strdup(hash_strip(v));
 
@@ -1240,10 +1236,8 @@ int policy_check_file(const char *path, char ***ret_errors) {
         return policy_load_files(paths, 0, &p, ret_errors);
 }
 
-bool policy_layer_may_be_missing(const Policy *p, IsolationLayer l) {
-        if (l < 0 || l >= _ISOLATION_LAYER_MAX)
-                return false;
-        return p->isolation_may_be_missing & (UINT64_C(1) << l);
+bool policy_layer_may_be_missing(const Policy *p, SandboxLayer l) {
+        return l != 0 && (p->isolation_may_be_missing & l) == l;
 }
 
 bool policy_network_allowed(const Policy *p, const char *name, const char *hash, bool installed) {

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include "engine.h"
 #include "util.h"
 
 /* Larger policy files are refused before parsing. */
@@ -52,24 +53,6 @@ typedef struct PolicyLimits {
         uint64_t value[_POLICY_LIMIT_MAX];
 } PolicyLimits;
 
-/* Isolation layers of the sandbox engine that a host may lack. Each one missing makes the engine
- * refuse to run, unless the policy lists it under isolation.may-be-missing. */
-typedef enum IsolationLayer {
-        ISOLATION_USERNS,       /* user namespace (embedded mode as an ordinary user) */
-        ISOLATION_PIDNS,
-        ISOLATION_NETNS,
-        ISOLATION_IPCNS,
-        ISOLATION_UTSNS,
-        ISOLATION_CGROUPNS,
-        ISOLATION_SECCOMP,
-        ISOLATION_CGROUP,       /* cgroup limits; without them rlimits and the wall timer remain */
-        _ISOLATION_LAYER_MAX,
-        _ISOLATION_LAYER_INVALID = -EINVAL,
-} IsolationLayer;
-
-const char *isolation_layer_to_string(IsolationLayer l) _pure_;
-IsolationLayer isolation_layer_from_string(const char *s) _pure_;
-
 typedef struct PolicyRetention {
         uint64_t max_runs;              /* records kept in the store, all users together */
         uint64_t max_bytes;             /* disk usage of the store */
@@ -98,7 +81,7 @@ typedef struct Policy {
         uint64_t min_free_bytes;        /* the store's file system must keep this much free ... */
         uint64_t min_free_percent;      /* ... and this share, or new runs are refused */
 
-        uint64_t isolation_may_be_missing;      /* mask of 1 << IsolationLayer */
+        SandboxLayer isolation_may_be_missing;  /* the engine's optional layers a host may lack */
 
         char **network_skills;          /* installed skill names that may ask for network */
         char **network_hashes;          /* content hashes (hex SHA-256) of skills that may */
@@ -148,7 +131,7 @@ int policy_load(const char *path, Policy **ret, char **error);
 int policy_check_file(const char *path, char ***ret_errors);
 
 /* Whether the policy tolerates the absence of an isolation layer. */
-bool policy_layer_may_be_missing(const Policy *p, IsolationLayer l);
+bool policy_layer_may_be_missing(const Policy *p, SandboxLayer l);
 
 /* Whether a skill may run with network. Names count only for installed skills: the name of a
  * skill passed by fd is whatever its author wrote into SKILL.md. Hashes count for every skill.

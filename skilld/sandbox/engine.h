@@ -55,6 +55,7 @@ typedef enum SandboxLayer {
 } SandboxLayer;
 
 const char *sandbox_layer_to_string(SandboxLayer l);   /* one bit: "cgroup", "netns", ... */
+int sandbox_layer_from_string(const char *s);          /* the bit, or -EINVAL */
 
 /* The limits in force, each one checked by sandbox_limits_check(). */
 typedef enum SandboxLimit {

@@ -276,6 +276,15 @@ const char *sandbox_layer_to_string(SandboxLayer l) {
         }
 }
 
+int sandbox_layer_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (unsigned bit = 1; bit < _SANDBOX_LAYER_ALL; bit <<= 1)
+                if (streq(s, sandbox_layer_to_string(bit)))
+                        return (int) bit;
+        return -EINVAL;
+}
+
 static cJSON *layers_to_json(unsigned layers) {
         cJSON *arr = cJSON_CreateArray();
 

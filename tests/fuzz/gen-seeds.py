@@ -331,7 +331,7 @@ POLICY_SEEDS = {
     'uids-low': 'uids:\n  first: 1000\n  count: 10\n  allow-low: yes\n',
     'uids-wrap': 'uids:\n  first: 4294967290\n  count: 100\n',
     'uids-zero': 'uids:\n  first: 0\n  count: 0\n',
-    'lists': ('isolation:\n  may-be-missing: [userns, cgroup]\nnetwork:\n  allowed-skills:\n'
+    'lists': ('isolation:\n  may-be-missing: [netns, cgroup]\nnetwork:\n  allowed-skills:\n'
               '    - fetcher\n    - "bad name"\n  allowed-hashes: [sha256:00ff]\n'),
     'empty-list': 'isolation:\n  may-be-missing: []\n',
     'unknown-key': 'limits:\n  memroy:\n    max: 1G\nbogus: 1\n',

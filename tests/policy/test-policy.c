@@ -150,7 +150,7 @@ static const char every_key[] =
         "  min-free: 1G\n"
         "  min-free-percent: 10%\n"
         "isolation:\n"
-        "  may-be-missing: [userns, cgroup]\n"
+        "  may-be-missing: [netns, cgroup]\n"
         "network:\n"
         "  allowed-skills:\n"
         "    - web-fetch\n"
@@ -192,9 +192,10 @@ START_TEST(test_every_key) {
         ck_assert_uint_eq(p->retention.max_bytes_per_user, POLICY_INFINITY);
         ck_assert_uint_eq(p->min_free_bytes, 1ULL << 30);
         ck_assert_uint_eq(p->min_free_percent, 10);
-        ck_assert(policy_layer_may_be_missing(p, ISOLATION_USERNS));
-        ck_assert(policy_layer_may_be_missing(p, ISOLATION_CGROUP));
-        ck_assert(!policy_layer_may_be_missing(p, ISOLATION_SECCOMP));
+        ck_assert(policy_layer_may_be_missing(p, SANDBOX_LAYER_NETNS));
+        ck_assert(policy_layer_may_be_missing(p, SANDBOX_LAYER_CGROUP));
+        ck_assert(!policy_layer_may_be_missing(p, SANDBOX_LAYER_SECCOMP));
+        ck_assert_uint_eq(p->isolation_may_be_missing, SANDBOX_LAYER_NETNS | SANDBOX_LAYER_CGROUP);
         ck_assert_uint_eq(strv_length(p->network_skills), 1);
         ck_assert_str_eq(p->network_skills[0], "web-fetch");
         ck_assert_uint_eq(strv_length(p->network_hashes), 1);
@@ -231,7 +232,7 @@ START_TEST(test_layering) {
             "  memory: {default: 256M, max: 1G}\n"
             "  tasks: {default: 64, max: 128}\n"
             "isolation:\n"
-            "  may-be-missing: [userns, seccomp]\n");
+            "  may-be-missing: [netns, seccomp]\n");
         put("admin.yaml",
             "limits:\n"
             "  memory:\n"
@@ -244,9 +245,9 @@ START_TEST(test_layering) {
         ck_assert_uint_eq(p->maximums.value[POLICY_LIMIT_MEMORY], 8ULL << 30);         /* admin */
         ck_assert_uint_eq(p->defaults.value[POLICY_LIMIT_TASKS], 64);                  /* vendor */
         ck_assert_uint_eq(p->defaults.value[POLICY_LIMIT_TIMEOUT], 60ULL * 1000000);   /* built in */
-        ck_assert(policy_layer_may_be_missing(p, ISOLATION_CGROUP));
-        ck_assert(!policy_layer_may_be_missing(p, ISOLATION_USERNS));                  /* replaced */
-        ck_assert(!policy_layer_may_be_missing(p, ISOLATION_SECCOMP));
+        ck_assert(policy_layer_may_be_missing(p, SANDBOX_LAYER_CGROUP));
+        ck_assert(!policy_layer_may_be_missing(p, SANDBOX_LAYER_NETNS));               /* replaced */
+        ck_assert(!policy_layer_may_be_missing(p, SANDBOX_LAYER_SECCOMP));
         p = policy_free(p);
 
         /* An empty list value empties the list of the layer below. */
@@ -292,9 +293,11 @@ START_TEST(test_value_errors) {
         /* infinity only where documented */
         check_one("limits:\n  memory: {max: infinity}\n",
                   "policy.yaml:2: limits.memory.max: not a size: 'infinity' (like 512M or 4G)");
-        check_one("isolation:\n  may-be-missing: [userns, selinux]\n",
+        check_one("isolation:\n  may-be-missing: [netns, selinux]\n",
                   "policy.yaml:2: isolation.may-be-missing: unknown isolation layer 'selinux' "
-                  "(known: userns, pidns, netns, ipcns, utsns, cgroupns, seccomp, cgroup)");
+                  "(known: netns, ipcns, utsns, cgroupns, seccomp, cgroup)");
+        check_one("isolation:\n  may-be-missing: [pidns]\n",
+                  "policy.yaml:2: isolation.may-be-missing: isolation layer 'pidns' can never be missing");
         check_one("network:\n  allowed-skills:\n    - ok-name\n    - sha256:1234\n",
                   "policy.yaml:4: network.allowed-skills: not a SHA-256 hash (sha256: and 64 hex digits): "
                   "'sha256:1234'");
@@ -319,9 +322,9 @@ START_TEST(test_structure_errors) {
                   "policy.yaml:3: limits.memory.max: expected a single value, got a list");
         check_one("limits:\n  memory:\n    max: {a: 1}\n",
                   "policy.yaml:3: limits.memory.max: expected a single value, got a mapping");
-        check_one("isolation:\n  may-be-missing: userns\n",
+        check_one("isolation:\n  may-be-missing: netns\n",
                   "policy.yaml:2: isolation.may-be-missing: expected a list, got a single value");
-        check_one("isolation:\n  may-be-missing: [[userns]]\n",
+        check_one("isolation:\n  may-be-missing: [[netns]]\n",
                   "policy.yaml:2: isolation.may-be-missing: list items must be single values, not a list");
         check_one("- limits\n",
                   "policy.yaml:1: the policy must be a mapping of sections (limits:, uids:, ...), "
@@ -573,10 +576,11 @@ END_TEST
 START_TEST(test_names) {
         for (PolicyLimit l = 0; l < _POLICY_LIMIT_MAX; l++)
                 ck_assert_int_eq(policy_limit_from_string(policy_limit_to_string(l)), l);
-        for (IsolationLayer l = 0; l < _ISOLATION_LAYER_MAX; l++)
-                ck_assert_int_eq(isolation_layer_from_string(isolation_layer_to_string(l)), l);
+        for (unsigned l = 1; l < _SANDBOX_LAYER_ALL; l <<= 1)
+                ck_assert_int_eq(sandbox_layer_from_string(sandbox_layer_to_string(l)), (int) l);
+        ck_assert_int_eq(sandbox_layer_from_string("pidns"), -EINVAL);
         ck_assert_int_eq(policy_limit_from_string("swap"), -EINVAL);
-        ck_assert_int_eq(isolation_layer_from_string(NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_layer_from_string(NULL), -EINVAL);
         ck_assert_ptr_null(policy_limit_to_string(_POLICY_LIMIT_MAX));
 }
 END_TEST
