@@ -198,8 +198,8 @@ int client_copy_log(Client *c, const char *id, const char *path, const char *str
 
 /* Over SSH: the whole file, read in chunks, in a memfd of ours, so that what takes an fd works
  * the same. A snapshot: a log that grows later is not followed (client_copy_log() is). */
-static int read_into_memfd(Client *c, const char *what, const char *path, const char *member, const char *arg,
-                           int *ret_fd) {
+static int read_into_memfd(Client *c, const char *what, const char *path, const char *member,
+                           const char *arg, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
         uint64_t offset = 0;
         int r;

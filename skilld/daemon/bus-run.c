@@ -497,8 +497,8 @@ static int reply_read(sd_bus_message *msg, int fd, uint64_t offset, uint64_t max
         size_t n = 0, want = 0;
 
         if (offset > (uint64_t) INT64_MAX)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Offset %" PRIu64 " is too large.",
-                                         offset);
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Offset %" PRIu64 " is too large.", offset);
         if (fstat(fd, &st) < 0)
                 return bus_error_set_errnof(error, -errno, "Failed to stat: %s", strerror(errno));
         if (!S_ISREG(st.st_mode))

@@ -413,7 +413,8 @@ START_TEST(test_read_chunks) {
         expect(call_read(bus, id, "ReadLog", "stdout", 1000, 10, NULL), "");
         expect(call_read(bus, id, "ReadLog", "stdout", UINT64_MAX, 10, NULL),
                "!org.freedesktop.DBus.Error.InvalidArgs");
-        expect(call_read(bus, id, "ReadLog", "journal", 0, 10, NULL), "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(call_read(bus, id, "ReadLog", "journal", 0, 10, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
 
         /* An artifact larger than one call returns: capped, then the rest. */
         first = call_read(bus, id, "ReadArtifact", "sub/big.txt", 0, UINT64_MAX, &n1);
@@ -425,7 +426,8 @@ START_TEST(test_read_chunks) {
         expect(call_read(bus, id, "ReadArtifact", "sub/big.txt", BIG_ARTIFACT_SIZE, 1, NULL), "");
         expect(call_read(bus, id, "ReadArtifact", "sub/none.txt", 0, 1, NULL),
                "!io.skilld.Skilld1.Error.NoSuchArtifact");
-        expect(call_read(bus, id, "ReadArtifact", "sub", 0, 1, NULL), "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(call_read(bus, id, "ReadArtifact", "sub", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
         expect(call_read(bus, id, "ReadArtifact", "../result.json", 0, 1, NULL),
                "!org.freedesktop.DBus.Error.InvalidArgs");
 
@@ -436,7 +438,8 @@ START_TEST(test_read_chunks) {
         ck_assert_msg(fd >= 0, "%s: %m", artifacts);
         ck_assert_int_eq(symlinkat("sub/big.txt", fd, "link"), 0);
         ck_assert_int_eq(symlinkat(".", fd, "dirlink"), 0);
-        expect(call_read(bus, id, "ReadArtifact", "link", 0, 1, NULL), "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(call_read(bus, id, "ReadArtifact", "link", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
         expect(call_read(bus, id, "ReadArtifact", "dirlink/sub/big.txt", 0, 1, NULL),
                "!io.skilld.Skilld1.Error.NoSuchArtifact");
 
