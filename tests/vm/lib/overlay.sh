@@ -20,7 +20,7 @@ VM_BUILD_ROOT=/srv/skilld-vm/build
 # the binaries have their prefix compiled in (policy, skills, libexec), and dbus-daemon and polkitd
 # read bus policies and actions only below /usr/share and /etc. Prints the directory.
 vm_install_build() {
-    local build=$1 dir="$1/tests/vm/prefix-usr" src prefix
+    local build=$1 dir="$1/tests/vm/prefix-usr" src prefix carried
     local -a opts
     prefix=$(python3 -c 'import json, sys
 print(next(o["value"] for o in json.load(open(sys.argv[1])) if o["name"] == "prefix"))' \
@@ -31,12 +31,13 @@ print(next(o["value"] for o in json.load(open(sys.argv[1])) if o["name"] == "pre
     fi
     src=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
         "$build/meson-info/meson-info.json")
-    mapfile -t opts < <(python3 -c 'import json, sys
+    carried=$(python3 -c 'import json, sys
 for o in json.load(open(sys.argv[1])):
     if o["name"] in ("buildtype", "b_sanitize", "strict", "man"):
         v = o["value"]
-        print(f"-D{o[\"name\"]}={str(v).lower() if isinstance(v, bool) else v}")' \
-        "$build/meson-info/intro-buildoptions.json")
+        print("-D%s=%s" % (o["name"], str(v).lower() if isinstance(v, bool) else v))' \
+        "$build/meson-info/intro-buildoptions.json") || vm_die "reading the options of $build failed"
+    mapfile -t opts <<<"$carried"
     opts+=(--prefix=/usr -Dtests=false -Dfuzz=false)
     # Set up again when the options differ from those it was set up with.
     if [[ ! -f "$dir/meson-info/meson-info.json" ||
