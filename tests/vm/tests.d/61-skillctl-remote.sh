@@ -14,6 +14,8 @@ set -euo pipefail
 . "$(dirname "$0")/daemon.inc"
 
 daemon_setup
+# The waiter below runs until canceled: a default timeout far beyond what a slow host needs.
+daemon_policy $'service:\n  idle-timeout: 60s\nlimits:\n  timeout:\n    default: 10m'
 examples=$SKILLD_SOURCE_ROOT/examples/skills
 work=$PWD
 alice_uid=$(id -u alice)
