@@ -183,7 +183,7 @@ int client_copy_log(Client *c, const char *id, const char *path, const char *str
                 return log_oom();
         for (;;) {
                 _cleanup_free_ void *data = NULL;
-                size_t n;
+                size_t n = 0;
 
                 r = client_read_chunk(c, what, path, "ReadLog", stream, *offset, &data, &n);
                 if (r < 0)
@@ -209,7 +209,7 @@ static int read_into_memfd(Client *c, const char *what, const char *path, const 
                 return log_error_errno(errno, "%s: cannot create a memfd: %m", what);
         for (;;) {
                 _cleanup_free_ void *data = NULL;
-                size_t n;
+                size_t n = 0;
 
                 r = client_read_chunk(c, what, path, member, arg, offset, &data, &n);
                 if (r < 0)
