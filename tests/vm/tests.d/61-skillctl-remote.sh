@@ -106,10 +106,11 @@ echo "run $id over SSH: output, list, status, result and logs"
 (cd "$work/alice" && as_user alice skillctl -H alice@localhost run waiter) \
     >"$work/waiter.out" 2>"$work/waiter.err" &
 runner=$!
+# Its id from the local bus: each poll over SSH would cost a login.
 wid=
 for _ in $(seq 150); do
     # shellcheck disable=SC2015 # any failure just means "not yet"
-    wid=$(as_user alice skillctl -H alice@localhost list --json 2>/dev/null | python3 -c '
+    wid=$(as_user alice skillctl list --json 2>/dev/null | python3 -c '
 import json, sys
 runs = json.load(sys.stdin)
 print(next((r["id"] for r in runs if r["skill"] == "waiter" and r["state"] == "running"), ""))' || true)
