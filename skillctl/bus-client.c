@@ -305,6 +305,14 @@ int client_log_error(const char *what, const sd_bus_error *error, int r) {
                 if (!isempty(error->message))
                         message = cescape(error->message);
 
+                /* No agent of ours can answer for a call that comes from the host itself. */
+                if (arg_host &&
+                    sd_bus_error_has_name(error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED)) {
+                        log_error("%s: authentication is required, and skillctl cannot ask for it over "
+                                  "SSH: run skillctl on %s, or ask its administrator for a polkit rule",
+                                  what, arg_host);
+                        return r;
+                }
                 for (size_t i = 0; i < ELEMENTSOF(error_texts); i++) {
                         if (!sd_bus_error_has_name(error, error_texts[i].name))
                                 continue;

@@ -1,4 +1,5 @@
 /* See fetch.h. */
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -142,17 +143,100 @@ fail:
         return r;
 }
 
-static int open_fd_call(Client *c, const char *what, const char *path, const char *member, const char *arg,
-                        int *ret_fd) {
+int client_read_chunk(Client *c, const char *what, const char *path, const char *member, const char *arg,
+                      uint64_t offset, void **ret, size_t *ret_size) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const void *data = NULL;
+        void *copy = NULL;
+        size_t n = 0;
+        int r;
+
+        r = client_call_method(c, path, SKILLD_BUS_RUN, member, &e, &reply, "stt", arg, offset,
+                               (uint64_t) READ_CHUNK_BYTES);
+        if (r < 0)
+                return client_log_error(what, &e, r);
+        r = sd_bus_message_read_array(reply, 'y', &data, &n);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot read the reply: %m", what);
+        if (n > READ_CHUNK_BYTES) {
+                log_error("%s: the service sent more than was asked for", what);
+                return -EBADMSG;
+        }
+        if (n > 0) {
+                copy = malloc(n);
+                if (!copy)
+                        return log_oom();
+                memcpy(copy, data, n);
+        }
+        *ret = copy;
+        *ret_size = n;
+        return 0;
+}
+
+int client_copy_log(Client *c, const char *id, const char *path, const char *stream, uint64_t *offset,
+                    int dest, bool *dest_broken) {
+        _cleanup_free_ char *what = strdup_printf("run %s: %s", id, stream);
+        int r;
+
+        if (!what)
+                return log_oom();
+        for (;;) {
+                _cleanup_free_ void *data = NULL;
+                size_t n = 0;
+
+                r = client_read_chunk(c, what, path, "ReadLog", stream, *offset, &data, &n);
+                if (r < 0)
+                        return r;
+                if (n == 0)
+                        return 0;
+                if (!*dest_broken && loop_write(dest, data, n) < 0)
+                        *dest_broken = true;
+                *offset += n;
+        }
+}
+
+/* Over SSH: the whole file, read in chunks, in a memfd of ours, so that what takes an fd works
+ * the same. A snapshot: a log that grows later is not followed (client_copy_log() is). */
+static int read_into_memfd(Client *c, const char *what, const char *path, const char *member,
+                           const char *arg, int *ret_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t offset = 0;
+        int r;
+
+        fd = memfd_create("skillctl-remote", MFD_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "%s: cannot create a memfd: %m", what);
+        for (;;) {
+                _cleanup_free_ void *data = NULL;
+                size_t n = 0;
+
+                r = client_read_chunk(c, what, path, member, arg, offset, &data, &n);
+                if (r < 0)
+                        return r;
+                if (n == 0)
+                        break;
+                r = loop_write(fd, data, n);
+                if (r < 0)
+                        return log_error_errno(r, "%s: cannot keep what the service sent: %m", what);
+                offset += n;
+        }
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return log_error_errno(errno, "%s: cannot rewind the memfd: %m", what);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* member is OpenLog or OpenArtifact; where no fd can pass, read_member (ReadLog, ReadArtifact)
+ * fills one of ours. */
+static int open_fd_call(Client *c, const char *what, const char *path, const char *member,
+                        const char *read_member, const char *arg, int *ret_fd) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int fd, r;
 
-        if (!c->can_pass_fds) {
-                log_error("%s: %s cannot pass file descriptors over SSH; run skillctl on the host",
-                          what, c->where);
-                return -EOPNOTSUPP;
-        }
+        if (!c->can_pass_fds)
+                return read_into_memfd(c, what, path, read_member, arg, ret_fd);
         r = client_call_method(c, path, SKILLD_BUS_RUN, member, &e, &reply, "s", arg);
         if (r < 0)
                 return client_log_error(what, &e, r);
@@ -176,7 +260,7 @@ int client_open_artifact(Client *c, const char *id, const char *path, const char
         what = strdup_printf("run %s: %s", id, strna(escaped));
         if (!what)
                 return log_oom();
-        r = open_fd_call(c, what, path, "OpenArtifact", artifact, &fd);
+        r = open_fd_call(c, what, path, "OpenArtifact", "ReadArtifact", artifact, &fd);
         if (r < 0)
                 return r;
         if (fstat(fd, &st) < 0)
@@ -194,7 +278,7 @@ int client_open_log(Client *c, const char *id, const char *path, const char *str
 
         if (!what)
                 return log_oom();
-        return open_fd_call(c, what, path, "OpenLog", stream, ret_fd);
+        return open_fd_call(c, what, path, "OpenLog", "ReadLog", stream, ret_fd);
 }
 
 void artifact_info_free_many(ArtifactInfo *a, size_t n) {

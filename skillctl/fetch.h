@@ -1,5 +1,5 @@
 /* Fetching what the service keeps of a run (its artifacts and logs) into local files. The service
- * hands over file descriptors; skillctl writes each file atomically (temporary file, fsync,
+ * hands over file descriptors (over SSH, where none pass, chunks of bytes); skillctl writes each file atomically (temporary file, fsync,
  * rename) and only beneath the target directory: no symlink on the way is followed, one in the
  * place of a file is replaced, never written through, and a path from the service that is not a
  * plain relative path is refused. A remote or broken service cannot make skillctl write
@@ -18,9 +18,24 @@ int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *
                            uint64_t *ret_size);
 
 /* OpenArtifact and OpenLog of run id at object path: a read-only fd of a regular file (or, for a
- * log that is still being written, whatever the service hands out). Print the error. */
+ * log that is still being written, whatever the service hands out). Over SSH, where no fd passes,
+ * a memfd holding what ReadArtifact and ReadLog return, read to the end. Print the error. */
 int client_open_artifact(Client *c, const char *id, const char *path, const char *artifact, int *ret_fd);
 int client_open_log(Client *c, const char *id, const char *path, const char *stream, int *ret_fd);
+
+/* What skillctl asks ReadLog and ReadArtifact for per call: the service's own cap (4 MiB). */
+#define READ_CHUNK_BYTES (4U * 1024 * 1024)
+
+/* One call of member (ReadLog or ReadArtifact) with arg (stream or path) at offset: *ret holds
+ * what came (NULL and 0 at the end of the file). what names it in the printed error. */
+int client_read_chunk(Client *c, const char *what, const char *path, const char *member, const char *arg,
+                      uint64_t offset, void **ret, size_t *ret_size);
+
+/* Writes what ReadLog has of stream from *offset on to dest, advancing *offset, until a call
+ * returns nothing; a dest that fails is marked broken and no longer written. For following a
+ * log where no fd passes (over SSH). Prints the error. */
+int client_copy_log(Client *c, const char *id, const char *path, const char *stream, uint64_t *offset,
+                    int dest, bool *dest_broken);
 
 typedef struct ArtifactInfo {
         char *path;

@@ -5,7 +5,9 @@
  *    environment and network in the options.
  * 2. The skill's stdout and stderr come back live through pipes whose write ends we pass: the
  *    service writes to a pipe of ours rather than to our terminal, so nothing it does to the fd
- *    (O_NONBLOCK on a shared terminal) reaches us, and the summary comes after the output.
+ *    (O_NONBLOCK on a shared terminal) reaches us, and the summary comes after the output. Over
+ *    SSH no fd passes: the stored logs are polled with ReadLog while the run goes, and read to
+ *    their end once it ended.
  * 3. RunFinished is matched before Run is called, so the end of a quick run cannot be missed. The
  *    signal only wakes us: whether the run ended is read back from the run object, since anyone
  *    on the bus may send a signal.
@@ -23,6 +25,8 @@
 
 /* How long to wait, after the run finished, for the service to close our pipes. */
 #define OUTPUT_GRACE_USEC (3ULL * 1000000)
+/* How often the logs are polled over SSH while the run goes. */
+#define LOG_POLL_USEC (500ULL * 1000)
 
 typedef struct ServiceRun ServiceRun;
 
@@ -42,6 +46,12 @@ struct ServiceRun {
         char *path;
         OutputCopy out, err;
         sd_event_source *grace;
+        /* Over SSH: the logs polled with ReadLog, how far each was read, and whether that broke
+         * (a service without ReadLog: the output kept in the result is shown instead). */
+        sd_event_source *log_poll;
+        uint64_t log_offset[2];
+        bool log_broken[2];
+        bool log_failed;
         bool show_progress;
         bool progress;                  /* a progress line is on the terminal */
         bool finished;
@@ -60,6 +70,7 @@ static void service_run_done(ServiceRun *s) {
         output_copy_close(&s->out);
         output_copy_close(&s->err);
         s->grace = sd_event_source_disable_unref(s->grace);
+        s->log_poll = sd_event_source_disable_unref(s->log_poll);
         s->event = sd_event_unref(s->event);
         free(s->id);
         free(s->path);
@@ -111,6 +122,34 @@ static int on_output(sd_event_source *source, int fd, uint32_t revents, void *us
         if (!c->dest_broken && loop_write(c->dest, buf, k) < 0)
                 c->dest_broken = true;
         return 0;
+}
+
+/* Writes what the stored logs gained since the last look (over SSH). */
+static void copy_logs(ServiceRun *s) {
+        static const char *const streams[] = { "stdout", "stderr" };
+
+        for (size_t k = 0; k < ELEMENTSOF(streams) && !s->log_failed; k++) {
+                uint64_t before = s->log_offset[k];
+                int r;
+
+                r = client_copy_log(s->client, s->id, s->path, streams[k], &s->log_offset[k],
+                                    k == 0 ? STDOUT_FILENO : STDERR_FILENO, &s->log_broken[k]);
+                if (r < 0)
+                        s->log_failed = true;
+                else if (s->log_offset[k] != before)
+                        progress_clear(s);
+        }
+}
+
+static int on_log_poll(sd_event_source *source, uint64_t usec, void *userdata) {
+        ServiceRun *s = userdata;
+
+        /* The logs exist from submission on: a queued run's are empty. */
+        copy_logs(s);
+        if (s->log_failed || s->finished)
+                return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        (void) sd_event_source_set_time_relative(source, LOG_POLL_USEC);
+        return sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
 
 static int on_grace(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -426,8 +465,17 @@ static int report(ServiceRun *s) {
         if (r < 0)
                 return run_fail("run %s: the service's result is not one skillctl understands", s->id);
 
+        /* Over SSH, the output that came since the last poll; the output the result kept
+         * where the service has no ReadLog. */
+        if (s->log_poll) {
+                copy_logs(s);
+                if (s->log_failed && s->log_offset[0] == 0 && s->log_offset[1] == 0 && !s->args->json)
+                        print_kept_output(j);
+        }
+
         /* As embedded, the artifacts, logs and result.json land in --output-dir, by default
-         * ./skill-out/ID; the service keeps its own copy. Over SSH they stay there only. */
+         * ./skill-out/ID; the service keeps its own copy. Over SSH (fetched in chunks, which is
+         * slow) only with --output-dir; else they stay there. */
         if (s->args->output_dir)
                 where = strdup(s->args->output_dir);
         else if (s->client->can_pass_fds)
@@ -436,7 +484,7 @@ static int report(ServiceRun *s) {
                 where = strdup_printf("run %s", s->id);
         if (!where)
                 return log_oom(), EXIT_RUN_FAILED;
-        if (s->client->can_pass_fds && fetch_output_dir(s, where, result) < 0) {
+        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result) < 0) {
                 /* Like a failed store of an embedded run: the run's outcome stands. */
                 fprintf(stderr, "skillctl: warning: not everything of run %s reached %s; the service "
                         "keeps it all\n", s->id, where);
@@ -450,8 +498,6 @@ static int report(ServiceRun *s) {
                 if (json_print(j) < 0)
                         return log_oom(), EXIT_RUN_FAILED;
         } else {
-                if (!s->client->can_pass_fds)
-                        print_kept_output(j);
                 if (!s->args->quiet || res->status == RUN_STATUS_ERROR)
                         run_summary_print(res, where);
         }
@@ -539,9 +585,9 @@ int run_via_service(Client *c, RunArgs *a) {
         sigset_t mask;
         int r;
 
-        if (!c->can_pass_fds && (!installed || a->files || a->output_dir))
+        if (!c->can_pass_fds && (!installed || a->files))
                 return run_fail("%s: %s cannot pass file descriptors over SSH: only installed skills run "
-                                "there, without --file and --output-dir", a->skill, c->where);
+                                "there (by name), without --file", a->skill, c->where);
 
         if (!installed) {
                 r = run_load_skill(a, &skill, &entry);
@@ -609,6 +655,13 @@ int run_via_service(Client *c, RunArgs *a) {
         skill_fd = safe_close(skill_fd);
         if (r < 0)
                 return EXIT_RUN_FAILED;
+
+        if (!c->can_pass_fds && !a->json) {
+                r = sd_event_add_time_relative(s.event, &s.log_poll, CLOCK_MONOTONIC, LOG_POLL_USEC, 0,
+                                               on_log_poll, &s);
+                if (r < 0)
+                        return run_fail("run %s: cannot watch its output: %s", s.id, strerror(-r));
+        }
 
         maybe_exit(&s);
         while (!s.done) {

@@ -533,6 +533,7 @@ int verb_logs(int argc, char *argv[]) {
         _cleanup_free_ char *id = NULL, *path = NULL, *state = NULL;
         _cleanup_close_pair_ int fds[2] = { -EBADF, -EBADF };
         bool follow = false, want[2] = { true, true }, eof[2] = {}, regular[2] = {}, broken[2] = {};
+        uint64_t offset[2] = {};        /* over SSH: how far ReadLog has been read */
         Follow f = {};
         int ch, r;
 
@@ -582,7 +583,8 @@ int verb_logs(int argc, char *argv[]) {
                 struct stat st;
 
                 eof[k] = !want[k];
-                if (!want[k])
+                /* Over SSH no fd passes: the logs are read in chunks, from where we left off. */
+                if (!want[k] || !c->can_pass_fds)
                         continue;
                 r = client_open_log(c, id, path, names[k], &fds[k]);
                 if (r < 0)
@@ -599,7 +601,13 @@ int verb_logs(int argc, char *argv[]) {
                 bool final = f.finished;
 
                 for (size_t k = 0; k < 2; k++)
-                        if (!eof[k]) {
+                        if (!eof[k] && !c->can_pass_fds) {
+                                r = client_copy_log(c, id, path, names[k], &offset[k],
+                                                    k == 0 ? STDOUT_FILENO : STDERR_FILENO, &broken[k]);
+                                if (r < 0)
+                                        return client_exit_status(r);
+                                eof[k] = final;
+                        } else if (!eof[k]) {
                                 ssize_t n = drain(fds[k], k == 0 ? STDOUT_FILENO : STDERR_FILENO,
                                                   &broken[k], regular[k], final, &eof[k]);
                                 if (n < 0)

@@ -10,6 +10,7 @@
  * (org.freedesktop.DBus.Properties, served by sd-bus itself) are covered as well as methods. */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "bus-errors.h"
 #include "error.h"
@@ -17,6 +18,10 @@
 #include "manager.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+/* The most ReadLog and ReadArtifact return per call, whatever is asked: the reply is built in
+ * memory and the bus caps messages; clients read in a loop until a call returns nothing. */
+#define RUN_READ_MAX_BYTES (4U * 1024 * 1024)
 
 int bus_run_object_path(const char *id, char **ret) {
         char *p;
@@ -409,21 +414,18 @@ static int method_list_artifacts(sd_bus_message *msg, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_open_artifact(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+/* Opens the artifact path of the run the call is about as OpenArtifact hands it out, or sets the
+ * error the caller should get. ReadArtifact shares it: both must refuse exactly the same. */
+static int open_artifact(Manager *m, sd_bus_message *msg, const char *path, int *ret_fd,
+                         sd_bus_error *error) {
         _cleanup_free_ char *why = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        Manager *m = userdata;
         StoreRun *record = record_of(m, sd_bus_message_get_path(msg));
-        const char *path;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &path);
-        if (r < 0)
-                return r;
         if (!record)
                 return no_such_run(error, sd_bus_message_get_path(msg));
 
-        r = store_run_open_artifact(m->store, record, path, &fd, &why);
+        r = store_run_open_artifact(m->store, record, path, ret_fd, &why);
         if (r == -ENOENT || r == -EPERM || r == -ENOTDIR)
                 return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_ARTIFACT, "%s",
                                          why ?: "No such artifact.");
@@ -432,33 +434,137 @@ static int method_open_artifact(sd_bus_message *msg, void *userdata, sd_bus_erro
                                          why ?: "Invalid artifact path.");
         if (r < 0)
                 return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
-        return sd_bus_reply_method_return(msg, "h", fd);
+        return 0;
 }
 
-static int method_open_log(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_close_ int fd = -EBADF;
-        Manager *m = userdata;
+/* As open_artifact(), for OpenLog and ReadLog. */
+static int open_log(Manager *m, sd_bus_message *msg, const char *stream, int *ret_fd,
+                    sd_bus_error *error) {
         StoreRun *record = record_of(m, sd_bus_message_get_path(msg));
-        const char *stream;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &stream);
-        if (r < 0)
-                return r;
         if (!streq(stream, "stdout") && !streq(stream, "stderr"))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown stream; \"stdout\" or \"stderr\" are known.");
         if (!record)
                 return no_such_run(error, sd_bus_message_get_path(msg));
 
-        r = store_run_open_log(m->store, record, stream, false, &fd);
+        r = store_run_open_log(m->store, record, stream, false, ret_fd);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no %s log.", record->id,
                                          stream);
         if (r < 0)
                 return bus_error_set_errnof(error, r, "Failed to open the %s log of run %s: %s", stream,
                                             record->id, strerror(-r));
+        return 0;
+}
+
+static int method_open_artifact(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *path;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &path);
+        if (r < 0)
+                return r;
+        r = open_artifact(userdata, msg, path, &fd, error);
+        if (r < 0)
+                return r;
         return sd_bus_reply_method_return(msg, "h", fd);
+}
+
+static int method_open_log(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *stream;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &stream);
+        if (r < 0)
+                return r;
+        r = open_log(userdata, msg, stream, &fd, error);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "h", fd);
+}
+
+/* Replies with up to max_bytes (at most RUN_READ_MAX_BYTES) of fd from offset: fewer at the end
+ * of the file, none past it. The file is read as it is now; a log still being written has more
+ * for the next call. */
+static int reply_read(sd_bus_message *msg, int fd, uint64_t offset, uint64_t max_bytes,
+                      sd_bus_error *error) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        struct stat st;
+        size_t n = 0, want = 0;
+
+        if (offset > (uint64_t) INT64_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Offset %" PRIu64 " is too large.", offset);
+        if (fstat(fd, &st) < 0)
+                return bus_error_set_errnof(error, -errno, "Failed to stat: %s", strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return bus_error_set_errnof(error, -EBADFD, "Not a regular file.");
+        if ((uint64_t) st.st_size > offset)
+                want = (size_t) MIN(MIN(max_bytes, (uint64_t) RUN_READ_MAX_BYTES),
+                                   (uint64_t) st.st_size - offset);
+
+        if (want > 0) {
+                buf = malloc(want);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        while (n < want) {
+                ssize_t k = pread(fd, buf + n, want - n, (off_t) (offset + n));
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return bus_error_set_errnof(error, -errno, "Failed to read: %s", strerror(errno));
+                if (k == 0)
+                        break;  /* truncated meanwhile */
+                n += k;
+        }
+
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                int r;
+
+                r = sd_bus_message_new_method_return(msg, &reply);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 'y', buf, n);
+                if (r < 0)
+                        return r;
+                return sd_bus_send(NULL, reply, NULL);
+        }
+}
+
+static int method_read_artifact(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t offset, max_bytes;
+        const char *path;
+        int r;
+
+        r = sd_bus_message_read(msg, "stt", &path, &offset, &max_bytes);
+        if (r < 0)
+                return r;
+        r = open_artifact(userdata, msg, path, &fd, error);
+        if (r < 0)
+                return r;
+        return reply_read(msg, fd, offset, max_bytes, error);
+}
+
+static int method_read_log(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t offset, max_bytes;
+        const char *stream;
+        int r;
+
+        r = sd_bus_message_read(msg, "stt", &stream, &offset, &max_bytes);
+        if (r < 0)
+                return r;
+        r = open_log(userdata, msg, stream, &fd, error);
+        if (r < 0)
+                return r;
+        return reply_read(msg, fd, offset, max_bytes, error);
 }
 
 static int method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -520,6 +626,16 @@ static const sd_bus_vtable run_vtable[] = {
                                 SD_BUS_ARGS("s", stream),
                                 SD_BUS_RESULT("h", fd),
                                 method_open_log,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadArtifact",
+                                SD_BUS_ARGS("s", path, "t", offset, "t", max_bytes),
+                                SD_BUS_RESULT("ay", data),
+                                method_read_artifact,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReadLog",
+                                SD_BUS_ARGS("s", stream, "t", offset, "t", max_bytes),
+                                SD_BUS_RESULT("ay", data),
+                                method_read_log,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Remove", NULL, NULL, method_remove, SD_BUS_VTABLE_UNPRIVILEGED),
 

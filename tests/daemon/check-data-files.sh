@@ -64,7 +64,7 @@ xpath_count "$xml" "$m/method[@name=\"Run\"]/arg[@direction=\"in\"][1][@type=\"h
 xpath_count "$xml" "$m/method[@name=\"Run\"]/arg[@direction=\"in\"][5][@type=\"a{sv}\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunStarted\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunFinished\"]/arg" 4
-for method in Cancel ListArtifacts OpenArtifact OpenLog Remove; do
+for method in Cancel ListArtifacts OpenArtifact OpenLog ReadArtifact ReadLog Remove; do
     xpath_count "$xml" "$r/method[@name=\"$method\"]" 1
 done
 for prop in Id Skill SkillHash Script Owner State ExitCode Signal Result Unit CreatedTimestamp \

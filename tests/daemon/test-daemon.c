@@ -19,6 +19,10 @@
 #include "test-bus.h"
 
 #define NOBODY 65534
+/* The size of the artifact the test skill writes: more than the 4 MiB ReadArtifact() returns per
+ * call. */
+#define BIG_ARTIFACT_SIZE 4500000
+#define READ_CAP (4U * 1024 * 1024)
 
 static TestBus test_bus;
 static TestDir dir;
@@ -146,7 +150,12 @@ static void write_skill(void) {
 
         test_write_file(dir.fd, "src/SKILL.md",
                         "---\nname: greeter\ndescription: Greets.\n---\n\n# greeter\n", 0644);
-        test_write_file(dir.fd, "src/scripts/main.sh", "echo \"hello $1\"\n", 0755);
+        /* An artifact larger than one ReadArtifact() call returns. */
+        test_write_file(dir.fd, "src/scripts/main.sh",
+                        "echo \"hello $1\"\n"
+                        "mkdir -p /out/files/sub\n"
+                        "head -c 4500000 /dev/zero | tr '\\0' a >/out/files/sub/big.txt\n",
+                        0755);
         src = openat(dir.fd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         out = openat(dir.fd, "greeter.skill", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ck_assert_int_ge(src, 0);
@@ -288,6 +297,29 @@ static char *nobody_list_all(sd_bus *bus, const char *unused) {
                                "ListAllRuns", &e, &reply, NULL) < 0)
                 return strdup_printf("!%s", e.name);
         return strdup("listed");
+}
+
+/* ReadLog() or ReadArtifact(): the bytes as a string (the test's data is text), or "!" and the
+ * error name. */
+static char *call_read(sd_bus *bus, const char *id, const char *member, const char *arg, uint64_t offset,
+                       uint64_t max_bytes, size_t *ret_size) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        const void *data;
+        size_t n;
+
+        if (sd_bus_call_method(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", member, &e, &reply,
+                               "stt", arg, offset, max_bytes) < 0)
+                return strdup_printf("!%s", e.name);
+        ck_assert_int_ge(sd_bus_message_read_array(reply, 'y', &data, &n), 0);
+        if (ret_size)
+                *ret_size = n;
+        return strndup(data ?: "", n);
+}
+
+static char *nobody_read_log(sd_bus *bus, const char *id) {
+        return call_read(bus, id, "ReadLog", "stdout", 0, 100, NULL);
 }
 
 /* ---- Tests ---- */
@@ -483,6 +515,58 @@ START_TEST(test_runs_succeed) {
 }
 END_TEST
 
+START_TEST(test_read_chunks) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *first = NULL, *rest = NULL, *artifacts = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n1 = 0, n2 = 0;
+
+        id = call_run(bus, skill_path, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        expect(wait_final(bus, id), "succeeded");
+
+        /* The log, whole, in part, and past its end. */
+        expect(call_read(bus, id, "ReadLog", "stdout", 0, UINT64_MAX, NULL), "hello world\n");
+        expect(call_read(bus, id, "ReadLog", "stdout", 6, 3, NULL), "wor");
+        expect(call_read(bus, id, "ReadLog", "stdout", 12, 10, NULL), "");
+        expect(call_read(bus, id, "ReadLog", "stdout", 1000, 10, NULL), "");
+        expect(call_read(bus, id, "ReadLog", "stdout", UINT64_MAX, 10, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+        expect(call_read(bus, id, "ReadLog", "journal", 0, 10, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+
+        /* An artifact larger than one call returns: capped, then the rest. */
+        first = call_read(bus, id, "ReadArtifact", "sub/big.txt", 0, UINT64_MAX, &n1);
+        ck_assert_msg(!startswith(first, "!"), "ReadArtifact failed: %s", first);
+        ck_assert_uint_eq(n1, READ_CAP);
+        rest = call_read(bus, id, "ReadArtifact", "sub/big.txt", n1, UINT64_MAX, &n2);
+        ck_assert_uint_eq(n1 + n2, BIG_ARTIFACT_SIZE);
+        ck_assert_msg(strspn(first, "a") == n1 && strspn(rest, "a") == n2, "artifact bytes differ");
+        expect(call_read(bus, id, "ReadArtifact", "sub/big.txt", BIG_ARTIFACT_SIZE, 1, NULL), "");
+        expect(call_read(bus, id, "ReadArtifact", "sub/none.txt", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(call_read(bus, id, "ReadArtifact", "sub", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(call_read(bus, id, "ReadArtifact", "../result.json", 0, 1, NULL),
+               "!org.freedesktop.DBus.Error.InvalidArgs");
+
+        /* A symlink in the store (none gets there from a run: planted here) is never followed, as
+         * by OpenArtifact. */
+        artifacts = strdup_printf("%s/state/runs/%s/artifacts", dir.path, id);
+        fd = open(artifacts, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_msg(fd >= 0, "%s: %m", artifacts);
+        ck_assert_int_eq(symlinkat("sub/big.txt", fd, "link"), 0);
+        ck_assert_int_eq(symlinkat(".", fd, "dirlink"), 0);
+        expect(call_read(bus, id, "ReadArtifact", "link", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
+        expect(call_read(bus, id, "ReadArtifact", "dirlink/sub/big.txt", 0, 1, NULL),
+               "!io.skilld.Skilld1.Error.NoSuchArtifact");
+
+        /* Someone else's run reads as no run at all. */
+        expect(as_nobody(nobody_read_log, id), "!io.skilld.Skilld1.Error.NoSuchRun");
+}
+END_TEST
+
 START_TEST(test_validation) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
         _cleanup_free_ char *junk = strdup_printf("%s/policy.yaml", dir.path);
@@ -530,6 +614,7 @@ int main(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_runs_succeed);
+        tcase_add_test(tc, test_read_chunks);
         suite_add_tcase(s, tc);
         return test_run_suite(s);
 }

@@ -4,7 +4,8 @@
 # Proves: runs go through the service when it answers (the skill as a sealed memfd or the .skill
 # file's fd, inputs as fds, output through pipes), and embedded only when nothing answers;
 # --system refuses that; every verb's happy path, JSON output, and the named errors as messages
-# and exit statuses. The real daemon is tested in the VM (tests/vm/tests.d/60-skillctl-client.sh).
+# and exit statuses; without fd passing (as over SSH), ad-hoc runs refused and output, logs and
+# artifacts read in chunks. The real daemon is tested in the VM (tests/vm/tests.d/60-skillctl-client.sh).
 # Prints TAP.
 set -u
 
@@ -284,6 +285,43 @@ check "private socket: the run goes there" grep -q "skill=shell-report memfd sea
 check "private socket: exit 0 and the summary" test "$(rc)" = 0
 DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/private.sock sc status aaaa
 check "private socket: status" has "State: finished" out
+
+# --- No fd passing, as over SSH (skillctl -H): the chunked readers instead. ----------------------
+"$FAKE_SKILLD" --report "$T/report3" --ready "$T/ready3" --socket "$T/nofd.sock" --no-fds 2>"$T/fake3.err" &
+fake_pids+=($!)
+wait_for_file "$T/ready3" || { echo "Bail out! fake-skilld --no-fds did not start"; exit 1; }
+nofd() { DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/nofd.sock sc "$@"; }
+nofd run "$EXAMPLES/shell-report"
+check "no fds: an ad-hoc run is refused" test "$(rc)" = 125
+check "no fds: it says why" has "cannot pass file descriptors over SSH: only installed skills run there" err
+check "no fds: nothing reached the service" not grep -q "^run " "$T/report3"
+nofd run shell-report --file in.txt="$T/in.txt"
+check "no fds: --file is refused" test "$(rc)" = 125
+nofd run shell-report
+check "no fds: an installed skill runs" test "$(rc)" = 0
+check "no fds: no output fds were passed" grep -q "skill=shell-report installed.*input=$" "$T/report3"
+check "no fds: its stdout shown, read with ReadLog" test "$(cat "$T/out")" = "fake output of shell-report"
+check "no fds: its stderr shown" grep -qx "fake diagnostics" "$T/err"
+check "no fds: the summary" has "skillctl: succeeded, exit 0" err
+nofd run shell-report --output-dir "$T/nofd-od"
+check "no fds: --output-dir fetches in chunks" grep -qx "fake output of shell-report" "$T/nofd-od/stdout.log"
+nofd logs aaaa
+check "no fds: logs, stdout" test "$(cat "$T/out")" = "$(printf 'line one\nline two')"
+check "no fds: logs, stderr" test "$(cat "$T/err")" = "a warning"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/nofd.sock \
+        timeout 30 "$SKILLCTL" logs -f eeee >"$T/out" 2>"$T/err"; echo $? >"$T/rc"
+check "no fds: logs -f polls until the run ends" test "$(rc)" = 0 -a \
+        "$(cat "$T/out")" = "$(printf 'tick 1\ntick 2\ntick 3\ntick 4\ntick 5')"
+nofd artifacts aaaa --get report.txt -o -
+check "no fds: --get -o -" test "$(cat "$T/out")" = "hello report"
+check "no fds: read with ReadArtifact" grep -q "read-artifact aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa report.txt" "$T/report3"
+nofd artifacts aaaa -o "$T/nofd-a"
+check "no fds: artifacts -o, each file checked against its hash" test "$(rc)" = 0 -a \
+        "$(cat "$T/nofd-a/data/table.csv")" = "$(printf 'a,b\n1,2')"
+nofd artifacts dddd -o "$T/nofd-a2"
+check "no fds: a copy not matching its hash is not written" test "$(rc)" = 1 -a ! -e "$T/nofd-a2/wrong-hash.txt"
+nofd artifacts aaaa --get nope.txt -o "$T/nofd-a3"
+check "no fds: --get of no such artifact: exit 4" test "$(rc)" = 4
 
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -7,8 +7,9 @@
 # Usage: run-vm.sh [--shell] [BUILD_DIR]     (BUILD_DIR defaults to ./build of the source tree)
 #
 # Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
-# SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_INJECT_FAILURE=1, SKILLD_VM_MEMORY (MiB),
-# SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT (see README.md).
+# SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_TESTS, SKILLD_VM_INJECT_FAILURE=1,
+# SKILLD_VM_MEMORY (MiB), SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT
+# (see README.md).
 set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +24,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 . "$VM_DIR/lib/overlay.sh"
 
 VM_ACCEL=${SKILLD_VM_ACCEL:-tcg}
-VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-600}
+VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-900}
 
 usage() {
     cat <<EOF
@@ -48,6 +49,12 @@ vm_qemu_cmdline() {
     local mode=$1 append cpu
     append="console=ttyS0 panic=-1 mitigations=off skilld.vm=$mode"
     [[ $mode == shell ]] && append+=" quiet"
+    # SKILLD_VM_TESTS: run only the tests whose names contain one of these words.
+    if [[ -n "${SKILLD_VM_TESTS:-}" ]]; then
+        [[ $SKILLD_VM_TESTS =~ ^[A-Za-z0-9_.+\ -]+$ ]] ||
+            vm_die "SKILLD_VM_TESTS holds words of letters, digits and _.+-, not '$SKILLD_VM_TESTS'"
+        append+=" skilld.vm.tests=$(tr -s ' ' ',' <<<"${SKILLD_VM_TESTS# }" | sed 's/,$//')"
+    fi
 
     case $VM_ACCEL in
     tcg) cpu=max ;;            # max gives the guest RDRAND, so its entropy pool fills at once

@@ -90,6 +90,13 @@ vm_customize_tree() {
         echo >>"$root/etc/machine-id"
     fi
 
+    # sshd's host keys, made once here rather than at every boot (openssh-server's postinst
+    # makes them too; -A only fills in what is missing). Every VM of a base shares them: they
+    # guard a loopback connection inside a throwaway VM.
+    if [[ -x "$root/usr/bin/ssh-keygen" ]]; then
+        chroot "$root" /usr/bin/ssh-keygen -A >/dev/null
+    fi
+
     # Every byte of the tree is unpacked into guest RAM at each boot and packed once here:
     # documentation, translations and apt's caches are dead weight.
     rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \

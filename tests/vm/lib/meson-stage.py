@@ -2,6 +2,7 @@
 # What the VM needs to know about a meson build directory, read from its meson-info/ files:
 #  - project.env: the project's version and prefix, where the source and build trees are in the VM;
 #  - installed.list: every path `meson install` installs, for the VM to check;
+#  (both of INSTALL_BUILD, the build that is installed: BUILD, or a /usr one, see overlay.sh)
 #  - one wrapper script per test of the chosen suites, in the VM's tests directory, running the
 #    build tree's test executable as `meson test` would (same command, environment and working
 #    directory; the timeout stretched for TCG).
@@ -10,7 +11,7 @@
 # environment and working directory: tests find their files through the environment, as
 # tests/common/test-util.h does, not through paths compiled in.
 #
-# Usage: meson-stage.py BUILD LIB_DIR TESTS_DIR TIMEOUT_MULTIPLIER VM_SRC VM_BUILD SUITE...
+# Usage: meson-stage.py BUILD LIB_DIR TESTS_DIR TIMEOUT_MULTIPLIER VM_SRC VM_BUILD INSTALL_BUILD SUITE...
 # Prints the source directory and the number of wrappers written, tab-separated.
 
 import json
@@ -80,11 +81,13 @@ def main():
     build, lib_dir, tests_dir = sys.argv[1:4]
     multiplier = int(sys.argv[4])
     vm_src, vm_build = sys.argv[5:7]
-    wanted = sys.argv[7:]
+    # The build that is installed (the prefix, the list); the tests are build's.
+    install_build = sys.argv[7]
+    wanted = sys.argv[8:]
 
     src = intro(build, 'meson-info.json')['directories']['source']
     version = intro(build, 'intro-projectinfo.json')['version']
-    prefix = next(o['value'] for o in intro(build, 'intro-buildoptions.json')
+    prefix = next(o['value'] for o in intro(install_build, 'intro-buildoptions.json')
                   if o['name'] == 'prefix')
     test_timeout = int(os.environ.get('SKILLD_VM_TEST_TIMEOUT', '300'))
     with open(os.path.join(lib_dir, 'project.env'), 'w') as f:
@@ -95,7 +98,7 @@ def main():
                 # run-tests' default, unless the VM's environment says otherwise.
                 f': "${{SKILLD_VM_TEST_TIMEOUT:={test_timeout}}}"\n')
     with open(os.path.join(lib_dir, 'installed.list'), 'w') as f:
-        f.writelines(p + '\n' for p in sorted(intro(build, 'intro-installed.json').values()))
+        f.writelines(p + '\n' for p in sorted(intro(install_build, 'intro-installed.json').values()))
 
     n = write_wrappers(build, tests_dir, multiplier, [(build, vm_build), (src, vm_src)], wanted)
     print(f'{src}\t{n}')

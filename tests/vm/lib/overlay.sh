@@ -13,6 +13,49 @@ VM_TIMEOUT_MULTIPLIER=${SKILLD_VM_TIMEOUT_MULTIPLIER:-4}
 VM_SOURCE_ROOT=/srv/skilld-vm/source
 VM_BUILD_ROOT=/srv/skilld-vm/build
 
+# The build directory `meson install` stages the project from: $1 itself when its prefix is /usr,
+# as a package's is, else a second build of the same source with --prefix=/usr and $1's build
+# type, sanitizers and options, without the tests (the VM runs those from $1), kept in
+# $1/tests/vm/prefix-usr and rebuilt incrementally. A /usr/local install cannot simply be moved:
+# the binaries have their prefix compiled in (policy, skills, libexec), and dbus-daemon and polkitd
+# read bus policies and actions only below /usr/share and /etc. Prints the directory.
+vm_install_build() {
+    local build=$1 dir="$1/tests/vm/prefix-usr" src prefix carried
+    local -a opts
+    prefix=$(python3 -c 'import json, sys
+print(next(o["value"] for o in json.load(open(sys.argv[1])) if o["name"] == "prefix"))' \
+        "$build/meson-info/intro-buildoptions.json")
+    if [[ $prefix == /usr ]]; then
+        printf '%s\n' "$build"
+        return
+    fi
+    src=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+        "$build/meson-info/meson-info.json")
+    carried=$(python3 -c 'import json, sys
+for o in json.load(open(sys.argv[1])):
+    if o["name"] in ("buildtype", "b_sanitize", "strict", "man"):
+        v = o["value"]
+        print("-D%s=%s" % (o["name"], str(v).lower() if isinstance(v, bool) else v))' \
+        "$build/meson-info/intro-buildoptions.json") || vm_die "reading the options of $build failed"
+    mapfile -t opts <<<"$carried"
+    opts+=(--prefix=/usr -Dtests=false -Dfuzz=false)
+    # Set up again when the options differ from those it was set up with.
+    if [[ ! -f "$dir/meson-info/meson-info.json" ||
+          "$(cat "$dir/.vm-options" 2>/dev/null)" != "${opts[*]}" ]]; then
+        rm -rf "$dir"
+        meson setup "${opts[@]}" "$dir" "$src" >"$VM_WORK/setup-usr.log" 2>&1 || {
+            cat "$VM_WORK/setup-usr.log" >&2
+            vm_die "meson setup of the /usr build ($dir) failed"
+        }
+        printf '%s' "${opts[*]}" >"$dir/.vm-options"
+    fi
+    meson compile -C "$dir" >"$VM_WORK/compile-usr.log" 2>&1 || {
+        cat "$VM_WORK/compile-usr.log" >&2
+        vm_die "building $dir failed"
+    }
+    printf '%s\n' "$dir"
+}
+
 # Copies the regular files and symlinks listed NUL-separated on stdin, relative to $1, to the
 # same paths under $2.
 vm_copy_list() {
@@ -41,7 +84,7 @@ vm_stage_trees() {
             vm_copy_list "$src" "$stage$VM_SOURCE_ROOT"
     fi
     (cd "$build" && find . \( -name '*.p' -o -name 'meson-*' -o -path ./tests/vm/work \
-        -o -path ./tests/vm/last \) -prune -o \( -type f -o -type l \) \
+        -o -path ./tests/vm/last -o -path ./tests/vm/prefix-usr \) -prune -o \( -type f -o -type l \) \
         ! -name '.ninja_*' ! -name build.ninja ! -name compile_commands.json -print0) |
         vm_copy_list "$build" "$stage$VM_BUILD_ROOT"
 }
@@ -113,7 +156,7 @@ vm_pack_overlay() {
 
 # Builds $VM_WORK/overlay.cpio.gz for build directory $1.
 vm_build_overlay() {
-    local build=$1 stage="$VM_WORK/overlay" lib_dir tests_dir src n_meson start
+    local build=$1 stage="$VM_WORK/overlay" lib_dir tests_dir src n_meson start install_build
     local -a suites
     start=$(vm_now)
     read -r -a suites <<<"$VM_MESON_SUITES"
@@ -123,6 +166,8 @@ vm_build_overlay() {
         cat "$VM_WORK/compile.log" >&2
         vm_die "building $build failed"
     }
+
+    install_build=$(vm_install_build "$build")
 
     rm -rf "$stage"
     lib_dir="$stage/usr/lib/skilld-vm"
@@ -137,12 +182,13 @@ vm_build_overlay() {
         vm_stage_injected_failure "$tests_dir"
     fi
     IFS=$'\t' read -r src n_meson < <(python3 "$VM_DIR/lib/meson-stage.py" "$build" "$lib_dir" \
-        "$tests_dir" "$VM_TIMEOUT_MULTIPLIER" "$VM_SOURCE_ROOT" "$VM_BUILD_ROOT" "${suites[@]}")
+        "$tests_dir" "$VM_TIMEOUT_MULTIPLIER" "$VM_SOURCE_ROOT" "$VM_BUILD_ROOT" "$install_build" \
+        "${suites[@]}")
     [[ -n "$n_meson" ]] || vm_die "reading $build/meson-info failed"
     vm_stage_trees "$src" "$build" "$stage"
     chmod -R u+w,go-w,a+rX "$stage"
 
-    meson install -C "$build" --no-rebuild --destdir "$stage" --quiet \
+    meson install -C "$install_build" --no-rebuild --destdir "$stage" --quiet \
         >"$VM_WORK/install.log" 2>&1 || {
         cat "$VM_WORK/install.log" >&2
         vm_die "meson install --destdir failed"
