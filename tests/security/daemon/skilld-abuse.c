@@ -8,10 +8,19 @@
  *   skilld-abuse [--address ADDR] flood COUNT BYTES          COUNT GetRun calls with a BYTES long
  *                                                            id, never reading a reply, then
  *                                                            sleeping until killed
+ *   skilld-abuse [--address ADDR] listen [ID]                A match on every signal of the
+ *                                                            Manager and every PropertiesChanged
+ *                                                            of a run; each one heard is printed
+ *                                                            ("signal MEMBER PATH"), and on
+ *                                                            SIGTERM "heard COUNT". With ID, it
+ *                                                            first reads that run's State (as a
+ *                                                            client waiting for a run does).
+ *                                                            "listening PID" once the match is in.
  *
  * The calls print the error the daemon answered as "ERROR.NAME: message" on stdout (exit 0), or
  * "accepted ID" (exit 2): the tests decide what is right. --address: a direct connection (the
  * private socket); default the system bus. */
+#include <signal.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 
@@ -198,6 +207,75 @@ static int verb_flood(sd_bus *bus, uint64_t count, uint64_t bytes) {
                 pause();
 }
 
+static volatile sig_atomic_t arg_stop = 0;
+
+static void on_term(int sig) {
+        arg_stop = 1;
+}
+
+static int on_heard(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        unsigned *n = userdata;
+
+        (*n)++;
+        printf("signal %s %s\n", strna(sd_bus_message_get_member(m)), strna(sd_bus_message_get_path(m)));
+        fflush(stdout);
+        return 0;
+}
+
+static int verb_listen(sd_bus *bus, const char *id) {
+        struct sigaction sa = { .sa_handler = on_term };
+        unsigned n = 0;
+        int r;
+
+        /* No sender in the matches: whatever reaches this connection is counted. */
+        if (sigaction(SIGTERM, &sa, NULL) < 0)
+                return EXIT_FAILURE;
+        r = sd_bus_add_match(bus, NULL, "type='signal',interface='io.skilld.Skilld1.Manager'", on_heard, &n);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, NULL,
+                                     "type='signal',interface='org.freedesktop.DBus.Properties',"
+                                     "member='PropertiesChanged',path_namespace='/io/skilld/Skilld1'",
+                                     on_heard, &n);
+        if (r < 0) {
+                fprintf(stderr, "adding the matches: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (id) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id), *state = NULL;
+
+                if (!path)
+                        return EXIT_FAILURE;
+                r = sd_bus_get_property_string(bus, destination(), path, "io.skilld.Skilld1.Run", "State",
+                                               &error, &state);
+                if (r < 0)
+                        printf("asked: %s\n", error.name ?: strerror(-r));
+                else
+                        printf("asked: %s\n", state);
+        }
+        printf("listening %d\n", (int) getpid());
+        fflush(stdout);
+        while (!arg_stop) {
+                r = sd_bus_process(bus, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "processing: %s\n", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                if (r == 0)
+                        (void) sd_bus_wait(bus, 100000);
+        }
+        /* The bus keeps the service's messages to us in order: what it sent before it answered a
+         * Ping is in once the answer is. */
+        r = sd_bus_call_method(bus, destination(), "/io/skilld/Skilld1", "org.freedesktop.DBus.Peer", "Ping",
+                               NULL, NULL, NULL);
+        if (r < 0)
+                fprintf(stderr, "Ping: %s\n", strerror(-r));
+        while (sd_bus_process(bus, NULL) > 0)
+                ;
+        printf("heard %u\n", n);
+        return EXIT_SUCCESS;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         uint64_t a = 0, b = 0;
@@ -210,7 +288,7 @@ int main(int argc, char *argv[]) {
         }
         if (argc < 2) {
                 fprintf(stderr, "usage: skilld-abuse [--address ADDR] "
-                                "huge-input|deep-variant|socket-skill|flood ...\n");
+                                "huge-input|deep-variant|socket-skill|flood|listen ...\n");
                 return EXIT_FAILURE;
         }
         r = connect_bus(&bus);
@@ -228,6 +306,8 @@ int main(int argc, char *argv[]) {
         if (streq(argv[1], "flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 &&
             safe_atou64(argv[3], &b) >= 0 && b >= 1)
                 return verb_flood(bus, a, b);
+        if (streq(argv[1], "listen") && (argc == 2 || argc == 3))
+                return verb_listen(bus, argc == 3 ? argv[2] : NULL);
         fprintf(stderr, "unknown command\n");
         return EXIT_FAILURE;
 }
