@@ -16,10 +16,23 @@
  *                                                            first reads that run's State (as a
  *                                                            client waiting for a run does).
  *                                                            "listening PID" once the match is in.
+ *   skilld-abuse [--address ADDR] run-flood COUNT SKILL      COUNT Run calls of SKILL sent at once,
+ *                                                            then each answer read: "accepted ID"
+ *                                                            or "ERROR.NAME" per line
+ *   skilld-abuse uid-scan FIRST COUNT CGROUP                 Until SIGTERM, scans /proc every
+ *                                                            20 ms for processes of uids FIRST to
+ *                                                            FIRST+COUNT-1 and the run scope
+ *                                                            (skilld-run-ID.scope) each is in,
+ *                                                            printing "shared UID ID ID" when two
+ *                                                            runs hold one uid at once; and reads
+ *                                                            CGROUP/pids.current. Then a summary:
+ *                                                            "scans N processes N runs N uids N
+ *                                                            reuses N tasks-peak N".
  *
  * The calls print the error the daemon answered as "ERROR.NAME: message" on stdout (exit 0), or
  * "accepted ID" (exit 2): the tests decide what is right. --address: a direct connection (the
  * private socket); default the system bus. */
+#include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
@@ -276,6 +289,185 @@ static int verb_listen(sd_bus *bus, const char *id) {
         return EXIT_SUCCESS;
 }
 
+typedef struct Flood {
+        uint64_t answered;
+        char **answers;
+} Flood;
+
+static int on_run_answer(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Flood *f = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        const char *id = NULL;
+
+        if (e)
+                f->answers[f->answered] = strdup(e->name);
+        else {
+                if (sd_bus_message_read(m, "s", &id) < 0)
+                        id = "?";
+                f->answers[f->answered] = strdup_printf("accepted %s", id);
+        }
+        f->answered++;
+        return 0;
+}
+
+static int verb_run_flood(sd_bus *bus, uint64_t count, const char *skill) {
+        _cleanup_close_ int fd = open_skill(skill);
+        Flood f = {};
+        int r = 0;
+
+        if (fd < 0 || count > 100000)
+                return EXIT_FAILURE;
+        f.answers = calloc(count, sizeof(char *));
+        if (!f.answers)
+                return EXIT_FAILURE;
+        /* All sent before any answer is read: the service has them all at once. */
+        for (uint64_t i = 0; i < count && r >= 0; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                r = new_run(bus, fd, "", &m);
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "a{sv}", 0);
+                if (r >= 0)
+                        r = sd_bus_call_async(bus, NULL, m, on_run_answer, &f, 900 * 1000000ULL);
+        }
+        if (r < 0) {
+                fprintf(stderr, "sending: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        while (f.answered < count) {
+                r = sd_bus_process(bus, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "processing: %s\n", strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                if (r == 0)
+                        (void) sd_bus_wait(bus, UINT64_MAX);
+        }
+        for (uint64_t i = 0; i < count; i++) {
+                printf("%s\n", strna(f.answers[i]));
+                free(f.answers[i]);
+        }
+        free(f.answers);
+        return EXIT_SUCCESS;
+}
+
+/* The run scope a process is in ("skilld-run-ID.scope" in its cgroup path), or "-". */
+static void process_run(const char *pid, char ret[static 33]) {
+        _cleanup_free_ char *path = strdup_printf("/proc/%s/cgroup", pid), *text = NULL;
+        const char *p;
+
+        strcpy(ret, "-");
+        if (!path || read_full_file_at(AT_FDCWD, path, 65536, false, &text, NULL) < 0)
+                return;
+        p = strstr(text, "skilld-run-");
+        if (p && strlen(p) >= 11 + 32) {
+                memcpy(ret, p + 11, 32);
+                ret[32] = '\0';
+        }
+}
+
+static int process_uid(const char *pid, uid_t *ret) {
+        _cleanup_free_ char *path = strdup_printf("/proc/%s/status", pid), *text = NULL;
+        char field[16];
+        const char *p;
+        unsigned v;
+        size_t n;
+
+        if (!path || read_full_file_at(AT_FDCWD, path, 65536, false, &text, NULL) < 0)
+                return -ENOENT;
+        p = strstr(text, "\nUid:");
+        if (!p)
+                return -EINVAL;
+        /* Real, effective, saved, fs: the effective one is what the process acts as. */
+        p += 5;
+        p += strspn(p, " \t");
+        p += strcspn(p, " \t");
+        p += strspn(p, " \t");
+        n = strcspn(p, " \t\n");
+        if (n == 0 || n >= sizeof(field))
+                return -EINVAL;
+        memcpy(field, p, n);
+        field[n] = '\0';
+        if (safe_atou(field, &v) < 0)
+                return -EINVAL;
+        *ret = (uid_t) v;
+        return 0;
+}
+
+static DIR *closedir_safe(DIR *d) {
+        if (d)
+                (void) closedir(d);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir_safe);
+
+typedef struct UidSeen {
+        char run[33];                   /* the run seen with it last */
+        uint64_t scan;                  /* when */
+        bool ever;
+} UidSeen;
+
+static int verb_uid_scan(uid_t first, unsigned count, const char *cgroup) {
+        struct sigaction sa = { .sa_handler = on_term };
+        _cleanup_free_ UidSeen *seen = calloc(count, sizeof(UidSeen));
+        _cleanup_free_ char *pids_path = strdup_printf("%s/pids.current", cgroup);
+        uint64_t scans = 0, processes = 0, runs = 0, reuses = 0, tasks_peak = 0, shared = 0;
+        unsigned uids = 0;
+
+        if (!seen || !pids_path || sigaction(SIGTERM, &sa, NULL) < 0)
+                return EXIT_FAILURE;
+        printf("scanning %d\n", (int) getpid());
+        fflush(stdout);
+        while (!arg_stop) {
+                _cleanup_(closedir_safep) DIR *d = opendir("/proc");
+                _cleanup_free_ char *tasks = NULL;
+                struct dirent *de;
+                uint64_t t;
+
+                if (!d)
+                        return EXIT_FAILURE;
+                scans++;
+                while ((de = readdir(d))) {
+                        char run[33];
+                        uid_t uid;
+
+                        if (de->d_name[0] < '1' || de->d_name[0] > '9' || process_uid(de->d_name, &uid) < 0)
+                                continue;
+                        if (uid < first || uid - first >= count)
+                                continue;
+                        process_run(de->d_name, run);
+                        processes++;
+                        if (streq(run, "-"))
+                                continue;
+                        UidSeen *u = &seen[uid - first];
+                        if (u->scan == scans && !streq(u->run, run)) {
+                                printf("shared %u %s %s\n", (unsigned) uid, u->run, run);
+                                shared++;
+                        }
+                        if (!u->ever) {
+                                uids++;
+                                runs++;
+                        } else if (!streq(u->run, run)) {
+                                runs++;
+                                /* Seen with another run before: that run must be gone by now,
+                                 * which this scan proves for all processes it listed. */
+                                reuses++;
+                        }
+                        u->ever = true;
+                        u->scan = scans;
+                        strcpy(u->run, run);
+                }
+                if (read_full_file_at(AT_FDCWD, pids_path, 64, false, &tasks, NULL) >= 0 &&
+                    (tasks[strcspn(tasks, "\n")] = '\0', safe_atou64(tasks, &t) >= 0))
+                        tasks_peak = MAX(tasks_peak, t);
+                (void) usleep(20000);
+        }
+        printf("scans %" PRIu64 " processes %" PRIu64 " runs %" PRIu64 " uids %u reuses %" PRIu64
+               " tasks-peak %" PRIu64 " shared %" PRIu64 "\n", scans, processes, runs, uids, reuses,
+               tasks_peak, shared);
+        return EXIT_SUCCESS;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         uint64_t a = 0, b = 0;
@@ -288,8 +480,18 @@ int main(int argc, char *argv[]) {
         }
         if (argc < 2) {
                 fprintf(stderr, "usage: skilld-abuse [--address ADDR] "
-                                "huge-input|deep-variant|socket-skill|flood|listen ...\n");
+                                "huge-input|deep-variant|socket-skill|flood|listen|run-flood|uid-scan ...\n");
                 return EXIT_FAILURE;
+        }
+        if (streq(argv[1], "uid-scan")) {
+                unsigned first = 0, count = 0;
+
+                if (argc != 5 || safe_atou(argv[2], &first) < 0 || safe_atou(argv[3], &count) < 0 ||
+                    count == 0 || count > 1U << 20) {
+                        fprintf(stderr, "usage: skilld-abuse uid-scan FIRST COUNT CGROUP\n");
+                        return EXIT_FAILURE;
+                }
+                return verb_uid_scan(first, count, argv[4]);
         }
         r = connect_bus(&bus);
         if (r < 0) {
@@ -306,6 +508,8 @@ int main(int argc, char *argv[]) {
         if (streq(argv[1], "flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 &&
             safe_atou64(argv[3], &b) >= 0 && b >= 1)
                 return verb_flood(bus, a, b);
+        if (streq(argv[1], "run-flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 && a >= 1)
+                return verb_run_flood(bus, a, argv[3]);
         if (streq(argv[1], "listen") && (argc == 2 || argc == 3))
                 return verb_listen(bus, argc == 3 ? argv[2] : NULL);
         fprintf(stderr, "unknown command\n");
