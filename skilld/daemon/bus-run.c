@@ -631,7 +631,8 @@ static int append_changed(sd_bus *bus, sd_bus_message *msg, const Emission *e) {
                 if (r >= 0)
                         r = sd_bus_message_open_container(msg, 'v', v->x.property.signature);
                 if (r >= 0)
-                        r = v->x.property.get(bus, e->path, SKILLD_RUN_INTERFACE, *p, msg, e->manager, &error);
+                        r = v->x.property.get(bus, e->path, SKILLD_RUN_INTERFACE, *p, msg, e->manager,
+                                              &error);
                 if (r >= 0)
                         r = sd_bus_message_close_container(msg);
                 if (r >= 0)
@@ -673,7 +674,8 @@ static int emission_send(sd_bus *bus, const char *destination, const Emission *e
                 if (r >= 0)
                         r = sd_bus_message_append(msg, "so", record->id, e->path);
                 if (r >= 0 && streq(e->member, "RunFinished"))
-                        r = sd_bus_message_append(msg, "si", finished ? strempty(record->status) : "interrupted",
+                        r = sd_bus_message_append(msg, "si",
+                                                  finished ? strempty(record->status) : "interrupted",
                                                   (int32_t) (finished ? record->exit_code : -1));
         }
         if (r >= 0 && destination)

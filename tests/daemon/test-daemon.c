@@ -127,8 +127,8 @@ static char *write_skill(const char *name, const char *script) {
         ck_assert_ptr_nonnull(md);
         ck_assert_ptr_nonnull(main_sh);
         {
-                _cleanup_free_ char *text = strdup_printf("---\nname: %s\ndescription: A test skill.\n---\n\n"
-                                                          "# %s\n", name, name);
+                _cleanup_free_ char *text = strdup_printf("---\nname: %s\ndescription: A test skill.\n"
+                                                          "---\n\n# %s\n", name, name);
 
                 test_write_file(dir.fd, md, text, 0644);
         }
@@ -506,8 +506,8 @@ START_TEST(test_signals_unicast) {
         path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
         expect(run_property(asker, id, "State"), "running");
 
-        ck_assert_int_ge(sd_bus_call_method(owner, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", "Cancel",
-                                            NULL, NULL, NULL), 0);
+        ck_assert_int_ge(sd_bus_call_method(owner, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
+                                            "Cancel", NULL, NULL, NULL), 0);
         want = strdup_printf("%s canceled", id);
         process_until(owner, &by_owner.finished, 1);
         ck_assert_str_eq(by_owner.finished_status, want);

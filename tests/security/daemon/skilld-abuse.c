@@ -16,6 +16,10 @@
  *                                                            first reads that run's State (as a
  *                                                            client waiting for a run does).
  *                                                            "listening PID" once the match is in.
+ *   skilld-abuse [--address ADDR] opath-skill PATH           Run with an O_PATH fd of PATH as the
+ *                                                            skill
+ *   skilld-abuse [--address ADDR] opath-input SKILL PATH     Run of SKILL with an O_PATH fd of
+ *                                                            PATH as the input file "in"
  *   skilld-abuse [--address ADDR] run-flood COUNT SKILL      COUNT Run calls of SKILL sent at once,
  *                                                            then each answer read: "accepted ID"
  *                                                            or "ERROR.NAME" per line
@@ -289,6 +293,34 @@ static int verb_listen(sd_bus *bus, const char *id) {
         return EXIT_SUCCESS;
 }
 
+/* An O_PATH fd names a file without opening it: reading through it fails, and a service that
+ * reopened it (through /proc/self/fd) would read what the caller may not. */
+static int verb_opath(sd_bus *bus, const char *skill, const char *path) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC), skill_fd = -EBADF;
+        int r;
+
+        if (fd < 0) {
+                fprintf(stderr, "%s: %s\n", path, strerror(errno));
+                return EXIT_FAILURE;
+        }
+        if (skill) {
+                skill_fd = open_skill(skill);
+                if (skill_fd < 0)
+                        return EXIT_FAILURE;
+        }
+        r = new_run(bus, skill ? skill_fd : fd, "", &m);
+        if (r >= 0 && skill)
+                r = sd_bus_message_append(m, "a{sv}", 1, "files", "a{sh}", 1, "in", fd);
+        else if (r >= 0)
+                r = sd_bus_message_append(m, "a{sv}", 0);
+        if (r < 0) {
+                fprintf(stderr, "building the message: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        return call_and_print(bus, m);
+}
+
 typedef struct Flood {
         uint64_t answered;
         char **answers;
@@ -480,7 +512,8 @@ int main(int argc, char *argv[]) {
         }
         if (argc < 2) {
                 fprintf(stderr, "usage: skilld-abuse [--address ADDR] "
-                                "huge-input|deep-variant|socket-skill|flood|listen|run-flood|uid-scan ...\n");
+                                "huge-input|deep-variant|socket-skill|flood|listen|opath-skill|"
+                                "opath-input|run-flood|uid-scan ...\n");
                 return EXIT_FAILURE;
         }
         if (streq(argv[1], "uid-scan")) {
@@ -508,6 +541,10 @@ int main(int argc, char *argv[]) {
         if (streq(argv[1], "flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 &&
             safe_atou64(argv[3], &b) >= 0 && b >= 1)
                 return verb_flood(bus, a, b);
+        if (streq(argv[1], "opath-skill") && argc == 3)
+                return verb_opath(bus, NULL, argv[2]);
+        if (streq(argv[1], "opath-input") && argc == 4)
+                return verb_opath(bus, argv[2], argv[3]);
         if (streq(argv[1], "run-flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 && a >= 1)
                 return verb_run_flood(bus, a, argv[3]);
         if (streq(argv[1], "listen") && (argc == 2 || argc == 3))

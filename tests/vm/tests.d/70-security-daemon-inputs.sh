@@ -1,9 +1,10 @@
 #!/bin/bash
 # The daemon's adversarial cases on what callers hand it (tests/security/daemon/README.md):
-# D3, file descriptors that are not regular files (a directory, a pipe, a FIFO) as the skill or
-# as an input file, are refused and start nothing; D4, a skill archive its owner rewrites in place
-# after Run returned runs as it was when submitted; D12, OpenArtifact never serves through a
-# path trick or a link, whether the skill left it in /out/files or root planted it in the store.
+# D3, file descriptors that are not regular files open for reading (a directory, a pipe, a FIFO,
+# an O_PATH fd, one of /etc/shadow too) as the skill or as an input file, are refused and start
+# nothing; D4, a skill archive its owner rewrites in place after Run returned runs as it was when
+# submitted; D12, OpenArtifact never serves through a path trick or a link, whether the skill left
+# it in /out/files or root planted it in the store.
 # Each case ends with the daemon (same pid) serving another user.
 # Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
 # shellcheck disable=SC2016
@@ -58,7 +59,26 @@ for what in dir fifo pipe; do
 done
 kill "$fifo_writer"
 wait "$fifo_writer" 2>/dev/null || true
+# O_PATH fds name a file without opening it; alice can make one of root's /etc/shadow (it takes
+# only search permission on /etc). A service reopening it through /proc would read it for her.
+ABUSE=$SKILLD_BUILD_ROOT/tests/security/daemon/skilld-abuse
+for target in "$hello" /etc/shadow; do
+    out=$(as_user alice "$ABUSE" opath-skill "$target") ||
+        fail "an O_PATH fd of $target was accepted as the skill: $out"
+    assert_contains "$out" \
+        "org.freedesktop.DBus.Error.InvalidArgs: The skill file descriptor is not open for reading" \
+        "an O_PATH fd of $target as the skill"
+    echo "D3 O_PATH fd of $target as the skill: $out"
+    out=$(as_user alice "$ABUSE" opath-input "$hello" "$target") ||
+        fail "an O_PATH fd of $target was accepted as an input file: $out"
+    assert_contains "$out" "The input file in is not a regular file open for reading" \
+        "an O_PATH fd of $target as input"
+    echo "D3 O_PATH fd of $target as an input file: $out"
+done
 assert_eq "$before" "$(n_records)" "records after the refused calls"
+if grep -rqsF "$(head -c 20 /etc/shadow)" "$SKILLD_STATE/runs"; then
+    fail "a byte of /etc/shadow is in the store"
+fi
 still_serving D3
 
 # D4. alice's skill is queued behind her running one (per-user 1); she then rewrites its file in

@@ -70,9 +70,11 @@ assert_eq 0 "$(stop "$alice_pid" alice)" "signals alice heard: $(cat alice.out)"
 assert_eq 0 "$(stop "$alice2_pid" alice2)" "signals alice heard after asking: $(cat alice2.out)"
 assert_eq 0 "$(stop "$root_pid" root)" "signals a root connection that only listened heard: $(cat root.out)"
 n=$(stop "$bob_pid" bob)
-grep -q "^signal RunFinished /io/skilld/Skilld1\$" bob.out || fail "bob's listener missed RunFinished: $(cat bob.out)"
+grep -q "^signal RunFinished /io/skilld/Skilld1\$" bob.out ||
+    fail "bob's listener missed RunFinished: $(cat bob.out)"
 grep -q "^signal PropertiesChanged /io/skilld/Skilld1/run/$id\$" bob.out ||
     fail "bob's listener missed PropertiesChanged: $(cat bob.out)"
 n=$(stop "$carol_pid" carol)
-grep -q "^signal RunFinished /io/skilld/Skilld1\$" carol.out || fail "carol's listener missed RunFinished: $(cat carol.out)"
+grep -q "^signal RunFinished /io/skilld/Skilld1\$" carol.out ||
+    fail "carol's listener missed RunFinished: $(cat carol.out)"
 echo "bob's run was heard by bob's and carol's listeners only ($n signals for carol); alice heard nothing"
