@@ -20,6 +20,13 @@
  *                                                            skill
  *   skilld-abuse [--address ADDR] opath-input SKILL PATH     Run of SKILL with an O_PATH fd of
  *                                                            PATH as the input file "in"
+ *   skilld-abuse [--address ADDR] memfd-swap after|during SKILL1 SKILL2
+ *                                                            Run of SKILL1 from a memfd without
+ *                                                            seals, rewritten with SKILL2 once Run
+ *                                                            answered (after), or over and over
+ *                                                            with SKILL2 and SKILL1 by a second
+ *                                                            process while the call is in flight
+ *                                                            (during)
  *   skilld-abuse [--address ADDR] run-flood COUNT SKILL      COUNT Run calls of SKILL sent at once,
  *                                                            then each answer read: "accepted ID"
  *                                                            or "ERROR.NAME" per line
@@ -38,7 +45,9 @@
  * private socket); default the system bus. */
 #include <dirent.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
 #include "fileio.h"
@@ -321,6 +330,54 @@ static int verb_opath(sd_bus *bus, const char *skill, const char *path) {
         return call_and_print(bus, m);
 }
 
+static int memfd_set(int fd, const char *data, size_t size) {
+        if (ftruncate(fd, (off_t) size) < 0 || pwrite(fd, data, size, 0) != (ssize_t) size)
+                return -errno;
+        return 0;
+}
+
+static int verb_memfd_swap(sd_bus *bus, bool during, const char *skill1, const char *skill2) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *v1 = NULL, *v2 = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n1 = 0, n2 = 0;
+        pid_t writer = 0;
+        int r;
+
+        if (read_full_file_at(AT_FDCWD, skill1, 1U << 24, false, &v1, &n1) < 0 ||
+            read_full_file_at(AT_FDCWD, skill2, 1U << 24, false, &v2, &n2) < 0)
+                return EXIT_FAILURE;
+        /* No MFD_ALLOW_SEALING: no seal can ever be set on it. */
+        fd = memfd_create("skilld-abuse", MFD_CLOEXEC);
+        if (fd < 0 || memfd_set(fd, v1, n1) < 0)
+                return EXIT_FAILURE;
+        r = new_run(bus, fd, "", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a{sv}", 0);
+        if (r < 0)
+                return EXIT_FAILURE;
+        if (during) {
+                writer = fork();
+                if (writer < 0)
+                        return EXIT_FAILURE;
+                if (writer == 0)
+                        for (;;) {
+                                (void) memfd_set(fd, v2, n2);
+                                (void) memfd_set(fd, v1, n1);
+                        }
+        }
+        r = call_and_print(bus, m);
+        if (writer > 0) {
+                (void) kill(writer, SIGKILL);
+                (void) waitpid(writer, NULL, 0);
+        }
+        fflush(stdout);
+        /* The run is the service's now: what the caller does to the memfd must not reach it. */
+        if (memfd_set(fd, v2, n2) < 0)
+                return EXIT_FAILURE;
+        return r;
+}
+
 typedef struct Flood {
         uint64_t answered;
         char **answers;
@@ -513,7 +570,7 @@ int main(int argc, char *argv[]) {
         if (argc < 2) {
                 fprintf(stderr, "usage: skilld-abuse [--address ADDR] "
                                 "huge-input|deep-variant|socket-skill|flood|listen|opath-skill|"
-                                "opath-input|run-flood|uid-scan ...\n");
+                                "opath-input|memfd-swap|run-flood|uid-scan ...\n");
                 return EXIT_FAILURE;
         }
         if (streq(argv[1], "uid-scan")) {
@@ -545,6 +602,9 @@ int main(int argc, char *argv[]) {
                 return verb_opath(bus, NULL, argv[2]);
         if (streq(argv[1], "opath-input") && argc == 4)
                 return verb_opath(bus, argv[2], argv[3]);
+        if (streq(argv[1], "memfd-swap") && argc == 5 &&
+            (streq(argv[2], "after") || streq(argv[2], "during")))
+                return verb_memfd_swap(bus, streq(argv[2], "during"), argv[3], argv[4]);
         if (streq(argv[1], "run-flood") && argc == 4 && safe_atou64(argv[2], &a) >= 0 && a >= 1)
                 return verb_run_flood(bus, a, argv[3]);
         if (streq(argv[1], "listen") && (argc == 2 || argc == 3))

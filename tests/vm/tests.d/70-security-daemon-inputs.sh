@@ -2,9 +2,10 @@
 # The daemon's adversarial cases on what callers hand it (tests/security/daemon/README.md):
 # D3, file descriptors that are not regular files open for reading (a directory, a pipe, a FIFO,
 # an O_PATH fd, one of /etc/shadow too) as the skill or as an input file, are refused and start
-# nothing; D4, a skill archive its owner rewrites in place after Run returned runs as it was when
-# submitted; D12, OpenArtifact never serves through a path trick or a link, whether the skill left
-# it in /out/files or root planted it in the store.
+# nothing; D4, a skill archive its owner rewrites in place after Run returned, or in a memfd
+# without seals after or while Run is called, runs as it was when read, and is recorded so; D12,
+# OpenArtifact never serves through a path trick or a link, whether the skill left it in
+# /out/files or root planted it in the store.
 # Each case ends with the daemon (same pid) serving another user.
 # Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
 # shellcheck disable=SC2016
@@ -100,6 +101,45 @@ run_method alice "$busy" Cancel
 assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the swapped run"
 assert_eq "version one" "$(call alice log "$id" stdout)" "what the swapped run printed"
 echo "D4 the archive rewritten after Run: the run printed what was submitted"
+
+# D4, memfds without seals. Rewritten with another skill once Run answered: the run is what was
+#     submitted, its recorded hash that of the submitted tree. Rewritten over and over by a
+#     second process while the call is in flight: refused, or a run of one of the two skills
+#     whole, its recorded hash that of what it ran.
+v1=$(cd d4 && make_skill swap 'echo "version one"')
+h1=$(skillctl skill show d4/swap | sed -n 's/^ *Hash: sha256://p')
+h2=$(skillctl skill show d4/swap2 | sed -n 's/^ *Hash: sha256://p')
+[[ -n $h1 && -n $h2 && $h1 != "$h2" ]] || fail "no hashes of the two skills: '$h1' '$h2'"
+out=$(as_user alice "$ABUSE" memfd-swap after "$v1" "$v2") || true
+id=${out#accepted }
+[[ $id =~ ^[0-9a-f]{32}$ ]] || fail "the Run of a memfd: $out"
+assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the memfd run"
+assert_eq "version one" "$(call alice log "$id" stdout)" "what the memfd run printed"
+assert_contains "$(run_prop "$id" SkillHash alice)" "$h1" "the memfd run's recorded hash"
+echo "D4 a memfd rewritten after Run: the run printed what was submitted"
+for i in 1 2 3 4; do
+    out=$(as_user alice "$ABUSE" memfd-swap during "$v1" "$v2") || true
+    case $out in
+    "accepted "*)
+        id=${out#accepted }
+        assert_eq "finished succeeded 0" "$(call alice wait "$id")" "memfd run $i"
+        printed=$(call alice log "$id" stdout)
+        case $printed in
+        "version one") want=$h1 ;;
+        "version two") want=$h2 ;;
+        *) fail "memfd run $i printed neither version: $printed" ;;
+        esac
+        assert_contains "$(run_prop "$id" SkillHash alice)" "$want" "memfd run $i's recorded hash"
+        echo "D4 a memfd rewritten during Run, try $i: ran $printed, recorded as such"
+        ;;
+    io.skilld.Skilld1.Error.InvalidSkill:*)
+        echo "D4 a memfd rewritten during Run, try $i: refused: $out"
+        ;;
+    *)
+        fail "memfd rewritten during Run, try $i: $out"
+        ;;
+    esac
+done
 still_serving D4
 
 # D12. Links, FIFOs and path tricks in /out/files, and links root plants in the store.
