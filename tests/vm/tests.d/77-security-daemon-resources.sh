@@ -63,10 +63,10 @@ attack() {
 }
 
 # Every process forks two more, forever; the top one waits a while and fails.
-attack forkbomb tasks tasks=32 timeout=120000000 -- \
+attack forkbomb tasks tasks=32 -- \
     'echo started; bomb() { bomb | bomb & }; bomb; sleep 5; exit 7'
 # A megabyte at a time, into a 64M limit.
-attack hog oom memory=67108864 timeout=120000000 -- "$(cat <<'PY'
+attack hog oom memory=67108864 -- "$(cat <<'PY'
 import time
 print("started", flush=True)
 time.sleep(1)
