@@ -330,8 +330,10 @@ static int verb_opath(sd_bus *bus, const char *skill, const char *path) {
         return call_and_print(bus, m);
 }
 
+/* The new content in one write, then the old tail cut: between two archives of one size the file
+ * is never empty nor zero-filled, only ever one of them (or a mix of both while the write goes). */
 static int memfd_set(int fd, const char *data, size_t size) {
-        if (ftruncate(fd, (off_t) size) < 0 || pwrite(fd, data, size, 0) != (ssize_t) size)
+        if (pwrite(fd, data, size, 0) != (ssize_t) size || ftruncate(fd, (off_t) size) < 0)
                 return -errno;
         return 0;
 }

@@ -106,9 +106,13 @@ echo "D4 the archive rewritten after Run: the run printed what was submitted"
 #     submitted, its recorded hash that of the submitted tree. Rewritten over and over by a
 #     second process while the call is in flight: refused, or a run of one of the two skills
 #     whole, its recorded hash that of what it ran.
-v1=$(cd d4 && make_skill swap 'echo "version one"')
-h1=$(skillctl skill show d4/swap | sed -n 's/^ *Hash: sha256://p')
-h2=$(skillctl skill show d4/swap2 | sed -n 's/^ *Hash: sha256://p')
+#     Names and scripts of one length, so that the archives likely are too and the file flips
+#     from one whole archive to the other.
+v1=$(cd d4 && make_skill memone 'echo "version one"')
+v2=$(cd d4 && make_skill memtwo 'echo "version two"')
+echo "D4 memfd archives of $(stat -c %s "$v1") and $(stat -c %s "$v2") bytes"
+h1=$(skillctl skill show d4/memone | sed -n 's/^ *Hash: sha256://p')
+h2=$(skillctl skill show d4/memtwo | sed -n 's/^ *Hash: sha256://p')
 [[ -n $h1 && -n $h2 && $h1 != "$h2" ]] || fail "no hashes of the two skills: '$h1' '$h2'"
 out=$(as_user alice "$ABUSE" memfd-swap after "$v1" "$v2") || true
 id=${out#accepted }
