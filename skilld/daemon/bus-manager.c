@@ -152,6 +152,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .stderr_fd = c.stderr_fd,
                 .limits = &limits,
                 .network = c.network,
+                .call = msg,
         }, &record, &why);
         if (r < 0) {
                 pending_free(p);

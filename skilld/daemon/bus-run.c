@@ -7,7 +7,15 @@
  * otherwise gets NoSuchRun, exactly as for a run that does not exist. polkit is asked whether or
  * not the run exists, so not even the time the answer takes tells a run apart from no run. The
  * object's find function then admits only what the filter let through, so properties
- * (org.freedesktop.DBus.Properties, served by sd-bus itself) are covered as well as methods. */
+ * (org.freedesktop.DBus.Properties, served by sd-bus itself) are covered as well as methods.
+ *
+ * Signals, the same rule: RunStarted, RunFinished and the run's PropertiesChanged are never
+ * broadcast on the system bus, where anyone may add a match for them. Each goes, unicast, to the
+ * run's peers: the connection that submitted it and those the filter let through to it since
+ * (tracked with sd_bus_track, so they drop out when they disconnect). A client that wants to hear
+ * of a run it did not submit asks about it first (a Get of its State), which also tells it the
+ * state it might otherwise have missed. The private socket's peers are told by uid, as they are
+ * direct connections: nothing there reaches anyone else. */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -16,6 +24,13 @@
 #include "error.h"
 #include "log.h"
 #include "manager.h"
+
+/* Peers told about one run, its submitter included, and over all active runs: each name tracked
+ * costs a match rule on the bus, of which the bus grants a connection a few hundred, and a match
+ * the bus refuses closes our connection (sd-bus fails it). Beyond these, a caller is only not
+ * told: it can still ask. */
+#define RUN_PEERS_MAX 16U
+#define PEERS_MAX 256U
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -58,6 +73,46 @@ static int no_such_run(sd_bus_error *error, const char *path) {
         return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN, "No run %s.", strna(shown));
 }
 
+int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter) {
+        const char *sender;
+        size_t total = 0;
+        int r;
+
+        /* Peers of the private socket hear of their uid's runs (manager_foreach_peer()). */
+        if (!m->bus || sd_bus_message_get_bus(call) != m->bus)
+                return 0;
+        sender = sd_bus_message_get_sender(call);
+        if (!sender)
+                return 0;
+        if (run->peers && sd_bus_track_contains(run->peers, sender))
+                return 0;
+        if (!submitter) {
+                for (Run *i = m->runs; i; i = i->next)
+                        total += i->peers ? sd_bus_track_count(i->peers) : 0;
+                if (total >= PEERS_MAX || (run->peers && sd_bus_track_count(run->peers) >= RUN_PEERS_MAX))
+                        return -EUSERS;
+        }
+        if (!run->peers) {
+                r = sd_bus_track_new(m->bus, &run->peers, NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_track_add_name(run->peers, sender);
+}
+
+/* A caller let through to an active run hears about it from now on. */
+static void track_caller(Manager *m, const char *id, sd_bus_message *msg) {
+        Run *run = manager_find_active(m, id);
+        int r;
+
+        if (!run)
+                return;
+        r = bus_run_add_peer(m, run, msg, false);
+        if (r < 0)
+                log_debug_errno(r, "Not telling %s about run %s: %m", strna(sd_bus_message_get_sender(msg)),
+                                run->record->id);
+}
+
 static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_error_free) sd_bus_error polkit_error = SD_BUS_ERROR_NULL;
         Manager *m = userdata;
@@ -79,8 +134,10 @@ static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
                                                strerror(-r));
         record = store_run_id_is_valid(id) ? store_get_run(m->store, id) : NULL;
-        if (uid == 0 || (record && record->owner == uid))
+        if (uid == 0 || (record && record->owner == uid)) {
+                track_caller(m, id, msg);
                 return 0;
+        }
 
         {
                 char *details[] = { (char *) "run", (char *) id, NULL };
@@ -93,6 +150,7 @@ static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return no_such_run(error, path);
         m->authorized_call = msg;
+        track_caller(m, id, msg);
         return 0;
 }
 
@@ -107,13 +165,6 @@ static int run_object_find(sd_bus *bus, const char *path, const char *interface,
         if (!startswith(path, SKILLD_RUN_PATH_PREFIX "/"))
                 return 0;
         record = record_of(m, path);
-        if (m->emitting) {
-                /* Our own PropertiesChanged: the run's bus and peers were chosen by the sender. */
-                if (!record)
-                        return 0;
-                *found = m;
-                return 1;
-        }
         if (!record)
                 return no_such_run(error, path);
         if (call && call != m->authorized_call) {
@@ -655,80 +706,142 @@ int bus_run_add_objects(Manager *m, sd_bus *bus) {
         return sd_bus_add_node_enumerator(bus, NULL, SKILLD_RUN_PATH_PREFIX, run_node_enumerator, m);
 }
 
-/* ---- Telling the world ---- */
+/* ---- Telling those entitled ---- */
 
 typedef struct Emission {
         Manager *manager;
-        const char *path;
-        char **properties;
         const StoreRun *record;
-        const char *member;
+        const char *path;
+        char **properties;              /* PropertiesChanged of these */
+        const char *member;             /* else this signal of the Manager */
 } Emission;
 
-static int emit_changed(sd_bus *bus, void *userdata) {
-        Emission *e = userdata;
+static const sd_bus_vtable *run_property(const char *name) {
+        for (const sd_bus_vtable *v = run_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+                if (v->type == _SD_BUS_VTABLE_PROPERTY && streq(v->x.property.member, name))
+                        return v;
+        return NULL;
+}
+
+/* PropertiesChanged as sd-bus would send it: the values of the properties that emit changes,
+ * the names of those that only invalidate (Result and Usage: large, and read on demand). */
+static int append_changed(sd_bus *bus, sd_bus_message *msg, const Emission *e) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
-        e->manager->emitting = true;
-        r = sd_bus_emit_properties_changed_strv(bus, e->path, SKILLD_RUN_INTERFACE, e->properties);
-        e->manager->emitting = false;
+        r = sd_bus_message_append(msg, "s", SKILLD_RUN_INTERFACE);
+        if (r >= 0)
+                r = sd_bus_message_open_container(msg, 'a', "{sv}");
+        STRV_FOREACH(p, e->properties) {
+                const sd_bus_vtable *v = run_property(*p);
+
+                if (r < 0)
+                        return r;
+                if (!v)
+                        return -ENOENT;
+                if (v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION)
+                        continue;
+                r = sd_bus_message_open_container(msg, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(msg, "s", *p);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(msg, 'v', v->x.property.signature);
+                if (r >= 0)
+                        r = v->x.property.get(bus, e->path, SKILLD_RUN_INTERFACE, *p, msg, e->manager,
+                                              &error);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(msg);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(msg);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(msg);
+        if (r >= 0)
+                r = sd_bus_message_open_container(msg, 'a', "s");
+        STRV_FOREACH(p, e->properties) {
+                const sd_bus_vtable *v = run_property(*p);
+
+                if (r < 0)
+                        return r;
+                if (v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION)
+                        r = sd_bus_message_append(msg, "s", *p);
+        }
         if (r < 0)
-                log_debug_errno(r, "Failed to emit PropertiesChanged for %s: %m", e->path);
-        return 0;
+                return r;
+        return sd_bus_message_close_container(msg);
 }
 
-void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) {
-        _cleanup_strv_free_ char **props = NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *p;
-        va_list ap;
-
-        if (bus_run_object_path(record->id, &path) < 0)
-                return;
-        va_start(ap, record);
-        while ((p = va_arg(ap, const char *)))
-                if (strv_extend(&props, p) < 0)
-                        break;
-        va_end(ap);
-        manager_foreach_bus(m, record->owner, emit_changed,
-                            &(Emission) { .manager = m, .path = path, .properties = props });
-}
-
-static int emit_signal(sd_bus *bus, void *userdata) {
-        Emission *e = userdata;
+/* One message of e for one receiver: destination is a unique name on the bus, NULL on a direct
+ * connection. */
+static int emission_send(sd_bus *bus, const char *destination, const Emission *e) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
         const StoreRun *record = e->record;
         bool finished = record->state == RUN_FINISHED;
         int r;
 
-        if (streq(e->member, "RunStarted"))
-                r = sd_bus_emit_signal(bus, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, "RunStarted", "so",
-                                       record->id, e->path);
-        else
-                r = sd_bus_emit_signal(bus, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE, "RunFinished",
-                                       "sosi", record->id, e->path,
-                                       finished ? strempty(record->status) : "interrupted",
-                                       (int32_t) (finished ? record->exit_code : -1));
+        if (e->properties) {
+                r = sd_bus_message_new_signal(bus, &msg, e->path, "org.freedesktop.DBus.Properties",
+                                              "PropertiesChanged");
+                if (r >= 0)
+                        r = append_changed(bus, msg, e);
+        } else {
+                r = sd_bus_message_new_signal(bus, &msg, SKILLD_OBJECT_PATH, SKILLD_MANAGER_INTERFACE,
+                                              e->member);
+                if (r >= 0)
+                        r = sd_bus_message_append(msg, "so", record->id, e->path);
+                if (r >= 0 && streq(e->member, "RunFinished"))
+                        r = sd_bus_message_append(msg, "si",
+                                                  finished ? strempty(record->status) : "interrupted",
+                                                  (int32_t) (finished ? record->exit_code : -1));
+        }
+        if (r >= 0 && destination)
+                r = sd_bus_message_set_destination(msg, destination);
+        if (r >= 0)
+                r = sd_bus_send(bus, msg, NULL);
         if (r < 0)
-                log_debug_errno(r, "Failed to emit %s for run %s: %m", e->member, record->id);
+                log_debug_errno(r, "Failed to send %s of run %s to %s: %m", e->member ?: "PropertiesChanged",
+                                record->id, destination ?: "a peer");
         return 0;
 }
 
-void bus_run_emit_started(Manager *m, const StoreRun *record) {
-        _cleanup_free_ char *path = NULL;
+static int emission_send_peer(sd_bus *bus, void *userdata) {
+        return emission_send(bus, NULL, userdata);
+}
 
-        if (bus_run_object_path(record->id, &path) < 0)
+static void emit(Manager *m, Emission *e) {
+        _cleanup_free_ char *path = NULL;
+        Run *run = manager_find_active(m, e->record->id);
+
+        if (bus_run_object_path(e->record->id, &path) < 0)
                 return;
-        manager_foreach_bus(m, record->owner, emit_signal,
-                            &(Emission) { .manager = m, .path = path, .record = record,
-                                          .member = "RunStarted" });
+        e->manager = m;
+        e->path = path;
+        if (m->bus && run && run->peers)
+                for (const char *n = sd_bus_track_first(run->peers); n; n = sd_bus_track_next(run->peers))
+                        (void) emission_send(m->bus, n, e);
+        manager_foreach_peer(m, e->record->owner, emission_send_peer, e);
+}
+
+void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) {
+        _cleanup_strv_free_ char **props = NULL;
+        const char *p;
+        va_list ap;
+
+        va_start(ap, record);
+        while ((p = va_arg(ap, const char *)))
+                if (strv_extend(&props, p) < 0) {
+                        va_end(ap);
+                        return;
+                }
+        va_end(ap);
+        if (props)
+                emit(m, &(Emission) { .record = record, .properties = props });
+}
+
+void bus_run_emit_started(Manager *m, const StoreRun *record) {
+        emit(m, &(Emission) { .record = record, .member = "RunStarted" });
 }
 
 void bus_run_emit_finished(Manager *m, const StoreRun *record) {
-        _cleanup_free_ char *path = NULL;
-
-        if (bus_run_object_path(record->id, &path) < 0)
-                return;
-        manager_foreach_bus(m, record->owner, emit_signal,
-                            &(Emission) { .manager = m, .path = path, .record = record,
-                                          .member = "RunFinished" });
+        emit(m, &(Emission) { .record = record, .member = "RunFinished" });
 }

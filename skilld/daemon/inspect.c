@@ -1,5 +1,6 @@
 /* See inspect.h. */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -123,12 +124,62 @@ oom:
         return -ENOMEM;
 }
 
+/* SECURITY: the caller keeps its own fd of the archive and may change the file while it is read
+ * (a memfd without seals, a file it rewrites): the zip's directory, read first, and its entries,
+ * read after, could then disagree. The loader reads a private copy, an unnamed file beside the
+ * tree (disk, not the service's memory), unless the fd is a memfd sealed against any change.
+ * ret is -EBADF when the caller's fd can be read as it is. */
+static int archive_private_copy(int archive_fd, int dir_fd, int *ret, char **error) {
+        const int immutable = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t total = 0;
+        char buf[65536];
+        int seals, r;
+
+        seals = fcntl(archive_fd, F_GET_SEALS);
+        if (seals >= 0 && (seals & immutable) == immutable) {
+                *ret = -EBADF;
+                return 0;
+        }
+        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR))
+                fd = memfd_create("skilld-archive", MFD_CLOEXEC);
+        if (fd < 0)
+                return error_setf(error, -errno, "cannot make a private copy of the archive: %m");
+        for (;;) {
+                /* pread: the caller's file offset, which it shares with us, stays where it was. */
+                ssize_t n = pread(archive_fd, buf, sizeof(buf), (off_t) total);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return error_setf(error, -errno, "cannot read the archive: %m");
+                if (n == 0)
+                        break;
+                if (total + (uint64_t) n > INSPECT_ARCHIVE_MAX)
+                        return error_setf(error, -EFBIG, "the archive grew beyond the 256M allowed while "
+                                          "it was read");
+                r = loop_write(fd, buf, (size_t) n);
+                if (r < 0)
+                        return error_setf(error, r, "cannot copy the archive: %s", strerror(-r));
+                total += (uint64_t) n;
+        }
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
 int inspect_archive(int archive_fd, int target_fd, const char *script, InspectFlags flags, Inspection *ret) {
         LoaderLimits limits = LOADER_LIMITS_DEFAULT;
         _cleanup_free_ char *error = NULL, *top = NULL;
+        _cleanup_close_ int copy_fd = -EBADF;
         int r;
 
-        r = loader_extract_zip(archive_fd, target_fd, &limits, &top, &error);
+        r = archive_private_copy(archive_fd, target_fd, &copy_fd, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return refuse(ret, r == -ENOSPC || r == -EDQUOT ? r : -EBADMSG, error);
+        r = loader_extract_zip(copy_fd >= 0 ? copy_fd : archive_fd, target_fd, &limits, &top, &error);
         if (r == -ENOMEM)
                 return r;
         /* A full disk under the work directory is not the archive's fault: keep its errno. */

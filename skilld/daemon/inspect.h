@@ -36,7 +36,10 @@ void inspection_done(Inspection *i);
  * name must equal (NULL: no such rule). script: the caller's choice, or NULL for the default.
  * A skill that fails is not an error of the function: the Inspection says why. */
 int inspect_tree(int dir_fd, const char *dir_name, const char *script, InspectFlags flags, Inspection *ret);
-/* Unpacks the archive (a .skill zip) into the empty directory target_fd, then inspects it. */
+/* Unpacks the archive (a .skill zip) into the empty directory target_fd, then inspects it. The
+ * archive is read from a private copy (an unnamed file in target_fd's file system) unless it is a
+ * memfd sealed against writes, shrinking and growing: the caller cannot change it under the
+ * loader. */
 int inspect_archive(int archive_fd, int target_fd, const char *script, InspectFlags flags, Inspection *ret);
 /* A directory of the host (an installed skill): checked with the loader's rules, then inspected. */
 int inspect_directory(int dir_fd, const char *dir_name, const char *script, InspectFlags flags,

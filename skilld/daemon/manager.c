@@ -82,6 +82,7 @@ static Run *run_free(Run *run) {
         /* The uid is free again once the worker is gone: its sandbox went with it. */
         safe_close(run->uid_lock_fd);
         free(run->unit);
+        sd_bus_track_unref(run->peers);
         free(run);
         return NULL;
 }
@@ -324,7 +325,13 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 return -ENOMEM;
         }
 
-        r = store_create_run(m->store, &info, 0, &record, error);
+        /* Before the reply: the submitter must hear RunStarted and RunFinished, even of a run that
+         * ends at once. Failing that, it would wait forever: no run rather. */
+        r = s->call ? bus_run_add_peer(m, run, s->call, true) : 0;
+        if (r < 0)
+                (void) error_setf(error, r, "Failed to watch the caller's connection: %s", strerror(-r));
+        else
+                r = store_create_run(m->store, &info, 0, &record, error);
         if (r < 0) {
                 free(run->work_dir);
                 run->work_dir = NULL;
@@ -815,9 +822,7 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-void manager_foreach_bus(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata) {
-        if (m->bus)
-                (void) f(m->bus, userdata);
+void manager_foreach_peer(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata) {
         for (Connection *c = m->connections; c; c = c->next)
                 if (c->uid == owner || c->uid == 0)
                         (void) f(c->bus, userdata);

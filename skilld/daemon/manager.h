@@ -97,6 +97,11 @@ struct Run {
         char *unit;
         bool cancel_requested;
 
+        /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
+         * these, never broadcast: the connection that submitted it, and those that afterwards
+         * passed the run objects' access check for it. Gone peers drop out by themselves. */
+        sd_bus_track *peers;
+
         Run *prev, *next;
 };
 
@@ -132,7 +137,6 @@ struct Manager {
         Run *runs;                      /* active runs, oldest first */
         sd_event_source *dispatch_source;
         bool stopping;                  /* SIGTERM: nothing new starts */
-        bool emitting;                  /* bus-run.c: signals going out, not a caller asking */
         sd_bus_message *authorized_call;        /* bus-run.c: the call the filter let through */
         sd_bus *systemd_bus;            /* a connection of our own to systemd, if any */
         Pending *pending;               /* calls waiting for an inspection (pending.c) */
@@ -160,10 +164,10 @@ int bus_run_object_path(const char *id, char **ret);
 /* The run id of an object path below SKILLD_RUN_PATH_PREFIX, or NULL. */
 const char *bus_run_path_id(const char *path);
 
-/* Every bus and peer connection that may see a run of owner: the bus (whose signals are
- * broadcast) and the peers of that uid or root. */
+/* Every peer of the private socket that may see a run of owner: those of that uid, and root's.
+ * (On the system bus, bus-run.c tells each run's own peers.) */
 typedef int (*manager_bus_func_t)(sd_bus *bus, void *userdata);
-void manager_foreach_bus(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata);
+void manager_foreach_peer(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata);
 
 /* What Run()/RunInstalled() hand over once validated and authorized. Everything is copied (fds
  * duplicated) on success; from then on the run deletes work_dir when it is over. */
@@ -184,6 +188,7 @@ typedef struct RunSubmission {
         int stderr_fd;
         const PolicyLimits *limits;     /* resolved */
         bool network;                   /* authorized (io.skilld.network) and allowed by the policy */
+        sd_bus_message *call;           /* the Run() call: its sender hears about the run */
 } RunSubmission;
 
 /* Queues or starts a run. -EUSERS when the queue caps are reached, -ENOSPC when the store is too
@@ -202,11 +207,16 @@ SandboxLimits manager_sandbox_limits(const PolicyLimits *l);
 /* Active runs of owner (UID_INVALID: everyone's), running or queued. */
 size_t manager_count_runs(Manager *m, uid_t owner, bool running);
 
-/* bus-run.c: what the run objects tell the world. Changed properties are named, NULL-terminated;
- * signals and PropertiesChanged go to the bus and to the peers who may see the run. */
+/* bus-run.c: what the run objects tell those entitled to hear it. Changed properties are named,
+ * NULL-terminated; signals and PropertiesChanged go to the run's peers on the system bus, one
+ * unicast message each, and to the private socket's peers who may see the run. */
 void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) __attribute__((sentinel));
 void bus_run_emit_started(Manager *m, const StoreRun *record);
 void bus_run_emit_finished(Manager *m, const StoreRun *record);
+/* Entitles the sender of call (a system bus message) to hear about run. A submitter always is;
+ * anyone else within caps (each name tracked costs the service a match rule on the bus): -EUSERS
+ * beyond them. 0 also when there is nothing to track (a private socket peer). */
+int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter);
 
 /* pending.c: calls whose skill is being inspected. */
 typedef enum PendingKind {

@@ -145,29 +145,39 @@ static void daemon_stop(pid_t pid) {
                       (unsigned) status);
 }
 
-static void write_skill(void) {
+/* Packs a one-script skill called name into DIR/name.skill. */
+static char *write_skill(const char *name, const char *script) {
+        _cleanup_free_ char *src_name = strdup_printf("src-%s", name), *md = NULL, *main_sh = NULL,
+                            *out_name = strdup_printf("%s.skill", name);
         _cleanup_close_ int src = -EBADF, out = -EBADF;
 
-        test_write_file(dir.fd, "src/SKILL.md",
-                        "---\nname: greeter\ndescription: Greets.\n---\n\n# greeter\n", 0644);
-        /* An artifact larger than one ReadArtifact() call returns. */
-        test_write_file(dir.fd, "src/scripts/main.sh",
-                        "echo \"hello $1\"\n"
-                        "mkdir -p /out/files/sub\n"
-                        "head -c 4500000 /dev/zero | tr '\\0' a >/out/files/sub/big.txt\n",
-                        0755);
-        src = openat(dir.fd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        out = openat(dir.fd, "greeter.skill", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        md = strdup_printf("%s/SKILL.md", src_name);
+        main_sh = strdup_printf("%s/scripts/main.sh", src_name);
+        ck_assert_ptr_nonnull(md);
+        ck_assert_ptr_nonnull(main_sh);
+        {
+                _cleanup_free_ char *text = strdup_printf("---\nname: %s\ndescription: A test skill.\n"
+                                                          "---\n\n# %s\n", name, name);
+
+                test_write_file(dir.fd, md, text, 0644);
+        }
+        test_write_file(dir.fd, main_sh, script, 0755);
+        src = openat(dir.fd, src_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        out = openat(dir.fd, out_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ck_assert_int_ge(src, 0);
         ck_assert_int_ge(out, 0);
-        ck_assert_int_eq(skill_package(src, "greeter", out, NULL), 0);
-        skill_path = strdup_printf("%s/greeter.skill", dir.path);
+        ck_assert_int_eq(skill_package(src, name, out, NULL), 0);
+        return strdup_printf("%s/%s", dir.path, out_name);
 }
 
 static void setup(void) {
         dir = test_dir_new();
         ck_assert_int_eq(chmod(dir.path, 0755), 0);
-        write_skill();
+        /* With an artifact larger than one ReadArtifact() call returns. */
+        skill_path = write_skill("greeter",
+                                 "echo \"hello $1\"\n"
+                                 "mkdir -p /out/files/sub\n"
+                                 "head -c 4500000 /dev/zero | tr '\\0' a >/out/files/sub/big.txt\n");
         test_bus_start(&test_bus);
         polkit_pid = fork();
         ck_assert_int_ge(polkit_pid, 0);
@@ -583,6 +593,158 @@ START_TEST(test_validation) {
 }
 END_TEST
 
+/* What a connection heard from the service about runs: every signal of the Manager interface and
+ * every PropertiesChanged below its path, whoever they were meant for. */
+typedef struct Heard {
+        unsigned started, finished, changed;
+        char *finished_status;
+} Heard;
+
+static int on_heard(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Heard *h = userdata;
+        const char *id, *path, *status;
+        int32_t code;
+
+        if (sd_bus_message_is_signal(m, "io.skilld.Skilld1.Manager", "RunStarted"))
+                h->started++;
+        else if (sd_bus_message_is_signal(m, "io.skilld.Skilld1.Manager", "RunFinished")) {
+                h->finished++;
+                ck_assert_int_ge(sd_bus_message_read(m, "sosi", &id, &path, &status, &code), 0);
+                free(h->finished_status);
+                h->finished_status = strdup_printf("%s %s", id, status);
+        } else if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Properties", "PropertiesChanged"))
+                h->changed++;
+        return 0;
+}
+
+static void listen_all(sd_bus *bus, Heard *h) {
+        ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',interface='io.skilld.Skilld1.Manager'",
+                                          on_heard, h), 0);
+        ck_assert_int_ge(sd_bus_add_match(bus, NULL,
+                                          "type='signal',interface='org.freedesktop.DBus.Properties',"
+                                          "member='PropertiesChanged',path_namespace='/io/skilld/Skilld1'",
+                                          on_heard, h), 0);
+}
+
+/* Takes in what the service sent this connection so far: the bus keeps one sender's messages to
+ * one receiver in order, so a signal sent before the service answered a Ping is read before the
+ * answer. */
+static void drain(sd_bus *bus) {
+        ck_assert_int_ge(sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                            "org.freedesktop.DBus.Peer", "Ping", NULL, NULL, NULL), 0);
+        while (sd_bus_process(bus, NULL) > 0)
+                ;
+}
+
+static void process_until(sd_bus *bus, const unsigned *counter, unsigned want) {
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+
+        while (*counter < want) {
+                ck_assert_msg(test_now_usec() < deadline, "a signal never came");
+                if (sd_bus_process(bus, NULL) == 0)
+                        ck_assert_int_ge(sd_bus_wait(bus, 100000), 0);
+        }
+}
+
+START_TEST(test_signals_unicast) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *owner = test_bus_connect(&test_bus, NULL),
+                                                  *bystander = test_bus_connect(&test_bus, NULL),
+                                                  *asker = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *sleeper = write_skill("sleeper", "sleep 600\n"), *id = NULL, *want = NULL,
+                            *path = NULL, *state = NULL;
+        bool wrapped = !isempty(getenv("SKILLD_TEST_WRAPPER")), running;
+        _cleanup_close_pair_ int ready[2] = { -EBADF, -EBADF }, stop[2] = { -EBADF, -EBADF };
+        Heard by_owner = {}, by_bystander = {}, by_asker = {};
+        char buf[64] = {};
+        pid_t pid;
+
+        /* nobody listens from the start to the end, in a process of its own. */
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(stop, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                _cleanup_free_ char *line = NULL;
+                Heard h = {};
+                sd_bus *bus;
+
+                /* Our copy of the write end would keep the stop from ever coming. */
+                stop[1] = safe_close(stop[1]);
+                if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(1);
+                bus = test_bus_connect(&test_bus, NULL);
+                listen_all(bus, &h);
+                drain(bus);
+                (void) loop_write(ready[1], "r", 1);
+                for (;;) {
+                        struct pollfd p = { .fd = stop[0], .events = POLLIN };
+
+                        while (sd_bus_process(bus, NULL) > 0)
+                                ;
+                        if (poll(&p, 1, 0) > 0)
+                                break;
+                        (void) sd_bus_wait(bus, 100000);
+                }
+                drain(bus);
+                line = strdup_printf("%u %u %u", h.started, h.finished, h.changed);
+                (void) loop_write(ready[1], line, strlen(line));
+                _exit(0);
+        }
+        ready[1] = safe_close(ready[1]);
+        stop[0] = safe_close(stop[0]);
+        ck_assert_int_eq(loop_read(ready[0], buf, 1), 1);
+
+        listen_all(owner, &by_owner);
+        listen_all(bystander, &by_bystander);
+        listen_all(asker, &by_asker);
+        drain(bystander);
+        drain(asker);
+
+        /* root's run: its submitter hears it start. */
+        id = call_run(owner, sleeper, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        process_until(owner, &by_owner.started, 1);
+
+        /* Another connection that asks about the run hears of it from then on. Under a wrapper
+         * such as Valgrind runs fail at once (tests/valgrind/README.md), so the run may be over
+         * by then: what is asserted of the signals holds whatever the run's outcome. */
+        path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        state = run_property(asker, id, "State");
+        running = streq(state, "running");
+        if (!wrapped)
+                ck_assert_str_eq(state, "running");
+
+        (void) sd_bus_call_method(owner, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", "Cancel",
+                                  NULL, NULL, NULL);
+        process_until(owner, &by_owner.finished, 1);
+        ck_assert_ptr_nonnull(startswith(by_owner.finished_status, id));
+        if (!wrapped) {
+                want = strdup_printf("%s canceled", id);
+                ck_assert_str_eq(by_owner.finished_status, want);
+        }
+        ck_assert_uint_ge(by_owner.changed, 2);
+        if (running) {
+                process_until(asker, &by_asker.finished, 1);
+                ck_assert_str_eq(by_asker.finished_status, by_owner.finished_status);
+                ck_assert_uint_ge(by_asker.changed, 1);
+        }
+        /* It asked after the start: RunStarted was not for it. */
+        ck_assert_uint_eq(by_asker.started, 0);
+
+        /* Whoever only listened heard nothing, root or not. */
+        drain(bystander);
+        ck_assert_uint_eq(by_bystander.started + by_bystander.finished + by_bystander.changed, 0);
+        stop[1] = safe_close(stop[1]);
+        memset(buf, 0, sizeof(buf));
+        ck_assert_int_gt(loop_read(ready[0], buf, sizeof(buf) - 1), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        ck_assert_str_eq(buf, "0 0 0");
+
+        free(by_owner.finished_status);
+        free(by_asker.finished_status);
+}
+END_TEST
+
 START_TEST(test_idle_exit) {
         int status;
 
@@ -608,6 +770,7 @@ int main(void) {
         tcase_add_test(tc, test_ownership);
         tcase_add_test(tc, test_run_records);
         tcase_add_test(tc, test_validation);
+        tcase_add_test(tc, test_signals_unicast);
         tcase_add_test(tc, test_idle_exit);
         suite_add_tcase(s, tc);
         tc = tcase_create("runs");

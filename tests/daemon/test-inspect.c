@@ -1,8 +1,11 @@
 /* Tests for inspect.c: what the service learns about a skill it is handed, in process and from a
  * forked inspector, before it asks polkit about it. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "fileio.h"
 #include "inspect.h"
 #include "loader.h"
 #include "test-util.h"
@@ -61,6 +64,58 @@ START_TEST(test_archive) {
         /* The same tree, unpacked or not, hashes the same. */
         ck_assert_str_eq(i.hash, hash);
         ck_assert_int_eq(faccessat(target, "scripts/main.py", F_OK, 0), 0);
+}
+END_TEST
+
+static DIR *closedir_safe(DIR *d) {
+        if (d)
+                (void) closedir(d);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir_safe);
+
+/* The archive is read from a private copy, or in place when sealed: either way the caller's file
+ * offset stays where it was, and nothing but the tree lands in the target. */
+START_TEST(test_archive_copy_and_seals) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_close_ int zip = -EBADF, sealed = -EBADF;
+        _cleanup_free_ char *bytes = NULL;
+        size_t size = 0;
+        char hash[65];
+
+        write_skill(d.fd, "src", "demo");
+        zip = pack(&d, "src", "demo", hash);
+        ck_assert_int_eq(lseek(zip, 0, SEEK_SET), 0);
+        ck_assert_int_eq(read_full_fd(zip, 1 << 20, &bytes, &size), 0);
+        sealed = memfd_create("sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        ck_assert_int_ge(sealed, 0);
+        ck_assert_int_eq(loop_write(sealed, bytes, size), 0);
+        ck_assert_int_eq(fcntl(sealed, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW), 0);
+
+        for (int k = 0; k < 2; k++) {
+                _cleanup_(inspection_done) Inspection i = {};
+                _cleanup_free_ char *name = strdup_printf("t%d", k);
+                _cleanup_close_ int target = new_target(&d, name), fd = -EBADF;
+                _cleanup_(closedir_safep) DIR *dir = NULL;
+                struct dirent *de;
+                size_t n = 0;
+
+                ck_assert_int_eq(lseek(k == 0 ? zip : sealed, 7, SEEK_SET), 7);
+                ck_assert_int_eq(inspect_archive(k == 0 ? zip : sealed, target, NULL, INSPECT_ENTRY, &i), 0);
+                ck_assert_int_eq(i.error_errno, 0);
+                ck_assert_str_eq(i.hash, hash);
+                ck_assert_int_eq(lseek(k == 0 ? zip : sealed, 0, SEEK_CUR), 7);
+                fd = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                dir = fdopendir(TAKE_FD(fd));
+                ck_assert_ptr_nonnull(dir);
+                while ((de = readdir(dir)))
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                                ck_assert_msg(streq(de->d_name, "SKILL.md") || streq(de->d_name, "scripts"),
+                                              "unexpected %s in the target", de->d_name);
+                                n++;
+                        }
+                ck_assert_uint_eq(n, 2);
+        }
 }
 END_TEST
 
@@ -203,6 +258,7 @@ int main(void) {
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_archive);
+        tcase_add_test(tc, test_archive_copy_and_seals);
         tcase_add_test(tc, test_script_override);
         tcase_add_test(tc, test_invalid_name);
         tcase_add_test(tc, test_lint_only_for_installs);

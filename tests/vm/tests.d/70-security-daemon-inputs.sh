@@ -1,9 +1,11 @@
 #!/bin/bash
 # The daemon's adversarial cases on what callers hand it (tests/security/daemon/README.md):
-# D3, file descriptors that are not regular files (a directory, a pipe, a FIFO) as the skill or
-# as an input file, are refused and start nothing; D4, a skill archive its owner rewrites in place
-# after Run returned runs as it was when submitted; D12, OpenArtifact never serves through a
-# path trick or a link, whether the skill left it in /out/files or root planted it in the store.
+# D3, file descriptors that are not regular files open for reading (a directory, a pipe, a FIFO,
+# an O_PATH fd, one of /etc/shadow too) as the skill or as an input file, are refused and start
+# nothing; D4, a skill archive its owner rewrites in place after Run returned, or in a memfd
+# without seals after or while Run is called, runs as it was when read, and is recorded so; D12,
+# OpenArtifact never serves through a path trick or a link, whether the skill left it in
+# /out/files or root planted it in the store.
 # Each case ends with the daemon (same pid) serving another user.
 # Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
 # shellcheck disable=SC2016
@@ -58,7 +60,26 @@ for what in dir fifo pipe; do
 done
 kill "$fifo_writer"
 wait "$fifo_writer" 2>/dev/null || true
+# O_PATH fds name a file without opening it; alice can make one of root's /etc/shadow (it takes
+# only search permission on /etc). A service reopening it through /proc would read it for her.
+ABUSE=$SKILLD_BUILD_ROOT/tests/security/daemon/skilld-abuse
+for target in "$hello" /etc/shadow; do
+    out=$(as_user alice "$ABUSE" opath-skill "$target") ||
+        fail "an O_PATH fd of $target was accepted as the skill: $out"
+    assert_contains "$out" \
+        "org.freedesktop.DBus.Error.InvalidArgs: The skill file descriptor is not open for reading" \
+        "an O_PATH fd of $target as the skill"
+    echo "D3 O_PATH fd of $target as the skill: $out"
+    out=$(as_user alice "$ABUSE" opath-input "$hello" "$target") ||
+        fail "an O_PATH fd of $target was accepted as an input file: $out"
+    assert_contains "$out" "The input file in is not a regular file open for reading" \
+        "an O_PATH fd of $target as input"
+    echo "D3 O_PATH fd of $target as an input file: $out"
+done
 assert_eq "$before" "$(n_records)" "records after the refused calls"
+if grep -rqsF "$(head -c 20 /etc/shadow)" "$SKILLD_STATE/runs"; then
+    fail "a byte of /etc/shadow is in the store"
+fi
 still_serving D3
 
 # D4. alice's skill is queued behind her running one (per-user 1); she then rewrites its file in
@@ -80,6 +101,49 @@ run_method alice "$busy" Cancel
 assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the swapped run"
 assert_eq "version one" "$(call alice log "$id" stdout)" "what the swapped run printed"
 echo "D4 the archive rewritten after Run: the run printed what was submitted"
+
+# D4, memfds without seals. Rewritten with another skill once Run answered: the run is what was
+#     submitted, its recorded hash that of the submitted tree. Rewritten over and over by a
+#     second process while the call is in flight: refused, or a run of one of the two skills
+#     whole, its recorded hash that of what it ran.
+#     Names and scripts of one length, so that the archives likely are too and the file flips
+#     from one whole archive to the other.
+v1=$(cd d4 && make_skill memone 'echo "version one"')
+v2=$(cd d4 && make_skill memtwo 'echo "version two"')
+echo "D4 memfd archives of $(stat -c %s "$v1") and $(stat -c %s "$v2") bytes"
+h1=$(skillctl skill show d4/memone | sed -n 's/^ *Hash: sha256://p')
+h2=$(skillctl skill show d4/memtwo | sed -n 's/^ *Hash: sha256://p')
+[[ -n $h1 && -n $h2 && $h1 != "$h2" ]] || fail "no hashes of the two skills: '$h1' '$h2'"
+out=$(as_user alice "$ABUSE" memfd-swap after "$v1" "$v2") || true
+id=${out#accepted }
+[[ $id =~ ^[0-9a-f]{32}$ ]] || fail "the Run of a memfd: $out"
+assert_eq "finished succeeded 0" "$(call alice wait "$id")" "the memfd run"
+assert_eq "version one" "$(call alice log "$id" stdout)" "what the memfd run printed"
+assert_contains "$(run_prop "$id" SkillHash alice)" "$h1" "the memfd run's recorded hash"
+echo "D4 a memfd rewritten after Run: the run printed what was submitted"
+for i in 1 2 3 4; do
+    out=$(as_user alice "$ABUSE" memfd-swap during "$v1" "$v2") || true
+    case $out in
+    "accepted "*)
+        id=${out#accepted }
+        assert_eq "finished succeeded 0" "$(call alice wait "$id")" "memfd run $i"
+        printed=$(call alice log "$id" stdout)
+        case $printed in
+        "version one") want=$h1 ;;
+        "version two") want=$h2 ;;
+        *) fail "memfd run $i printed neither version: $printed" ;;
+        esac
+        assert_contains "$(run_prop "$id" SkillHash alice)" "$want" "memfd run $i's recorded hash"
+        echo "D4 a memfd rewritten during Run, try $i: ran $printed, recorded as such"
+        ;;
+    io.skilld.Skilld1.Error.InvalidSkill:*)
+        echo "D4 a memfd rewritten during Run, try $i: refused: $out"
+        ;;
+    *)
+        fail "memfd rewritten during Run, try $i: $out"
+        ;;
+    esac
+done
 still_serving D4
 
 # D12. Links, FIFOs and path tricks in /out/files, and links root plants in the store.

@@ -1,0 +1,111 @@
+#!/bin/bash
+# D7: a flood of submissions. alice and bob each send 500 Run calls at once (4 connections of 125
+# each, under the bus's 128 pending replies per connection, so that all of them reach the
+# service), replies unread until all are sent. Every accepted run ends finished, every other call
+# is refused by the service's caps (QuotaExceeded); meanwhile /proc is scanned every 20 ms: no two
+# runs hold one uid at the same time, though six uids serve them all (each is reused), and the
+# service's cgroup stays under its TasksMax. The service is the same process after it all and its
+# fd count is back to what it was.
+# Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
+# shellcheck disable=SC2016
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
+. "$SKILLD_VM_LIB"
+# shellcheck source-path=SCRIPTDIR source=daemon.inc
+. "$(dirname "$0")/daemon.inc"
+
+ABUSE=$SKILLD_BUILD_ROOT/tests/security/daemon/skilld-abuse
+UID_FIRST=1879048192
+UID_COUNT=6
+
+daemon_setup
+daemon_policy "$(cat <<YAML
+service:
+  idle-timeout: 300s
+concurrency:
+  per-user: 2
+  global: 4
+queue:
+  per-user: 12
+  global: 24
+uids:
+  first: $UID_FIRST
+  count: $UID_COUNT
+YAML
+)"
+
+quick=$(make_skill quick 'sleep 0.5; echo "quick $1"')
+assert_eq "succeeded 0" "$(call alice run --wait "$quick" 0 | tail -n 1)" "the first run"
+pid=$(daemon_main_pid)
+fds() {
+    find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l
+}
+baseline=$(fds)
+tasks_max=$(systemctl show -P TasksMax skilld.service)
+cgroup=/sys/fs/cgroup$(systemctl show -P ControlGroup skilld.service)
+echo "skilld (pid $pid): $baseline fds, TasksMax $tasks_max, cgroup $cgroup"
+
+"$ABUSE" uid-scan "$UID_FIRST" "$UID_COUNT" "$cgroup" >scan.out 2>&1 &
+scanner=$!
+wait_until 30 grep -q '^scanning' scan.out || fail "the scanner did not start: $(cat scan.out)"
+
+mkdir -m 0777 out
+floods=()
+for k in 1 2 3 4; do
+    for user in alice bob; do
+        as_user "$user" "$ABUSE" run-flood 125 "$quick" >"out/$user.$k" 2>&1 &
+        floods+=($!)
+    done
+done
+for f in "${floods[@]}"; do
+    wait "$f" || fail "a flood failed: $(tail -n 3 out/*)"
+done
+
+accepted=0 refused=0
+for f in out/*; do
+    user=${f#out/}
+    user=${user%%.*}
+    while read -r line; do
+        case $line in
+        "accepted "*)
+            id=${line#accepted }
+            assert_eq "finished succeeded 0" "$(call "$user" wait "$id")" "run $id of $user"
+            owner=$(run_prop "$id" Owner)
+            assert_eq "u $(id -u "$user")" "$owner" "the owner of run $id"
+            accepted=$((accepted + 1))
+            ;;
+        io.skilld.Skilld1.Error.QuotaExceeded)
+            refused=$((refused + 1))
+            ;;
+        *)
+            fail "$f: neither a run nor a quota refusal: $line"
+            ;;
+        esac
+    done <"$f"
+done
+assert_eq 1000 $((accepted + refused)) "calls accounted for"
+echo "$accepted runs finished, $refused calls refused by the service's caps"
+[[ $accepted -gt $UID_COUNT ]] || fail "only $accepted runs: too few to reuse a uid"
+
+all=$(busctl --system call "${MANAGER[@]}" ListAllRuns)
+[[ $all != *'"queued"'* && $all != *'"running"'* ]] || fail "a run is still queued or running: $all"
+
+kill -TERM "$scanner"
+wait "$scanner"
+cat scan.out
+if grep '^shared ' scan.out; then
+    fail "two runs held one uid at the same time"
+fi
+summary=$(tail -n 1 scan.out)
+read -r _ scans _ procs _ runs _ uids _ reuses _ peak _ shared <<<"$summary"
+assert_eq 0 "$shared" "uids held by two runs at once"
+[[ $scans -gt 10 && $procs -gt 0 && $runs -gt 0 ]] || fail "the scan saw no run at all: $summary"
+echo "scan: $runs runs seen on $uids uids, $reuses reuses, service tasks at most $peak"
+if [[ $tasks_max != infinity ]]; then
+    [[ $peak -lt $tasks_max ]] || fail "skilld.service had $peak tasks, TasksMax is $tasks_max"
+fi
+
+assert_eq "$pid" "$(daemon_main_pid)" "skilld's pid (it must not have restarted)"
+wait_until 30 test "$(fds)" -eq "$baseline" ||
+    fail "skilld has $(fds) fds, $baseline before: $(ls -l "/proc/$pid/fd")"
+echo "fd count back to $baseline"
