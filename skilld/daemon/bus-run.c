@@ -25,10 +25,12 @@
 #include "log.h"
 #include "manager.h"
 
-/* Peers told about one run, its submitter included, and over all active runs: each name tracked
- * costs a match rule on the bus, of which the bus grants a connection a few hundred, and a match
- * the bus refuses closes our connection (sd-bus fails it). Beyond these, a caller is only not
- * told: it can still ask. */
+/* Peers told about one run, and distinct peers over all active runs, submitters aside: each name
+ * tracked costs a match rule on the bus, of which the bus grants a connection a few hundred, and
+ * a match the bus refuses closes our connection (sd-bus fails it). One connection hearing of many
+ * runs costs one. Beyond these, a caller is only not told: it can still ask. Submitters are
+ * always told (skillctl run waits for RunFinished); the policy's caps on active and queued runs
+ * bound them. */
 #define RUN_PEERS_MAX 16U
 #define PEERS_MAX 256U
 
@@ -75,29 +77,38 @@ static int no_such_run(sd_bus_error *error, const char *path) {
 
 int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter) {
         const char *sender;
-        size_t total = 0;
         int r;
 
         /* Peers of the private socket hear of their uid's runs (manager_foreach_peer()). */
         if (!m->bus || sd_bus_message_get_bus(call) != m->bus)
                 return 0;
         sender = sd_bus_message_get_sender(call);
-        if (!sender)
+        if (!sender || strv_contains(run->peers, sender))
                 return 0;
-        if (run->peers && sd_bus_track_contains(run->peers, sender))
-                return 0;
-        if (!submitter) {
-                for (Run *i = m->runs; i; i = i->next)
-                        total += i->peers ? sd_bus_track_count(i->peers) : 0;
-                if (total >= PEERS_MAX || (run->peers && sd_bus_track_count(run->peers) >= RUN_PEERS_MAX))
-                        return -EUSERS;
-        }
-        if (!run->peers) {
-                r = sd_bus_track_new(m->bus, &run->peers, NULL, NULL);
+        if (!submitter && (strv_length(run->peers) >= RUN_PEERS_MAX ||
+                           (m->peers && sd_bus_track_count(m->peers) >= PEERS_MAX &&
+                            !sd_bus_track_contains(m->peers, sender))))
+                return -EUSERS;
+        if (!m->peers) {
+                r = sd_bus_track_new(m->bus, &m->peers, NULL, NULL);
+                if (r < 0)
+                        return r;
+                /* Counted: a name stays tracked while any run still has it. */
+                r = sd_bus_track_set_recursive(m->peers, true);
                 if (r < 0)
                         return r;
         }
-        return sd_bus_track_add_name(run->peers, sender);
+        r = sd_bus_track_add_name(m->peers, sender);
+        if (r < 0)
+                return r;
+        r = strv_extend(&run->peers, sender);
+        if (r < 0) {
+                (void) sd_bus_track_remove_name(m->peers, sender);
+                return r;
+        }
+        if (!run->peers_track)
+                run->peers_track = sd_bus_track_ref(m->peers);
+        return 0;
 }
 
 /* A caller let through to an active run hears about it from now on. */
@@ -816,9 +827,11 @@ static void emit(Manager *m, Emission *e) {
                 return;
         e->manager = m;
         e->path = path;
-        if (m->bus && run && run->peers)
-                for (const char *n = sd_bus_track_first(run->peers); n; n = sd_bus_track_next(run->peers))
-                        (void) emission_send(m->bus, n, e);
+        /* A name no longer tracked is gone from the bus for good: unique names are never reused. */
+        if (m->bus && run)
+                STRV_FOREACH(n, run->peers)
+                        if (sd_bus_track_contains(m->peers, *n))
+                                (void) emission_send(m->bus, *n, e);
         manager_foreach_peer(m, e->record->owner, emission_send_peer, e);
 }
 

@@ -82,7 +82,10 @@ static Run *run_free(Run *run) {
         /* The uid is free again once the worker is gone: its sandbox went with it. */
         safe_close(run->uid_lock_fd);
         free(run->unit);
-        sd_bus_track_unref(run->peers);
+        STRV_FOREACH(n, run->peers)
+                (void) sd_bus_track_remove_name(run->peers_track, *n);
+        strv_free(run->peers);
+        sd_bus_track_unref(run->peers_track);
         free(run);
         return NULL;
 }
@@ -871,6 +874,7 @@ Manager *manager_free(Manager *m) {
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
+        sd_bus_track_unref(m->peers);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);
         sd_event_unref(m->event);

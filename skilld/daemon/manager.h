@@ -99,8 +99,10 @@ struct Run {
 
         /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
          * these, never broadcast: the connection that submitted it, and those that afterwards
-         * passed the run objects' access check for it. Gone peers drop out by themselves. */
-        sd_bus_track *peers;
+         * passed the run objects' access check for it. The names are counted in the manager's
+         * track (a reference of it kept here), where gone peers drop out by themselves. */
+        char **peers;
+        sd_bus_track *peers_track;
 
         Run *prev, *next;
 };
@@ -112,6 +114,9 @@ struct Manager {
 
         sd_event *event;
         sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
+        /* Every active run's peers, each name once however many runs it hears of: each costs a
+         * match rule on the bus, of which the bus grants a connection a few hundred. */
+        sd_bus_track *peers;
         sd_bus_slot *name_slot;
         bool name_acquired;
         bool releasing_name;
