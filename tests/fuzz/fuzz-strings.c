@@ -27,8 +27,10 @@ static void check_cescape(const char *s) {
 
         fuzz_assert(e);
         fuzz_assert(fuzz_text_is_safe(e), "cescape() let through: %s", e);
+        fuzz_assert(!utf8_has_layout_control(e, strlen(e)), "cescape() let a layout control through");
 
-        /* Undo it: "\\\\" and "\\xNN" are the only escapes. */
+        /* Undo it: "\\\\", "\\xNN" and, for the layout controls (bidirectional overrides, line
+         * separators), "\\uNNNN" are the only escapes. */
         back = t = malloc(strlen(e) + 1);
         fuzz_assert(back);
         for (const char *p = e; *p;) {
@@ -39,6 +41,25 @@ static void check_cescape(const char *s) {
                 if (p[1] == '\\') {
                         *t++ = '\\';
                         p += 2;
+                        continue;
+                }
+                if (p[1] == 'u') {
+                        uint32_t c = 0;
+
+                        for (int i = 2; i < 6; i++) {
+                                fuzz_assert(unhex(p[i]) >= 0, "bad escape in %s", e);
+                                c = c << 4 | (uint32_t) unhex(p[i]);
+                        }
+                        /* Only layout controls, all of them below U+10000: two or three bytes. */
+                        fuzz_assert(unichar_is_layout_control(c), "\\u%04x escaped", c);
+                        if (c < 0x800)
+                                *t++ = (char) (0xc0 | c >> 6);
+                        else {
+                                *t++ = (char) (0xe0 | c >> 12);
+                                *t++ = (char) (0x80 | (c >> 6 & 0x3f));
+                        }
+                        *t++ = (char) (0x80 | (c & 0x3f));
+                        p += 6;
                         continue;
                 }
                 fuzz_assert(p[1] == 'x' && unhex(p[2]) >= 0 && unhex(p[3]) >= 0, "bad escape in %s", e);
@@ -64,6 +85,7 @@ static void check_path(const char *s) {
         }
         fuzz_assert(len > 0 && len <= limits.max_path && s[0] != '/');
         fuzz_assert(!strchr(s, '\\') && !string_has_cc(s, len) && utf8_is_valid(s, len));
+        fuzz_assert(!utf8_has_layout_control(s, len));
         fuzz_assert(!startswith(s, "./") && !startswith(s, "../") && !streq(s, ".") && !streq(s, ".."));
         fuzz_assert(!strstr(s, "//") && !strstr(s, "/./") && !strstr(s, "/../"));
         fuzz_assert(!endswith(s, "/") && !endswith(s, "/.") && !endswith(s, "/.."));
