@@ -26,13 +26,13 @@
 #include "manager.h"
 
 /* Peers told about one run, and distinct peers over all active runs, submitters aside: each name
- * tracked costs a match rule on the bus, of which the bus grants a connection a few hundred, and
- * a match the bus refuses closes our connection (sd-bus fails it). One connection hearing of many
- * runs costs one. Beyond these, a caller is only not told: it can still ask. Submitters are
- * always told (skillctl run waits for RunFinished); the policy's caps on active and queued runs
- * bound them. */
+ * tracked costs a match rule on the bus, of which dbus-daemon grants a connection 512 by default,
+ * and a match the bus refuses closes our connection (sd-bus fails it). One connection hearing of
+ * many runs costs one. Beyond these, a caller is only not told: it can still ask. Submitters are
+ * always told (skillctl run waits for RunFinished): the policy bounds them to
+ * POLICY_RUNS_IN_FLIGHT_MAX, and the two together leave room for the service's own matches. */
 #define RUN_PEERS_MAX 16U
-#define PEERS_MAX 256U
+#define PEERS_MAX 128U
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 

@@ -1108,6 +1108,20 @@ static int validate_caps(const Policy *p, char ***errors) {
                         return r;
                 ret = r;
         }
+        if (p->max_active > POLICY_RUNS_IN_FLIGHT_MAX ||
+            p->max_queued > POLICY_RUNS_IN_FLIGHT_MAX - p->max_active) {
+                /* Sent to the one an admin set, the queue's if both. */
+                bool queue = key_from_file(p, "queue.global") || !key_from_file(p, "concurrency.global");
+
+                r = validate_error(p, errors, queue ? "queue.global" : "concurrency.global",
+                                   "concurrency.global (%" PRIu64 ") and queue.global (%" PRIu64 ") "
+                                   "together allow more than %u runs in flight, the most the service "
+                                   "can follow on the bus", p->max_active, p->max_queued,
+                                   POLICY_RUNS_IN_FLIGHT_MAX);
+                if (r == -ENOMEM)
+                        return r;
+                ret = r;
+        }
         if (p->max_queued_per_user > p->max_queued) {
                 r = validate_error(p, errors, "queue.per-user",
                                    "%" PRIu64 " is above queue.global (%" PRIu64 ")",

@@ -28,6 +28,10 @@
 /* "No limit" for the retention values that accept "infinity". */
 #define POLICY_INFINITY UINT64_MAX
 
+/* Runs active and queued at once, at most: the submitter of each hears of it through a match rule
+ * the service holds on the bus, and dbus-daemon grants a connection 512 by default. */
+#define POLICY_RUNS_IN_FLIGHT_MAX 256U
+
 typedef enum PolicyLimit {
         POLICY_LIMIT_MEMORY,    /* bytes: memory.max (swap is always 0) */
         POLICY_LIMIT_TASKS,     /* pids.max */

@@ -461,6 +461,12 @@ START_TEST(test_validation) {
                   "policy.yaml:2: uids.count: 8 uids cannot serve concurrency.global (16) runs at once");
         check_one("concurrency:\n  per-user: 20\n",
                   "policy.yaml:2: concurrency.per-user: 20 is above concurrency.global (16)");
+        check_one("queue:\n  global: 241\n",
+                  "policy.yaml:2: queue.global: concurrency.global (16) and queue.global (241) together "
+                  "allow more than 256 runs in flight, the most the service can follow on the bus");
+        check_one("concurrency:\n  global: 300\n",
+                  "policy.yaml:2: concurrency.global: concurrency.global (300) and queue.global (64) "
+                  "together allow more than 256 runs in flight, the most the service can follow on the bus");
         check_one("queue:\n  per-user: 100\n",
                   "policy.yaml:2: queue.per-user: 100 is above queue.global (64)");
 
