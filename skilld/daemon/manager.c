@@ -389,31 +389,15 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
 
 /* A result for a run that never executed (canceled while queued). */
 static int stub_result(const Run *run, RunStatus status, const char *message, char **ret) {
-        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         char *text;
         int r;
 
-        if (!res)
-                return -ENOMEM;
-        res->run_id = strdup(run->record->id);
-        res->skill_name = strdup(run->skill_name);
-        res->skill_hash = strdup(run->skill_hash);
-        res->script = strdup(run->script);
-        res->error = message ? strdup(message) : NULL;
-        if (!res->run_id || !res->skill_name || !res->skill_hash || !res->script || (message && !res->error))
-                return -ENOMEM;
-        res->status = status;
-        res->exit_code = -1;
-        res->uid = UID_INVALID;
-        res->limits = run->limits;
-        res->usage = (RunUsage) {
-                .wall_usec = RUN_USAGE_UNKNOWN,
-                .user_usec = RUN_USAGE_UNKNOWN,
-                .system_usec = RUN_USAGE_UNKNOWN,
-                .memory_peak = RUN_USAGE_UNKNOWN,
-                .tasks_peak = RUN_USAGE_UNKNOWN,
-        };
+        r = run_result_new_unrun(run->record->id, run->skill_name, run->skill_hash, run->script,
+                                 &run->limits, status, message, &res);
+        if (r < 0)
+                return r;
         r = run_result_to_json(res, &j);
         if (r < 0)
                 return r;

@@ -500,28 +500,13 @@ static void follower_finish(pid_t pid, int *done_fd) {
 /* A result for a run the engine refused outright (only a request we failed to validate, or
  * memory running out, gets here). */
 static int error_result(const RunRequest *req, const char *message, RunResult **ret) {
-        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        int r;
 
-        if (!res)
-                return -ENOMEM;
-        res->run_id = strdup(req->run_id);
-        res->skill_name = strdup(strempty(req->skill_name));
-        res->skill_hash = strdup(strempty(req->skill_hash));
-        res->script = strdup(strempty(req->script));
-        res->error = strdup(message);
-        if (!res->run_id || !res->skill_name || !res->skill_hash || !res->script || !res->error)
-                return -ENOMEM;
-        res->status = RUN_STATUS_ERROR;
-        res->exit_code = -1;
-        res->uid = (uid_t) -1;
-        res->limits = req->limits;
-        res->usage = (RunUsage) {
-                .wall_usec = RUN_USAGE_UNKNOWN,
-                .user_usec = RUN_USAGE_UNKNOWN,
-                .system_usec = RUN_USAGE_UNKNOWN,
-                .memory_peak = RUN_USAGE_UNKNOWN,
-                .tasks_peak = RUN_USAGE_UNKNOWN,
-        };
+        r = run_result_new_unrun(req->run_id, req->skill_name, req->skill_hash, req->script,
+                                 &req->limits, RUN_STATUS_ERROR, message, &res);
+        if (r < 0)
+                return r;
         res->started_at = res->ended_at = now_usec(CLOCK_REALTIME);
         *ret = TAKE_PTR(res);
         return 0;

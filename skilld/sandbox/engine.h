@@ -227,6 +227,13 @@ typedef struct RunResult {
 RunResult *run_result_free(RunResult *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunResult *, run_result_free);
 
+/* The result of a run that never executed (refused by the engine, canceled while queued): no
+ * exit code, no uid, usage unknown, no timestamps. The names may be NULL (stored as ""),
+ * message too (no error text). */
+int run_result_new_unrun(const char *run_id, const char *skill_name, const char *skill_hash,
+                         const char *script, const SandboxLimits *limits, RunStatus status,
+                         const char *message, RunResult **ret);
+
 /* The result as JSON, the format of result.json and of the daemon's Result property. */
 int run_result_to_json(const RunResult *r, cJSON **ret);
 /* The exit status `skillctl run` returns for this result (see skillctl(1)): the skill's exit

@@ -276,6 +276,36 @@ const char *sandbox_layer_to_string(SandboxLayer l) {
         }
 }
 
+int run_result_new_unrun(const char *run_id, const char *skill_name, const char *skill_hash,
+                         const char *script, const SandboxLimits *limits, RunStatus status,
+                         const char *message, RunResult **ret) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+
+        if (!res)
+                return -ENOMEM;
+        res->run_id = strdup(run_id);
+        res->skill_name = strdup(strempty(skill_name));
+        res->skill_hash = strdup(strempty(skill_hash));
+        res->script = strdup(strempty(script));
+        if (!res->run_id || !res->skill_name || !res->skill_hash || !res->script)
+                return -ENOMEM;
+        if (message && !(res->error = strdup(message)))
+                return -ENOMEM;
+        res->status = status;
+        res->exit_code = -1;
+        res->uid = (uid_t) -1;
+        res->limits = *limits;
+        res->usage = (RunUsage) {
+                .wall_usec = RUN_USAGE_UNKNOWN,
+                .user_usec = RUN_USAGE_UNKNOWN,
+                .system_usec = RUN_USAGE_UNKNOWN,
+                .memory_peak = RUN_USAGE_UNKNOWN,
+                .tasks_peak = RUN_USAGE_UNKNOWN,
+        };
+        *ret = TAKE_PTR(res);
+        return 0;
+}
+
 int sandbox_layer_from_string(const char *s) {
         if (!s)
                 return -EINVAL;
