@@ -199,6 +199,8 @@ char *cescape(const char *s) {
         for (size_t i = 0; i < n;) {
                 unsigned char c = s[i];
                 size_t len = utf8_len(c);
+                bool multibyte = len > 1 && i + len <= n && utf8_is_valid(s + i, len);
+                uint32_t cp = multibyte ? utf8_decode(s + i, len) : c;
 
                 if (c == '\\') {
                         *t++ = '\\';
@@ -207,14 +209,12 @@ char *cescape(const char *s) {
                 } else if (c >= ' ' && c < 0x7f) {
                         *t++ = c;
                         i++;
-                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len) &&
-                           unichar_is_layout_control(utf8_decode(s + i, len))) {
+                } else if (multibyte && unichar_is_layout_control(cp)) {
                         /* Valid, but it would reorder the line (U+202E turns "exe.txt" around)
                          * or end it. At most 6 characters for 2 or 3 bytes: within n * 4. */
-                        t += sprintf(t, "\\u%04x", (unsigned) utf8_decode(s + i, len));
+                        t += sprintf(t, "\\u%04x", (unsigned) cp);
                         i += len;
-                } else if (len > 1 && i + len <= n && utf8_is_valid(s + i, len) &&
-                           !(c == 0xc2 && (unsigned char) s[i + 1] < 0xa0)) {
+                } else if (multibyte && !(cp >= 0x80 && cp < 0xa0)) {
                         /* Valid UTF-8 passes, except the C1 controls U+0080..U+009F: U+009B is
                          * CSI to terminals that take 8-bit controls, as ESC [ is to all. */
                         memcpy(t, s + i, len);
