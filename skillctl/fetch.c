@@ -143,57 +143,48 @@ fail:
         return r;
 }
 
-int client_read_chunk(Client *c, const char *what, const char *path, const char *member, const char *arg,
-                      uint64_t offset, void **ret, size_t *ret_size) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const void *data = NULL;
-        void *copy = NULL;
-        size_t n = 0;
-        int r;
+/* Calls member (ReadLog or ReadArtifact) for arg from *offset on until a call returns nothing,
+ * writing what comes to dest and advancing *offset. With dest_broken, a dest that fails is marked
+ * broken and no longer written, and the reading goes on; without, its failure is the error. */
+static int copy_chunks(Client *c, const char *what, const char *path, const char *member, const char *arg,
+                       uint64_t *offset, int dest, bool *dest_broken) {
+        for (;;) {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const void *data = NULL;
+                size_t n = 0;
+                int r;
 
-        r = client_call_method(c, path, SKILLD_BUS_RUN, member, &e, &reply, "stt", arg, offset,
-                               (uint64_t) READ_CHUNK_BYTES);
-        if (r < 0)
-                return client_log_error(what, &e, r);
-        r = sd_bus_message_read_array(reply, 'y', &data, &n);
-        if (r < 0)
-                return log_error_errno(r, "%s: cannot read the reply: %m", what);
-        if (n > READ_CHUNK_BYTES) {
-                log_error("%s: the service sent more than was asked for", what);
-                return -EBADMSG;
+                r = client_call_method(c, path, SKILLD_BUS_RUN, member, &e, &reply, "stt", arg, *offset,
+                                       (uint64_t) READ_CHUNK_BYTES);
+                if (r < 0)
+                        return client_log_error(what, &e, r);
+                r = sd_bus_message_read_array(reply, 'y', &data, &n);
+                if (r < 0)
+                        return log_error_errno(r, "%s: cannot read the reply: %m", what);
+                if (n > READ_CHUNK_BYTES) {
+                        log_error("%s: the service sent more than was asked for", what);
+                        return -EBADMSG;
+                }
+                if (n == 0)
+                        return 0;
+                if (!dest_broken) {
+                        r = loop_write(dest, data, n);
+                        if (r < 0)
+                                return log_error_errno(r, "%s: cannot keep what the service sent: %m", what);
+                } else if (!*dest_broken && loop_write(dest, data, n) < 0)
+                        *dest_broken = true;
+                *offset += n;
         }
-        if (n > 0) {
-                copy = malloc(n);
-                if (!copy)
-                        return log_oom();
-                memcpy(copy, data, n);
-        }
-        *ret = copy;
-        *ret_size = n;
-        return 0;
 }
 
 int client_copy_log(Client *c, const char *id, const char *path, const char *stream, uint64_t *offset,
                     int dest, bool *dest_broken) {
         _cleanup_free_ char *what = strdup_printf("run %s: %s", id, stream);
-        int r;
 
         if (!what)
                 return log_oom();
-        for (;;) {
-                _cleanup_free_ void *data = NULL;
-                size_t n = 0;
-
-                r = client_read_chunk(c, what, path, "ReadLog", stream, *offset, &data, &n);
-                if (r < 0)
-                        return r;
-                if (n == 0)
-                        return 0;
-                if (!*dest_broken && loop_write(dest, data, n) < 0)
-                        *dest_broken = true;
-                *offset += n;
-        }
+        return copy_chunks(c, what, path, "ReadLog", stream, offset, dest, dest_broken);
 }
 
 /* Over SSH: the whole file, read in chunks, in a memfd of ours, so that what takes an fd works
@@ -207,20 +198,9 @@ static int read_into_memfd(Client *c, const char *what, const char *path, const 
         fd = memfd_create("skillctl-remote", MFD_CLOEXEC);
         if (fd < 0)
                 return log_error_errno(errno, "%s: cannot create a memfd: %m", what);
-        for (;;) {
-                _cleanup_free_ void *data = NULL;
-                size_t n = 0;
-
-                r = client_read_chunk(c, what, path, member, arg, offset, &data, &n);
-                if (r < 0)
-                        return r;
-                if (n == 0)
-                        break;
-                r = loop_write(fd, data, n);
-                if (r < 0)
-                        return log_error_errno(r, "%s: cannot keep what the service sent: %m", what);
-                offset += n;
-        }
+        r = copy_chunks(c, what, path, member, arg, &offset, fd, NULL);
+        if (r < 0)
+                return r;
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return log_error_errno(errno, "%s: cannot rewind the memfd: %m", what);
         *ret_fd = TAKE_FD(fd);

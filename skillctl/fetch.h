@@ -26,11 +26,6 @@ int client_open_log(Client *c, const char *id, const char *path, const char *str
 /* What skillctl asks ReadLog and ReadArtifact for per call: the service's own cap (4 MiB). */
 #define READ_CHUNK_BYTES (4U * 1024 * 1024)
 
-/* One call of member (ReadLog or ReadArtifact) with arg (stream or path) at offset: *ret holds
- * what came (NULL and 0 at the end of the file). what names it in the printed error. */
-int client_read_chunk(Client *c, const char *what, const char *path, const char *member, const char *arg,
-                      uint64_t offset, void **ret, size_t *ret_size);
-
 /* Writes what ReadLog has of stream from *offset on to dest, advancing *offset, until a call
  * returns nothing; a dest that fails is marked broken and no longer written. For following a
  * log where no fd passes (over SSH). Prints the error. */
