@@ -95,6 +95,10 @@ static int lint_dep(const SkillDeps *d, const SkillDep *x, LintReport *report) {
         }
         if (x->pinned || (x->ecosystem != DEP_ECOSYSTEM_PYTHON && x->ecosystem != DEP_ECOSYSTEM_NODE))
                 return 0;
+        if (x->ecosystem == DEP_ECOSYSTEM_NODE && x->origin == DEP_ORIGIN_FRONTMATTER)
+                return lint_report_add(report, LINT_WARNING, file, NULL, line,
+                                       "%s is not pinned; write %s@VERSION so every build gets the same version",
+                                       x->name, x->name);
         if (x->ecosystem == DEP_ECOSYSTEM_NODE)
                 return lint_report_add(report, LINT_WARNING, file, NULL, line,
                                        "%s is not pinned: %s; commit a package-lock.json (npm install "

@@ -291,6 +291,8 @@ static int dep_to_json(const SkillDep *x, cJSON **ret) {
                 r = json_add_bool(o, "declared", x->declared);
         if (r >= 0)
                 r = json_add_bool(o, "vendored", x->vendored);
+        if (r >= 0)
+                r = json_add_bool(o, "optional", x->optional);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);

@@ -76,6 +76,8 @@ typedef struct SkillDep {
         bool mapped;            /* inferred python: the import name came from the mapping table
                                  * rather than being taken as the distribution name */
         bool vendored;          /* inferred node: a node_modules folder in the skill provides it */
+        bool optional;          /* inferred python: every import of it is guarded by try/except
+                                 * ImportError, so the script copes without it */
 } SkillDep;
 
 typedef struct SkillDeps {
@@ -134,19 +136,20 @@ int skill_deps_discover(int dir_fd, const Skill *skill, const SkillDepsOptions *
                         char **error);
 
 /* The dependencies of one ecosystem that an environment must provide: the declared ones, and the
- * inferred ones no declaration covers. Returns the number found; ret (optional) gets a
+ * inferred ones no declaration covers and no vendored node_modules provides (optional ones
+ * included: check x->optional before calling a missing one fatal). Returns the number found; ret (optional) gets a
  * NULL-terminated array of pointers into d, to be free()d (not its items). */
 int skill_deps_needed(const SkillDeps *d, DepEcosystem e, const SkillDep ***ret);
 
 /* {"declared": bool, "requirements_file": ..., "package_json": ..., "package_lock": ...,
  *  "dependencies": [{"ecosystem", "name", "spec", "extras", "marker", "version", "module",
- *  "origin", "where", "pinned", "declared", "vendored"}...], "unparsed": [...]} */
+ *  "origin", "where", "pinned", "declared", "vendored", "optional"}...], "unparsed": [...]} */
 int skill_deps_to_json(const SkillDeps *d, cJSON **ret);
 
-/* `skill lint`'s rules for dependencies: the metadata keys above (malformed items are errors with
- * their line), then, given discovered deps (may be NULL), a warning for each inferred dependency
- * no declaration covers when the skill declares something, and for each declared requirement
- * that is not pinned. */
+/* `skill lint`'s rules for dependencies. Given s: the metadata keys above (malformed items are
+ * errors with their line; skill_lint() runs this part). Given d: a warning for each inferred
+ * dependency no declaration covers when the skill declares something, and for each declared
+ * Python or npm requirement that is not pinned. Either may be NULL. */
 int skill_deps_lint(const Skill *s, const SkillDeps *d, LintReport *report);
 
 /* Whether key is one of the metadata keys above ("python-packages", ...). */

@@ -466,6 +466,11 @@ static int build_argv(SandboxRun *run) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
                         return r;
+                STRV_FOREACH(a, req->interpreter_args) {
+                        r = strv_extend(&argv, *a);
+                        if (r < 0)
+                                return r;
+                }
         }
         script = strdup_printf("/skill/%s", req->script);
         r = script ? strv_push(&argv, script) : -ENOMEM;
