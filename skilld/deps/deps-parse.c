@@ -68,6 +68,40 @@ static bool spec_is_pinned(const char *spec) {
         return *v && !strchr(v, '*');
 }
 
+/* PEP 440 specifiers: comma-separated clauses of an operator and a version of letters, digits
+ * and . * + ! - _ (the versions themselves are the installer's to judge). */
+static bool spec_is_valid(const char *spec) {
+        static const char * const ops[] = { "===", "==", "!=", "<=", ">=", "~=", "<", ">" };
+        const char *p = spec;
+
+        for (;;) {
+                size_t n = 0;
+
+                while (isspace((unsigned char) *p))
+                        p++;
+                for (size_t i = 0; i < ELEMENTSOF(ops) && n == 0; i++)
+                        if (startswith(p, ops[i]))
+                                n = strlen(ops[i]);
+                if (n == 0)
+                        return false;
+                p += n;
+                while (isspace((unsigned char) *p))
+                        p++;
+                n = 0;
+                while (isalnum((unsigned char) p[n]) || (p[n] && strchr(".*+!-_", p[n])))
+                        n++;
+                if (n == 0)
+                        return false;
+                p += n;
+                while (isspace((unsigned char) *p))
+                        p++;
+                if (*p == '\0')
+                        return true;
+                if (*p++ != ',')
+                        return false;
+        }
+}
+
 int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
         _cleanup_(skill_dep_done) SkillDep d = { .ecosystem = DEP_ECOSYSTEM_PYTHON, .declared = true };
         _cleanup_free_ char *raw_name = NULL;
@@ -128,13 +162,10 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
                                 return -ENOMEM;
                 } else
                         d.spec = TAKE_PTR(spec);
-                if (!strchr("<>=!~", d.spec[0]))
+                if (!spec_is_valid(d.spec))
                         return error_setf(error, -EBADMSG,
-                                          "'%.80s': expected a version specifier (==, >=, ~=, ...) after the name", s);
-                for (const char *q = d.spec; *q; q++)
-                        if (!(isalnum((unsigned char) *q) || strchr("<>=!~.*+,-_ ", *q)))
-                                return error_setf(error, -EBADMSG, "'%.80s': invalid character '%c' in the "
-                                                  "version specifier", s, *q);
+                                          "'%.80s': expected version specifiers (==1.2, >=1,<2, ~=1.4, ...) "
+                                          "after the name", s);
         }
         if (semi) {
                 d.marker = strip_dup(semi + 1, strlen(semi + 1));

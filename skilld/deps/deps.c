@@ -119,9 +119,9 @@ static int find_declaration(int dir_fd, const char *name, char **ret_path, char 
                 *ret_size = sub_size;
                 return 1;
         }
+        *ret_size = root_text ? root_size : 0;
         *ret_path = TAKE_PTR(root_path);
         *ret = TAKE_PTR(root_text);
-        *ret_size = root_text ? root_size : 0;
         return *ret ? 1 : 0;
 }
 
