@@ -310,6 +310,17 @@ static int add_inferred(SkillDeps *d, DepEcosystem e, const char *name, const ch
         return deps_append(&d->items, &d->n, &x);
 }
 
+/* A dotted Python name (import_module() takes any string; anything else cannot be imported). */
+static bool module_name_valid(const char *m) {
+        if (isempty(m) || m[0] == '.' || strlen(m) > 255)
+                return false;
+        for (const char *p = m; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '_' || *p == '.' || (unsigned char) *p >= 0x80))
+                        return false;
+        return utf8_is_valid(m, strlen(m));
+}
+
 static bool is_own_module(const Scan *s, const char *module) {
         _cleanup_free_ char *top = strndup(module, strcspn(module, "."));
 
@@ -332,7 +343,7 @@ static int infer_python_result(SkillDeps *d, const Scan *s, const cJSON *out, ch
                 if (!cJSON_IsString(file) || !cJSON_IsNumber(line) || !cJSON_IsString(module) ||
                     isempty(module->valuestring))
                         return error_setf(error, -EBADMSG, "The Python import scan returned a malformed entry");
-                if (is_own_module(s, module->valuestring))
+                if (!module_name_valid(module->valuestring) || is_own_module(s, module->valuestring))
                         continue;
                 mapped = dep_python_distribution_for_import(module->valuestring);
                 top = strndup(module->valuestring, strcspn(module->valuestring, "."));
