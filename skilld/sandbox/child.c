@@ -401,6 +401,29 @@ static int setup_proc(StepError *e) {
         return 0;
 }
 
+/* Empties what the content hash leaves out (the parent listed it): an empty read-only tmpfs on
+ * each __pycache__ folder, /dev/null on each stray .pyc or .DS_Store. */
+static int hide_in_skill(const SandboxChild *c, StepError *e) {
+        char path[PATH_MAX];
+        int r;
+
+        STRV_FOREACH(d, c->hidden_dirs) {
+                if (snprintf(path, sizeof(path), "skill/%s", *d) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = mount_tmpfs(path, MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(f, c->hidden_files) {
+                if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = bind_mount("/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int copy_fd_to(int in_fd, const char *dst, uint64_t *budget, uid_t uid, gid_t gid, mode_t mode,
                       StepError *e) {
         _cleanup_close_ int out = -EBADF;
@@ -612,6 +635,9 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 return r;
         (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
         r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+        r = hide_in_skill(c, e);
         if (r < 0)
                 return r;
 

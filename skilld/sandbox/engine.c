@@ -24,6 +24,7 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "loader.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -85,6 +86,8 @@ typedef struct SandboxRun {
         scmp_filter_ctx seccomp;
         char **argv;
         char **envp;
+        char **hidden_dirs;
+        char **hidden_files;
         SandboxRlimit rlimits[8];
         size_t n_rlimits;
 
@@ -99,6 +102,8 @@ typedef struct SandboxRun {
 } SandboxRun;
 
 static void sandbox_run_done(SandboxRun *run) {
+        strv_free(run->hidden_dirs);
+        strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
         (void) safe_close(run->dest_fd);
         (void) safe_close(run->files_dest_fd);
@@ -466,6 +471,11 @@ static int build_argv(SandboxRun *run) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
                         return r;
+                STRV_FOREACH(a, req->interpreter_args) {
+                        r = strv_extend(&argv, *a);
+                        if (r < 0)
+                                return r;
+                }
         }
         script = strdup_printf("/skill/%s", req->script);
         r = script ? strv_push(&argv, script) : -ENOMEM;
@@ -641,6 +651,24 @@ static int prepare_namespaces(SandboxRun *run) {
         return 0;
 }
 
+/* What the content hash leaves out (__pycache__, *.pyc, .DS_Store) is hidden from the run, so
+ * the hash names everything a run can execute: Python would otherwise load a planted .pyc (an
+ * unchecked-hash one needs no matching source) instead of the source that was hashed. */
+static int prepare_hidden(SandboxRun *run) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return run_fail(run, r, "Failed to look for compiled Python in the skill: %s", strna(error));
+        if (strv_length(run->hidden_dirs) + strv_length(run->hidden_files) > SANDBOX_HIDDEN_MAX)
+                return run_fail(run, -E2BIG, "The skill holds more than %u __pycache__ folders, .pyc and "
+                                ".DS_Store files, which runs never use; remove them", SANDBOX_HIDDEN_MAX);
+        return 0;
+}
+
 static int prepare_pipes(SandboxRun *run) {
         if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
@@ -676,6 +704,9 @@ static int run_prepare(SandboxRun *run) {
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
         r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_hidden(run);
         if (r < 0)
                 return r;
         r = prepare_namespaces(run);
@@ -754,6 +785,8 @@ static int run_clone(SandboxRun *run) {
                 .stdout_fd = run->out_pipe[1],
                 .stderr_fd = run->err_pipe[1],
                 .input_fd = run->input_fd,
+                .hidden_dirs = run->hidden_dirs,
+                .hidden_files = run->hidden_files,
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
                 .file_names = run->file_names,

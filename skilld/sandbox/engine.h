@@ -110,6 +110,8 @@ typedef struct RunRequest {
         const char *skill_hash;         /* recorded in the result */
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
         const char *interpreter;        /* absolute path, same inside and outside; NULL: exec script */
+        char **interpreter_args;        /* options between the interpreter and the script ("-I",
+                                         * "-c", CODE for skilld's own helpers); NULL: none */
         char **args;                    /* passed after the script */
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;

@@ -42,6 +42,9 @@ typedef struct ChildMessage {
         char text[448];
 } ChildMessage;
 
+/* Paths hidden under /skill (one mount each), at most. */
+#define SANDBOX_HIDDEN_MAX 1024U
+
 typedef struct SandboxRlimit {
         int resource;
         struct rlimit limit;
@@ -61,6 +64,8 @@ typedef struct SandboxChild {
         int stdout_fd;
         int stderr_fd;
         int input_fd;                   /* sealed memfd with the input JSON, or -1 */
+        char * const *hidden_dirs;      /* under the skill tree: what hashing leaves out (caches) */
+        char * const *hidden_files;
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
         char * const *file_names;
