@@ -113,6 +113,13 @@ int seccomp_supervisor_fd(const SeccompSupervisor *s);
 /* Answers the notifications that are pending, a bounded number of them. */
 int seccomp_supervisor_process(SeccompSupervisor *s);
 int seccomp_supervisor_to_result(const SeccompSupervisor *s, RunResult *r);
+/* A variant of the filter as the BPF program the kernel runs, and running it on one call (what
+ * the kernel would answer: a SECCOMP_RET_* action). For the supervisor and for tests. */
+struct sock_filter;
+struct seccomp_data;
+int sandbox_seccomp_program(bool notify, struct sock_filter **ret, size_t *ret_n);
+int sandbox_seccomp_program_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d,
+                                uint32_t *ret);
 
 /* identity.c: a throwaway uid/gid for the run. As root, one from SANDBOX_UID_BASE.. held by an
  * OFD lock on a byte of a lock file until *ret_lock_fd is closed; unprivileged, the user namespace

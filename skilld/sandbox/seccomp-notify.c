@@ -24,7 +24,7 @@
 #include "sandbox-internal.h"
 
 /* Distinct (syscall, argument) pairs kept; a skill refused in a loop fills one entry. */
-#define SANDBOX_REFUSED_MAX 32U
+#define SANDBOX_REFUSED_MAX 64U
 /* Notifications answered per call of seccomp_supervisor_process(), so the streams and the
  * deadline are not starved by a skill that does nothing but refused calls. */
 #define SUPERVISOR_BATCH 64U
@@ -99,8 +99,7 @@ int seccomp_supervisor_fd(const SeccompSupervisor *s) {
         return s && !s->gone ? s->fd : -EBADF;
 }
 
-/* The errno variant of the filter as the kernel would run it. */
-static int build_prog(SeccompSupervisor *s) {
+int sandbox_seccomp_program(bool notify, struct sock_filter **ret, size_t *ret_n) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         _cleanup_free_ char *why = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -109,7 +108,7 @@ static int build_prog(SeccompSupervisor *s) {
         ssize_t n;
         int r;
 
-        r = sandbox_seccomp_new(false, &ctx, &why);
+        r = sandbox_seccomp_new(notify, &ctx, &why);
         if (r < 0)
                 return r;
         fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
@@ -132,14 +131,15 @@ static int build_prog(SeccompSupervisor *s) {
                 return -errno;
         if (n != size)
                 return -EIO;
-        s->prog = TAKE_PTR(prog);
-        s->n_prog = (size_t) size / sizeof(struct sock_filter);
+        *ret = TAKE_PTR(prog);
+        *ret_n = (size_t) size / sizeof(struct sock_filter);
         return 0;
 }
 
 /* A classic BPF interpreter for the instructions seccomp(2) accepts, run on one call. Jumps are
  * checked to stay inside the program, loads inside seccomp_data; anything else is -EINVAL. */
-static int prog_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d, uint32_t *ret) {
+int sandbox_seccomp_program_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d,
+                                uint32_t *ret) {
         uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
 
         for (size_t pc = 0; pc < n; pc++) {
@@ -275,9 +275,9 @@ static int prog_run(const struct sock_filter *prog, size_t n, const struct secco
 static int refusal_errno(SeccompSupervisor *s, const struct seccomp_data *d) {
         uint32_t action;
 
-        if (!s->prog && !s->prog_failed && build_prog(s) < 0)
+        if (!s->prog && !s->prog_failed && sandbox_seccomp_program(false, &s->prog, &s->n_prog) < 0)
                 s->prog_failed = true;
-        if (!s->prog || prog_run(s->prog, s->n_prog, d, &action) < 0)
+        if (!s->prog || sandbox_seccomp_program_run(s->prog, s->n_prog, d, &action) < 0)
                 return EPERM;
         if ((action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO)
                 return EPERM;
