@@ -1018,7 +1018,7 @@ static int run_watch(SandboxRun *run) {
 
         for (;;) {
                 struct pollfd p[6];
-                size_t n = 0, i_pid, i_cancel = SIZE_MAX;
+                size_t n = 0, i_pid, i_cancel = SIZE_MAX, i_notify;
                 int timeout_ms = -1;
 
                 p[n++] = (struct pollfd) { .fd = run->ctl[0], .events = POLLIN };
@@ -1031,6 +1031,7 @@ static int run_watch(SandboxRun *run) {
                         p[n++] = (struct pollfd) { .fd = run->req->cancel_fd, .events = POLLIN };
                 }
                 /* A refused call waits in the kernel until it is answered here. */
+                i_notify = n;
                 p[n++] = (struct pollfd) { .fd = seccomp_supervisor_fd(run->supervisor), .events = POLLIN };
 
                 if (!run->killed) {
@@ -1051,9 +1052,11 @@ static int run_watch(SandboxRun *run) {
                         return -errno;
                 }
 
-                r = seccomp_supervisor_fd(run->supervisor) >= 0 ? seccomp_supervisor_process(run->supervisor) : 0;
-                if (r < 0)
-                        return r;
+                if (p[i_notify].revents != 0) {
+                        r = seccomp_supervisor_process(run->supervisor);
+                        if (r < 0)
+                                return r;
+                }
                 r = read_ready(run);
                 if (r < 0)
                         return r;
