@@ -28,22 +28,8 @@ for _ in $(seq 50); do
 done
 
 install -d -o alice -m 0755 "$work/alice"
-skill=$work/alice/refuser
-mkdir -p "$skill/scripts"
-printf -- '---\nname: refuser\ndescription: Calls what the sandbox refuses.\n---\n\n# refuser\n' >"$skill/SKILL.md"
-cat >"$skill/scripts/main.sh" <<'EOF2'
-#!/bin/bash
-unshare -U true 2>/dev/null || echo "unshare refused"
-/usr/bin/python3 -c 'import socket
-try:
-    socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-except OSError as e:
-    print("packet", e.errno)
-'
-exit 1
-EOF2
-chmod -R a+rX "$skill"
-chmod 0755 "$skill/scripts/main.sh"
+# unshare -m and socket(AF_INET, SOCK_RAW), then exit 1.
+skill=$SKILLD_SOURCE_ROOT/tests/compat/refuser
 
 rc=0
 (cd "$work/alice" && as_user alice skillctl run --system "$skill") >"$work/out" 2>"$work/err" || rc=$?
@@ -51,33 +37,33 @@ echo "exit $rc"; echo "stdout: $(cat "$work/out")"; echo "stderr: $(cat "$work/e
 assert_eq 1 "$rc" "the skill's own exit status"
 ! grep -q "running embedded" "$work/err" || fail "skillctl ran embedded with skilld installed"
 assert_contains "$(cat "$work/out")" "unshare refused" "unshare failed in the skill"
-assert_contains "$(cat "$work/out")" "packet 97" "socket(AF_PACKET) got EAFNOSUPPORT"
+assert_contains "$(cat "$work/out")" "raw 93" "socket(AF_INET, SOCK_RAW) got EPROTONOSUPPORT"
 assert_contains "$(cat "$work/err")" ", 2 system calls refused, " "the summary line counts them"
 assert_contains "$(cat "$work/err")" \
-    "the sandbox refused these system calls: unshare(CLONE_NEWUSER), socket(AF_PACKET)" "the note names them"
+    "the sandbox refused these system calls: unshare(CLONE_NEWNS), socket(AF_INET SOCK_RAW)" "the note names them"
 
 id=$(basename "$(find "$work/alice/skill-out" -mindepth 1 -maxdepth 1 -type d | head -n 1)")
 [[ $id =~ ^[0-9a-f]{32}$ ]] || fail "no skill-out/<run id> after the run: '$id'"
 refused=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["refused_syscalls"]))' \
     "$work/alice/skill-out/$id/result.json")
-assert_eq '[{"syscall": "unshare", "count": 1, "arg": "CLONE_NEWUSER"}, {"syscall": "socket", "count": 1, "arg": "AF_PACKET"}]' \
+assert_eq '[{"syscall": "unshare", "count": 1, "arg": "CLONE_NEWNS"}, {"syscall": "socket", "count": 1, "arg": "AF_INET SOCK_RAW"}]' \
     "$refused" "refused_syscalls of the stored result"
 
 status=$(cd "$work/alice" && as_user alice skillctl status "$id")
-assert_contains "$status" "Refused: unshare(CLONE_NEWUSER), socket(AF_PACKET)" "skillctl status"
+assert_contains "$status" "Refused: unshare(CLONE_NEWNS), socket(AF_INET SOCK_RAW)" "skillctl status"
 
 journalctl --sync
 entry=$(journalctl -o json --no-pager SKILLD_RUN_ID="$id" MESSAGE_ID=7bf39efccf71417b96c57cdfcf31c58d)
 field=$(printf '%s\n' "$entry" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline()).get("SKILLD_REFUSED_SYSCALLS"))')
-assert_eq "unshare(CLONE_NEWUSER), socket(AF_PACKET)" "$field" "SKILLD_REFUSED_SYSCALLS in the journal"
-assert_contains "$entry" "the sandbox refused unshare(CLONE_NEWUSER), socket(AF_PACKET)" "the journal message"
+assert_eq "unshare(CLONE_NEWNS), socket(AF_INET SOCK_RAW)" "$field" "SKILLD_REFUSED_SYSCALLS in the journal"
+assert_contains "$entry" "the sandbox refused unshare(CLONE_NEWNS), socket(AF_INET SOCK_RAW)" "the journal message"
 echo "refused calls named in the result, the summary, status and the journal"
 
 # A run refused nothing: an empty list, no note, no journal field.
-printf '#!/bin/bash\necho fine\n' >"$skill/scripts/main.sh"
 rm -rf "$work/alice/skill-out"
 rc=0
-(cd "$work/alice" && as_user alice skillctl run --system "$skill") >"$work/out" 2>"$work/err" || rc=$?
+(cd "$work/alice" && as_user alice skillctl run --system "$SKILLD_SOURCE_ROOT/examples/skills/shell-report") \
+    >"$work/out" 2>"$work/err" || rc=$?
 assert_eq 0 "$rc" "the clean run"
 ! grep -q refused "$work/err" || fail "a clean run's summary mentions refused calls: $(cat "$work/err")"
 id=$(basename "$(find "$work/alice/skill-out" -mindepth 1 -maxdepth 1 -type d | head -n 1)")
