@@ -303,6 +303,14 @@ bool sandbox_seccomp_describe_arg(int nr, const uint64_t args[static 6], char *b
                                 (uint32_t) args[1] == TIOCLINUX ? "TIOCLINUX" : "");
         else if (nr == SCMP_SYS(personality))
                 (void) snprintf(buf, size, "0x%" PRIx64, args[0]);
+        /* The calls that reach a process by pid: which one. */
+        else if (nr == SCMP_SYS(prlimit64) || nr == SCMP_SYS(sched_setattr) ||
+                 nr == SCMP_SYS(sched_setscheduler) || nr == SCMP_SYS(sched_setparam) ||
+                 nr == SCMP_SYS(sched_setaffinity))
+                (void) snprintf(buf, size, "pid %" PRIi64, (int64_t) (int32_t) args[0]);
+        else if (nr == SCMP_SYS(setpriority) || nr == SCMP_SYS(ioprio_set))
+                (void) snprintf(buf, size, "which %" PRIi64 " who %" PRIi64, (int64_t) (int32_t) args[0],
+                                (int64_t) (int32_t) args[1]);
         else
                 return false;
         /* A request the rules of this file did not name (added elsewhere): the raw value. */

@@ -38,6 +38,14 @@ DECIDING = {
     "unshare": {0: 0xFFFFFFFFFFFFFFFF},
     "ioctl": {1: 0xFFFFFFFF},
     "personality": {0: 0xFFFFFFFFFFFFFFFF},
+    # The calls that reach a process by pid, where the filter protects the run's init.
+    "prlimit64": {0: 0xFFFFFFFFFFFFFFFF},
+    "sched_setattr": {0: 0xFFFFFFFFFFFFFFFF},
+    "sched_setscheduler": {0: 0xFFFFFFFFFFFFFFFF},
+    "sched_setparam": {0: 0xFFFFFFFFFFFFFFFF},
+    "sched_setaffinity": {0: 0xFFFFFFFFFFFFFFFF},
+    "setpriority": {0: 0xFFFFFFFFFFFFFFFF, 1: 0xFFFFFFFFFFFFFFFF},
+    "ioprio_set": {0: 0xFFFFFFFFFFFFFFFF, 1: 0xFFFFFFFFFFFFFFFF},
 }
 
 LINE = re.compile(r"^(?:\[pid +\d+\] )?([a-z_0-9]+)\((.*)\) +=")
