@@ -84,6 +84,7 @@ typedef struct SandboxRun {
         gid_t gid;
         uint64_t work_size;
         scmp_filter_ctx seccomp;
+        SeccompSupervisor *supervisor;  /* the filter reports its refusals (NULL: it cannot) */
         char **argv;
         char **envp;
         char **hidden_dirs;
@@ -127,6 +128,7 @@ static void sandbox_run_done(SandboxRun *run) {
         (void) safe_close(run->out_fd);
         if (run->seccomp)
                 seccomp_release(run->seccomp);
+        seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
         strv_free(run->envp);
         if (run->backend)
@@ -593,6 +595,7 @@ static int prepare_identity(SandboxRun *run) {
 
 static int prepare_seccomp(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
+        bool notify;
         int r;
 
         if (!sandbox_seccomp_available()) {
@@ -603,7 +606,15 @@ static int prepare_seccomp(SandboxRun *run) {
                 run->result->layers_missing |= SANDBOX_LAYER_SECCOMP;
                 return 0;
         }
-        r = sandbox_seccomp_new(&run->seccomp, &why);
+        /* Without user notifications (kernel < 5.0) the filter still refuses, it just cannot
+         * say what: the result's refused_syscalls is null then. */
+        notify = sandbox_seccomp_notify_available();
+        if (notify) {
+                r = seccomp_supervisor_new(&run->supervisor);
+                if (r < 0)
+                        return run_fail(run, r, "Failed to set up the seccomp supervisor: %s", strerror(-r));
+        }
+        r = sandbox_seccomp_new(notify, &run->seccomp, &why);
         if (r < 0)
                 return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
         return 0;
@@ -804,6 +815,7 @@ static int run_clone(SandboxRun *run) {
                 .rlimits = run->rlimits,
                 .n_rlimits = run->n_rlimits,
                 .seccomp = run->seccomp,
+                .seccomp_notify = run->supervisor,
                 .netns = run->clone_flags & CLONE_NEWNET,
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
@@ -927,6 +939,10 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
                 if (passed >= 0 && run->out_fd < 0)
                         run->out_fd = TAKE_FD(passed);
                 break;
+        case CHILD_MSG_NOTIFY_FD:
+                if (passed >= 0 && run->supervisor)
+                        seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
+                break;
         case CHILD_MSG_EXITED:
                 run->exited = true;
                 run->exit_msg = *m;
@@ -1034,8 +1050,8 @@ static int run_watch(SandboxRun *run) {
         int r;
 
         for (;;) {
-                struct pollfd p[5];
-                size_t n = 0, i_pid, i_cancel = SIZE_MAX;
+                struct pollfd p[6];
+                size_t n = 0, i_pid, i_cancel = SIZE_MAX, i_notify;
                 int timeout_ms = -1;
 
                 p[n++] = (struct pollfd) { .fd = run->ctl[0], .events = POLLIN };
@@ -1047,6 +1063,9 @@ static int run_watch(SandboxRun *run) {
                         i_cancel = n;
                         p[n++] = (struct pollfd) { .fd = run->req->cancel_fd, .events = POLLIN };
                 }
+                /* A refused call waits in the kernel until it is answered here. */
+                i_notify = n;
+                p[n++] = (struct pollfd) { .fd = seccomp_supervisor_fd(run->supervisor), .events = POLLIN };
 
                 if (!run->killed) {
                         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -1066,6 +1085,11 @@ static int run_watch(SandboxRun *run) {
                         return -errno;
                 }
 
+                if (p[i_notify].revents != 0) {
+                        r = seccomp_supervisor_process(run->supervisor);
+                        if (r < 0)
+                                return r;
+                }
                 r = read_ready(run);
                 if (r < 0)
                         return r;
@@ -1347,6 +1371,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_reap(&run, &outcome);
+                if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
+                        (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
         } else
                 run.result->ended_at = now_usec(CLOCK_REALTIME);
 

@@ -173,6 +173,16 @@ typedef struct RunSkipped {
         char *reason;                   /* "symlink", "fifo", "socket", "device", "unreadable", ... */
 } RunSkipped;
 
+/* A system call the seccomp filter refused (policy/seccomp.md), with the argument that decided it
+ * where one did (the socket family, the namespace flags, the ioctl request). */
+typedef struct RunRefused {
+        char *syscall;
+        char *arg;                      /* NULL: refused whatever its arguments */
+        uint64_t count;
+} RunRefused;
+
+void run_refused_free_many(RunRefused *l, size_t n);
+
 #define RUN_USAGE_UNKNOWN UINT64_MAX
 
 typedef struct RunUsage {
@@ -212,6 +222,11 @@ typedef struct RunResult {
         bool artifacts_truncated;       /* artifacts_max, or out_max bytes copied, was reached */
         bool out_full;                  /* the /out tmpfs ran out of space or inodes */
 
+        RunRefused *refused;            /* in the order first refused */
+        size_t n_refused;
+        bool refused_known;             /* false: the run had no filter that reports (refused: null) */
+        bool refused_truncated;         /* more distinct calls were refused than are listed */
+
         RunUsage usage;
         SandboxLimits limits;
         const char *backend;            /* the name of the backend that enforced the limits */
@@ -235,6 +250,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunResult *, run_result_free);
 int run_result_new_unrun(const char *run_id, const char *skill_name, const char *skill_hash,
                          const char *script, const SandboxLimits *limits, RunStatus status,
                          const char *message, RunResult **ret);
+
+/* Reads refused_syscalls (and _truncated) of a result JSON into r. */
+int run_result_refused_from_json(RunResult *r, const cJSON *result);
+/* "socket(AF_PACKET), unshare(CLONE_NEWUSER) x3, mount": the refused system calls of a run,
+ * escaped (they may come from a result JSON); "" when none. */
+int run_result_refused_string(const RunResult *r, char **ret);
 
 /* The result as JSON, the format of result.json and of the daemon's Result property. */
 int run_result_to_json(const RunResult *r, cJSON **ret);
