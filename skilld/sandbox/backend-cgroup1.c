@@ -123,6 +123,17 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
         if (r < 0)
                 return error_setf(error, r, "Failed to keep the run out of swap: %s", strerror(-r));
 
+        /* Socket buffers: v1 charges them to the group (to a counter of their own, the TCP one,
+         * which every inet socket of the group uses) only once this limit is written. Without it a
+         * skill pins any amount of host memory in loopback queues it never reads. The same size
+         * as the memory limit: the two counters are separate, so a run may hold up to twice it,
+         * which the README states. */
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->memory_max);
+        r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.kmem.tcp.limit_in_bytes", buf);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set memory.kmem.tcp.limit_in_bytes: %s",
+                                  strerror(-r));
+
         (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->tasks_max);
         r = cg_write(cg->fd[HIERARCHY_PIDS], "pids.max", buf);
         if (r < 0)

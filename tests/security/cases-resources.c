@@ -55,6 +55,68 @@ START_TEST(test_memory_many_processes) {
 }
 END_TEST
 
+/* The host's socket memory, in pages: the TCP and UDP "mem" counters of /proc/net/sockstat, which
+ * are the kernel's host-wide totals (every network namespace's sockets count in them). */
+static uint64_t host_socket_pages(void) {
+        _cleanup_free_ char *s = NULL;
+        uint64_t total = 0;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/net/sockstat", 1 << 16, false, &s, NULL) < 0)
+                return 0;
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+                char *m = strstr(line, " mem ");
+                uint64_t v;
+
+                if ((startswith(line, "TCP:") || startswith(line, "UDP:")) && m &&
+                    sscanf(m, " mem %" SCNu64, &v) == 1)
+                        total += v;
+        }
+        return total;
+}
+
+/* Loopback TCP and UDP queues the skill fills and never reads are kernel memory of the host: a
+ * host process samples the host-wide socket memory during the run, and its highest point above
+ * where it started must stay within the run's memory limit (plus a little: other programs of the
+ * host use sockets too, and the kernel lets a charge overshoot by a batch). */
+START_TEST(test_socket_memory) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "sockhold", (char *) "3", (char *) "256", NULL };
+        _cleanup_free_ char *name = NULL;
+        volatile uint64_t *peak;
+        uint64_t base, held, slack = 8ULL << 20;
+        pid_t sampler;
+
+        t.req.limits.memory_max = 64ULL * 1024 * 1024;
+        peak = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert(peak != MAP_FAILED);
+        base = host_socket_pages();
+        *peak = base;
+        sampler = fork();
+        ck_assert_int_ge(sampler, 0);
+        if (sampler == 0)
+                for (;;) {
+                        uint64_t v = host_socket_pages();
+
+                        if (v > *peak)
+                                *peak = v;
+                        (void) usleep(20 * 1000);
+                }
+        sec_run_probe(&t, args);
+        (void) kill(sampler, SIGKILL);
+        (void) waitpid(sampler, NULL, 0);
+        held = *peak > base ? (*peak - base) * (uint64_t) sysconf(_SC_PAGESIZE) : 0;
+        (void) munmap((void *) peak, sizeof(uint64_t));
+        name = with_backend("loopback TCP+UDP queues never read, 64M limit", t.res);
+        CHECK_CASE(GROUP, name,
+                   "host socket memory <= 64M + 8M",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "sock holding") == 1 &&
+                           held <= t.req.limits.memory_max + slack,
+                   "status %s, queued %ldM TCP + %ldM UDP, host socket memory +%" PRIu64 "M",
+                   status_name(t.res), probe_long(t.res, "sock tcp") >> 20,
+                   probe_long(t.res, "sock udp") >> 20, held >> 20);
+}
+END_TEST
+
 START_TEST(test_tmpfs_caps) {
         static const char *const dirs[] = { "/tmp", "/home/skill", "/work", "/dev/shm" };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
@@ -390,6 +452,7 @@ TCase *security_tcase_resources(void) {
         TCase *tc = tcase_create(GROUP);
 
         tcase_add_test(tc, test_memory_many_processes);
+        tcase_add_test(tc, test_socket_memory);
         tcase_add_test(tc, test_tmpfs_caps);
         tcase_add_test(tc, test_out_floods);
         tcase_add_loop_test(tc, test_inode_flood, 0, N_BACKENDS);

@@ -6,6 +6,7 @@
  *
  * Plain C on libc alone (threads included): it must run with nothing but /usr bound. */
 #include <dirent.h>
+#include <linux/sock_diag.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1157,6 +1158,88 @@ static int probe_artifact_sizes(const char *cap_arg) {
         return 0;
 }
 
+/* Fills loopback socket queues nobody reads: TCP pairs (the sender's queue and the receiver's,
+ * both asked for the largest buffers) and UDP datagrams to bound sockets, each up to mb MiB or
+ * until the kernel refuses. Prints what it queued, "sock holding", then holds it all for secs
+ * seconds, for the host to measure. "tcp" or "udp" as the last argument: that one only. */
+static int probe_sockhold(const char *secs_arg, const char *mb_arg, const char *only) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sa);
+        long long cap = atoll(mb_arg) << 20, tcp = 0, udp = 0;
+        static char buf[65000];
+        int big = 64 << 20, lfd, stalls = 0;
+
+        memset(buf, 'x', sizeof(buf));
+        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0 ||
+            getsockname(lfd, (struct sockaddr *) &sa, &len) < 0)
+                return 3;
+        while (strcmp(only, "udp") != 0 && tcp < cap && stalls < 3) {
+                int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s;
+                long long before = tcp;
+
+                if (c < 0)
+                        break;
+                (void) setsockopt(c, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+                if (connect(c, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        break;
+                s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                if (s < 0)
+                        break;
+                (void) setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+                (void) fcntl(c, F_SETFL, O_NONBLOCK);
+                for (;;) {
+                        ssize_t n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+                        if (n <= 0) {
+                                /* The receiver's window may still open up: one more try. */
+                                usleep(20000);
+                                n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+                                if (n <= 0)
+                                        break;
+                        }
+                        tcp += n;
+                        if (tcp >= cap)
+                                break;
+                }
+                stalls = tcp - before < 65536 ? stalls + 1 : 0;
+        }
+        stalls = 0;
+        while (strcmp(only, "tcp") != 0 && udp < cap && stalls < 3) {
+                struct sockaddr_in ua = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                socklen_t ulen = sizeof(ua);
+                int rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0),
+                    tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                long long before = udp;
+
+                if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *) &ua, sizeof(ua)) < 0 ||
+                    getsockname(rx, (struct sockaddr *) &ua, &ulen) < 0)
+                        break;
+                (void) setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+                for (int i = 0; i < 4096 && udp < cap; i++) {
+                        uint32_t mem[SK_MEMINFO_VARS] = {};
+                        socklen_t mlen = sizeof(mem);
+                        long long held;
+
+                        if (sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *) &ua, ulen) <= 0)
+                                break;
+                        /* Datagrams the receiver dropped are not held: count what it queued. */
+                        if (getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mem, &mlen) < 0)
+                                break;
+                        held = before + mem[SK_MEMINFO_RMEM_ALLOC];
+                        if (held <= udp)
+                                break;
+                        udp = held;
+                }
+                (void) close(tx);
+                stalls = udp - before < 65536 ? stalls + 1 : 0;
+        }
+        printf("sock tcp %lld\nsock udp %lld\nsock holding 1\n", tcp, udp);
+        fflush(stdout);
+        sleep((unsigned) atoi(secs_arg));
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         const char *m;
 
@@ -1227,5 +1310,7 @@ int main(int argc, char *argv[]) {
                 return probe_artifact_kinds(argv[2]);
         if (strcmp(m, "artifact-sizes") == 0 && argc == 3)
                 return probe_artifact_sizes(argv[2]);
+        if (strcmp(m, "sockhold") == 0 && (argc == 4 || argc == 5))
+                return probe_sockhold(argv[2], argv[3], argc == 5 ? argv[4] : "both");
         return 2;
 }
