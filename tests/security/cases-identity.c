@@ -4,6 +4,7 @@
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <termios.h>
 
@@ -90,6 +91,7 @@ static void specs_from_filter(Specs *s) {
         _cleanup_free_ char *error = NULL, *pfc = NULL;
         _cleanup_close_ int fd = memfd_create("pfc", MFD_CLOEXEC);
         char current[64] = "";
+        bool unconditional = false;
 
         ck_assert_msg(sandbox_seccomp_new(&ctx, &error) == 0, "%s", strna(error));
         ck_assert_int_ge(fd, 0);
@@ -120,8 +122,28 @@ static void specs_from_filter(Specs *s) {
                                 specs_add(s, name, "TIOCLINUX", 0, TIOCLINUX, EPERM);
                         } else if (streq(name, "personality"))
                                 specs_add(s, name, "READ_IMPLIES_EXEC", 0x0400000, 0, EPERM);
-                        else if (!streq(name, "socket") && !streq(name, "socketpair"))
+                        else if (streq(name, "prlimit64"))
+                                specs_add(s, name, "init", 1, RLIMIT_NOFILE, EPERM);
+                        else if (startswith(name, "sched_set"))
+                                specs_add(s, name, "init", 1, 0, EPERM);
+                        else if (streq(name, "setpriority")) {
+                                specs_add(s, name, "PROCESS-init", 0 /* PRIO_PROCESS */, 1, EPERM);
+                                specs_add(s, name, "PGRP-init", 1 /* PRIO_PGRP */, 1, EPERM);
+                                specs_add(s, name, "USER", 2 /* PRIO_USER */, 0, EPERM);
+                        } else if (streq(name, "ioprio_set")) {
+                                specs_add(s, name, "PROCESS-init", 1 /* IOPRIO_WHO_PROCESS */, 1, EPERM);
+                                specs_add(s, name, "PGRP-init", 2 /* IOPRIO_WHO_PGRP */, 1, EPERM);
+                                specs_add(s, name, "USER", 3 /* IOPRIO_WHO_USER */, 0, EPERM);
+                        } else if (!streq(name, "socket") && !streq(name, "socketpair")) {
+                                /* Refused outright: the errno is the rule's own action. */
                                 specs_add(s, name, NULL, 0, 0, EPERM);
+                                unconditional = true;
+                                continue;
+                        }
+                        unconditional = false;
+                } else if (unconditional && sscanf(line, " action ERRNO(%ld)", &v) == 1) {
+                        s->v[s->n - 1].errno64 = (int) v;
+                        unconditional = false;
                 } else if ((streq(current, "socket") || streq(current, "socketpair")) &&
                            sscanf(line, " if ($a0.lo32 == %ld)", &v) == 1 &&
                            /* the allowed families' type and protocol rules; the network group
@@ -234,7 +256,8 @@ START_TEST(test_refused_syscalls_every_abi) {
                                 badx32 = first_bad(t.res, "x32", sp->name);
                 }
         }
-        CHECK_CASE(GROUP, "refused syscalls via syscall (x86-64)", "EPERM; clone3 ENOSYS; AF_* EAFNOSUPPORT",
+        CHECK_CASE(GROUP, "refused syscalls via syscall (x86-64)",
+                   "EPERM; clone3, AIO, inotify ENOSYS; AF_* EAFNOSUPPORT",
                    ok64 == specs.n, "%zu of %zu%s", ok64, specs.n, strempty(bad64));
         CHECK_CASE(GROUP, "the same via int 0x80 (i386 entry point)", "killed by SIGSYS",
                    n32 > 50 && ok32 == n32, "%zu of %zu killed%s", ok32, n32, strempty(bad32));
@@ -303,6 +326,73 @@ START_TEST(test_init_command_line) {
                            "%.*s, environ %s", comm ? (int) strcspn(comm, "\n") : 7, comm ?: "no comm",
                            errno_name((int) probe_long_from(x.out, "read /proc/1/environ")));
         }
+}
+END_TEST
+
+/* The init is pid 1 of the run and has the skill's uid: the skill tries to lower its limits (a
+ * hard RLIMIT_CPU would kill it and fail the run as a sandbox error), renice, re-pin, reschedule
+ * it, stop it and write its /proc files. The run must end as the skill did, with the init's
+ * limits and nice value as they were, and the skill's own processes still its to change. */
+START_TEST(test_init_untouchable) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "init-attack", NULL };
+        static const char *const refused[] = {
+                "init prlimit-nofile", "init prlimit-cpu", "init setpriority", "init setpriority-pgrp",
+                "init setpriority-user", "init setaffinity", "init setscheduler", "init ioprio",
+        };
+        size_t held = 0;
+
+        sec_run_probe(&t, args);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                held += probe_long(t.res, refused[i]) == EPERM;
+        CHECK_CASE(GROUP, "prlimit, setpriority, affinity, ioprio on the init",
+                   "EPERM; init's limits and nice unchanged; succeeded",
+                   t.res->status == RUN_STATUS_SUCCEEDED && held == ELEMENTSOF(refused) &&
+                           probe_long(t.res, "init nofile") > 5 &&
+                           startswith(strempty(probe_find(t.res, "init cpu")), "unlimited\n") &&
+                           probe_long(t.res, "init nice") == 0 && probe_long(t.res, "init oom-write") != 0,
+                   "status %s, %zu of %zu refused, init nofile %ld, nice %ld, oom_score_adj write %s",
+                   status_name(t.res), held, ELEMENTSOF(refused), probe_long(t.res, "init nofile"),
+                   probe_long(t.res, "init nice"), errno_name((int) probe_long(t.res, "init oom-write")));
+        CHECK_CASE(GROUP, "the skill's own limits and priority", "prlimit(0), prlimit(self), nice: allowed",
+                   probe_long(t.res, "self prlimit") == 0 && probe_long(t.res, "self prlimit-pid") == 0 &&
+                           probe_long(t.res, "self setpriority") == 0,
+                   "%s, %s, %s", errno_name((int) probe_long(t.res, "self prlimit")),
+                   errno_name((int) probe_long(t.res, "self prlimit-pid")),
+                   errno_name((int) probe_long(t.res, "self setpriority")));
+}
+END_TEST
+
+/* inotify on the bound host /usr/bin would report every program the host, and every other run,
+ * executes: the host runs programs from it during the run, and the skill must have seen nothing.
+ * fanotify the same. */
+START_TEST(test_host_watch) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "counters", (char *) "0", NULL };
+        pid_t busy = fork();
+
+        ck_assert_int_ge(busy, 0);
+        if (busy == 0)
+                for (;;) {
+                        pid_t c = fork();
+
+                        if (c == 0) {
+                                execl("/usr/bin/true", "true", (char *) NULL);
+                                _exit(3);
+                        }
+                        (void) waitpid(c, NULL, 0);
+                        (void) usleep(10 * 1000);
+                }
+        sec_run_probe(&t, args);
+        (void) kill(busy, SIGKILL);
+        (void) waitpid(busy, NULL, 0);
+        CHECK_CASE(GROUP, "inotify/fanotify on /usr/bin while the host execs", "ENOSYS; no event seen",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "inotify errno") == ENOSYS &&
+                           probe_long(t.res, "fanotify errno") == ENOSYS &&
+                           probe_long(t.res, "inotify events") == 0,
+                   "status %s, inotify %s, fanotify %s, %ld events", status_name(t.res),
+                   errno_name((int) probe_long(t.res, "inotify errno")),
+                   errno_name((int) probe_long(t.res, "fanotify errno")), probe_long(t.res, "inotify events"));
 }
 END_TEST
 
@@ -506,5 +596,7 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_filter_survives);
         tcase_add_test(tc, test_user_namespaces);
         tcase_add_test(tc, test_tiocsti_terminal);
+        tcase_add_test(tc, test_init_untouchable);
+        tcase_add_test(tc, test_host_watch);
         return tc;
 }

@@ -82,30 +82,13 @@ START_TEST(test_socket_memory) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "sockhold", (char *) "3", (char *) "256", NULL };
         _cleanup_free_ char *name = NULL;
-        volatile uint64_t *peak;
-        uint64_t base, held, slack = 8ULL << 20;
-        pid_t sampler;
+        uint64_t held, slack = 8ULL << 20;
+        Sampler m;
 
         t.req.limits.memory_max = 64ULL * 1024 * 1024;
-        peak = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        ck_assert(peak != MAP_FAILED);
-        base = host_socket_pages();
-        *peak = base;
-        sampler = fork();
-        ck_assert_int_ge(sampler, 0);
-        if (sampler == 0)
-                for (;;) {
-                        uint64_t v = host_socket_pages();
-
-                        if (v > *peak)
-                                *peak = v;
-                        (void) usleep(20 * 1000);
-                }
+        m = sampler_start(host_socket_pages);
         sec_run_probe(&t, args);
-        (void) kill(sampler, SIGKILL);
-        (void) waitpid(sampler, NULL, 0);
-        held = *peak > base ? (*peak - base) * (uint64_t) sysconf(_SC_PAGESIZE) : 0;
-        (void) munmap((void *) peak, sizeof(uint64_t));
+        held = sampler_stop(&m) * (uint64_t) sysconf(_SC_PAGESIZE);
         name = with_backend("loopback TCP+UDP queues never read, 64M limit", t.res);
         CHECK_CASE(GROUP, name,
                    "host socket memory <= 64M + 8M",
@@ -114,6 +97,34 @@ START_TEST(test_socket_memory) {
                    "status %s, queued %ldM TCP + %ldM UDP, host socket memory +%" PRIu64 "M",
                    status_name(t.res), probe_long(t.res, "sock tcp") >> 20,
                    probe_long(t.res, "sock udp") >> 20, held >> 20);
+}
+END_TEST
+
+static uint64_t host_aio_nr(void) {
+        _cleanup_free_ char *s = NULL;
+        uint64_t v = 0;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/sys/fs/aio-nr", 64, false, &s, NULL) >= 0)
+                (void) sscanf(s, "%" SCNu64, &v);
+        return v;
+}
+
+/* Linux AIO contexts count in the host-wide fs.aio-nr against fs.aio-max-nr: a run that takes them
+ * all makes every program of the host that uses AIO fail. The host samples aio-nr during the run. */
+START_TEST(test_host_aio_counter) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "counters", (char *) "1", NULL };
+        uint64_t rose;
+        Sampler m;
+
+        m = sampler_start(host_aio_nr);
+        sec_run_probe(&t, args);
+        rose = sampler_stop(&m);
+        CHECK_CASE(GROUP, "io_setup() until the kernel refuses", "ENOSYS at once; host fs.aio-nr unchanged",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "aio contexts") == 0 &&
+                           probe_long(t.res, "aio errno") == ENOSYS && rose == 0,
+                   "status %s, %ld contexts (%s), host fs.aio-nr +%" PRIu64, status_name(t.res),
+                   probe_long(t.res, "aio contexts"), errno_name((int) probe_long(t.res, "aio errno")), rose);
 }
 END_TEST
 
@@ -453,6 +464,7 @@ TCase *security_tcase_resources(void) {
 
         tcase_add_test(tc, test_memory_many_processes);
         tcase_add_test(tc, test_socket_memory);
+        tcase_add_test(tc, test_host_aio_counter);
         tcase_add_test(tc, test_tmpfs_caps);
         tcase_add_test(tc, test_out_floods);
         tcase_add_loop_test(tc, test_inode_flood, 0, N_BACKENDS);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/inotify.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
@@ -1240,6 +1241,104 @@ static int probe_sockhold(const char *secs_arg, const char *mb_arg, const char *
         return 0;
 }
 
+/* Host-wide counters and watches: Linux AIO contexts until the kernel refuses (each counts in the
+ * host's fs.aio-nr), then inotify and fanotify on the bound host /usr/bin while the host runs
+ * programs. Prints the errnos, how many contexts it got and how many events it saw, and holds the
+ * contexts for secs seconds. */
+static int probe_counters(const char *secs_arg) {
+        unsigned long ctx;
+        long n = 0, e = 0, events = 0;
+        int fd;
+
+        for (;;) {
+                ctx = 0;
+                if (syscall(SYS_io_setup, 4096, &ctx) < 0) {
+                        e = errno;
+                        break;
+                }
+                n++;
+        }
+        printf("aio contexts %ld\naio errno %ld\n", n, e);
+        fd = (int) syscall(SYS_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
+        printf("inotify errno %d\n", fd < 0 ? errno : 0);
+        if (fd >= 0 && inotify_add_watch(fd, "/usr/bin", IN_OPEN | IN_ACCESS) >= 0) {
+                char buf[4096];
+
+                for (int i = 0; i < 20; i++) {
+                        ssize_t k = read(fd, buf, sizeof(buf));
+
+                        for (ssize_t off = 0; k > 0 && off < k;) {
+                                struct inotify_event *ev = (struct inotify_event *) (buf + off);
+
+                                events++;
+                                off += (ssize_t) sizeof(*ev) + ev->len;
+                        }
+                        usleep(50000);
+                }
+        }
+        printf("inotify events %ld\n", events);
+        fd = (int) syscall(SYS_fanotify_init, 0, O_RDONLY);
+        printf("fanotify errno %d\n", fd < 0 ? errno : 0);
+        fflush(stdout);
+        sleep((unsigned) atoi(secs_arg));
+        return 0;
+}
+
+/* The run's init is pid 1 and has the skill's uid: every way to change it by pid. Prints each
+ * call's errno, then the init's limits and nice value as the kernel shows them. */
+static int probe_init_attack(void) {
+        struct rlimit five = { 5, 5 }, one = { 1, 1 }, mine = { 64, 64 }, got;
+        cpu_set_t set;
+        struct sched_param sp = {};
+        char line[256];
+        FILE *f;
+
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        printf("init prlimit-nofile %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_NOFILE, &five, NULL)));
+        printf("init prlimit-cpu %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_CPU, &one, NULL)));
+        printf("init prlimit-read %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_NOFILE, NULL, &got)));
+        printf("init setpriority %d\n", err(setpriority(PRIO_PROCESS, 1, 19)));
+        printf("init setpriority-pgrp %d\n", err(setpriority(PRIO_PGRP, 1, 19)));
+        printf("init setpriority-user %d\n", err(setpriority(PRIO_USER, 0, 19)));
+        printf("init setaffinity %d\n", err(sched_setaffinity(1, sizeof(set), &set)));
+        printf("init setscheduler %d\n", err(sched_setscheduler(1, SCHED_IDLE, &sp)));
+        printf("init ioprio %d\n", err(syscall(SYS_ioprio_set, 1, 1, 7 | (3 << 13))));
+        printf("init kill-stop %d\n", err(kill(1, SIGSTOP)));
+        f = fopen("/proc/1/oom_score_adj", "w");
+        printf("init oom-write %d\n", f ? (fputs("1000", f) < 0 || fclose(f) != 0 ? errno : 0) : errno);
+        /* The skill's own processes stay its to change. */
+        printf("self prlimit %d\n", err(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &mine, NULL)));
+        printf("self prlimit-pid %d\n", err(syscall(SYS_prlimit64, getpid(), RLIMIT_NOFILE, &mine, NULL)));
+        printf("self setpriority %d\n", err(setpriority(PRIO_PROCESS, 0, 1)));
+
+        f = fopen("/proc/1/limits", "r");
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned long long v;
+
+                if (sscanf(line, "Max open files %llu", &v) == 1)
+                        printf("init nofile %llu\n", v);
+                if (strncmp(line, "Max cpu time", 12) == 0)
+                        printf("init cpu %s\n", strstr(line, "unlimited") ? "unlimited" : "limited");
+        }
+        if (f)
+                fclose(f);
+        f = fopen("/proc/1/stat", "r");
+        if (f && fgets(line, sizeof(line), f)) {
+                char *p = strrchr(line, ')');
+                int field = 2;
+
+                for (char *tok = p ? strtok(p + 1, " ") : NULL; tok; tok = strtok(NULL, " "))
+                        if (++field == 19) {
+                                printf("init nice %s\n", tok);
+                                break;
+                        }
+        }
+        if (f)
+                fclose(f);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         const char *m;
 
@@ -1310,6 +1409,10 @@ int main(int argc, char *argv[]) {
                 return probe_artifact_kinds(argv[2]);
         if (strcmp(m, "artifact-sizes") == 0 && argc == 3)
                 return probe_artifact_sizes(argv[2]);
+        if (strcmp(m, "counters") == 0 && argc == 3)
+                return probe_counters(argv[2]);
+        if (strcmp(m, "init-attack") == 0)
+                return probe_init_attack();
         if (strcmp(m, "sockhold") == 0 && (argc == 4 || argc == 5))
                 return probe_sockhold(argv[2], argv[3], argc == 5 ? argv[4] : "both");
         return 2;
