@@ -531,9 +531,10 @@ static int prepare_files(SandboxRun *run) {
                 if (!run->file_names[i])
                         return -ENOMEM;
                 if (fd < 0) {
-                        fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        fd = open_regular_at(AT_FDCWD, f->path, O_RDONLY);
                         if (fd < 0)
-                                return run_fail(run, -errno, "Failed to open input file %s: %m", f->path);
+                                return run_fail(run, fd, "Failed to open input file %s: %s", f->path,
+                                                open_regular_strerror(fd));
                         run->file_fd_owned[i] = true;
                 }
                 run->file_fds[i] = fd;

@@ -650,6 +650,126 @@ START_TEST(test_layout_controls) {
 }
 END_TEST
 
+/* Every file below dir whose mode has a bit of mask set; 0 when none. */
+static size_t modes_with(int dir_fd, mode_t mask, char **ret_first) {
+        _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fdopendir(fd);
+        struct dirent *de;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        TAKE_FD(fd);
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                ck_assert_int_eq(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
+                if (st.st_mode & mask) {
+                        n++;
+                        if (!*ret_first)
+                                *ret_first = strdup_printf("%s %04o", de->d_name, st.st_mode & 07777);
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
+                                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        ck_assert_int_ge(sub, 0);
+                        n += modes_with(sub, mask, ret_first);
+                }
+        }
+        closedir(d);
+        return n;
+}
+
+/* With umask 077 a user's files are theirs alone: the skill echoes its (private) input to stdout,
+ * stderr, output.json and an artifact, into an output directory that already exists (0755), and
+ * no file skillctl writes there may be readable by others. `skillctl skill package` the same. */
+START_TEST(test_output_umask) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "cat \"$SKILL_INPUT_FILE\"; cat \"$SKILL_INPUT_FILE\" >&2\n"
+                "cp \"$SKILL_INPUT_FILE\" /out/output.json; cp \"$SKILL_INPUT_FILE\" /out/files/copy.json\n");
+        _cleanup_free_ char *first = NULL, *pack = strdup_printf("%s/skill.skill", t.base.path);
+        char *args[] = { t.skill_path, (char *) "--input", (char *) "{\"secret\": 1}", (char *) "--output-dir",
+                         t.out_path, NULL };
+        char *pack_args[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "package",
+                              t.skill_path, (char *) "-o", pack, NULL };
+        _cleanup_close_ int out_fd = -EBADF;
+        struct stat st;
+        size_t open_files;
+        mode_t old;
+        int pack_status;
+
+        ck_assert_int_eq(mkdir(t.out_path, 0755), 0);
+        old = umask(077);
+        {
+                _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
+                _cleanup_exec_ Exec p = exec_capture(pack_args, -EBADF, -EBADF, NULL);
+
+                umask(old);
+                out_fd = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ck_assert_int_ge(out_fd, 0);
+                open_files = modes_with(out_fd, 077, &first);
+                pack_status = p.status;
+                CHECK_CASE(GROUP, "umask 077, existing output dir: logs, result, artifacts",
+                           "no file readable by others",
+                           x.status == 0 && open_files == 0 && faccessat(out_fd, "stdout.log", F_OK, 0) == 0 &&
+                                   faccessat(out_fd, "result.json", F_OK, 0) == 0,
+                           "exit %d, %zu open to others%s%s", x.status, open_files, first ? ", first " : "",
+                           strempty(first));
+        }
+        CHECK_CASE(GROUP, "umask 077: skill package's archive", "0600",
+                   pack_status == 0 && stat(pack, &st) == 0 && (st.st_mode & 0777) == 0600,
+                   "exit %d, mode %04o", pack_status, pack_status == 0 ? st.st_mode & 0777 : 0);
+}
+END_TEST
+
+/* A FIFO where skillctl expects a file: opening it for reading would wait for a writer forever.
+ * As --file, --input-file and the skill itself, skillctl must refuse at once, saying why. A
+ * timeout(1) around it turns a hang into a visible failure instead of a stuck suite. */
+START_TEST(test_fifo_paths) {
+        _cleanup_sec_run_ SecRun t = sec_run_new("echo ran");
+        _cleanup_free_ char *fifo = strdup_printf("%s/fifo", t.base.path), *file = NULL;
+        static const char *const forms[] = { "--file", "--input-file", "skill" };
+        size_t refused = 0;
+        _cleanup_free_ char *observed = strdup("");
+
+        ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+        file = strdup_printf("data=%s", fifo);
+        for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
+                char *argv[16] = { (char *) "/usr/bin/timeout", (char *) "-s", (char *) "KILL", (char *) "20",
+                                   (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                   (char *) "--output-dir", t.out_path };
+                size_t n = 9;
+                char *more;
+
+                if (i == 0) {
+                        argv[n++] = (char *) "--file";
+                        argv[n++] = file;
+                } else if (i == 1) {
+                        argv[n++] = (char *) "--input-file";
+                        argv[n++] = fifo;
+                }
+                argv[n++] = i == 2 ? fifo : t.skill_path;
+                {
+                        _cleanup_exec_ Exec x = exec_capture(argv, -EBADF, -EBADF, NULL);
+                        bool ok = x.status != 137 && x.status != 0 && strstr(x.err, "fifo") &&
+                                  (strstr(x.err, "not a regular file") || strstr(x.err, "not a directory") ||
+                                   strstr(x.err, "Not a directory"));
+
+                        refused += ok;
+                        more = strdup_printf("%s%s%s exit %d", observed, i ? ", " : "", forms[i], x.status);
+                        ck_assert_ptr_nonnull(more);
+                        free(observed);
+                        observed = more;
+                }
+        }
+        CHECK_CASE(GROUP, "a FIFO as --file, --input-file, the skill", "refused at once, saying why",
+                   refused == ELEMENTSOF(forms) && faccessat(AT_FDCWD, t.out_path, F_OK, 0) < 0, "%s",
+                   observed);
+}
+END_TEST
+
 START_TEST(test_dash_arguments) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *evil_dir = NULL, *py_out = NULL;
@@ -737,5 +857,7 @@ TCase *security_tcase_inputs(void) {
         tcase_add_test(tc, test_control_characters);
         tcase_add_test(tc, test_layout_controls);
         tcase_add_test(tc, test_dash_arguments);
+        tcase_add_test(tc, test_output_umask);
+        tcase_add_test(tc, test_fifo_paths);
         return tc;
 }
