@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "term-escape.h"
 
 /* Exit code of the sandbox init when setup failed; the real reason travels on the socket. */
 #define SANDBOX_EXIT_SETUP 125
@@ -100,8 +101,19 @@ bool sandbox_seccomp_available(void);
 int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
+/* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
+ * (not the run) when its reader goes away. */
+typedef struct LiveCopy {
+        int fd;
+        bool ok;
+        TermEscape esc;
+} LiveCopy;
+
+void live_copy_init(LiveCopy *l, int fd);
 int run_stream_append(RunStream *s, const char *label, uint64_t max, const void *data, size_t n,
-                      int live_fd, bool *live_ok);
+                      LiveCopy *live);
+/* At the stream's end: what the escaping held back. */
+void live_copy_end(LiveCopy *l);
 
 /* artifacts.c: copies /out/files (out_fd is the /out directory) into dest_fd, at most max_entries
  * files and directories and max_bytes of file contents. */

@@ -576,12 +576,13 @@ START_TEST(test_tiocsti_terminal) {
                    strstr(screen, "open /dev/tty 2") ? "ENOENT" : "?");
         CHECK_CASE(GROUP, "the caller's terminal input queue", "empty (control: 1 byte seen)",
                    control == 1 && queued == 0, "%d bytes queued (control %d)", queued, control);
-        /* The skill left the terminal concealing text, mid-line: the summary still starts a line
-         * of its own in default attributes. */
+        /* The skill tried to leave the terminal concealing text, mid-line: its escape reaches the
+         * terminal as text, and the summary still starts a line of its own. */
         CHECK_CASE("hostile-input", "skill output hiding the summary (ESC[8m, no newline)",
-                   "reset + newline before the summary",
-                   strstr(screen, "\x1b[8m\x1b[0m\nskillctl: succeeded") != NULL, "%s",
-                   strstr(screen, "\x1b[0m\nskillctl: ") ? "reset, own line" : "summary HIDDEN or joined");
+                   "escaped; summary on its own line",
+                   strstr(screen, "\\x1b[8m") && !strstr(screen, "\x1b[8m") &&
+                           strstr(screen, "\nskillctl: succeeded") != NULL, "%s",
+                   strstr(screen, "\x1b[8m") ? "ESC[8m REACHED the terminal" : "escaped, own line");
 }
 END_TEST
 

@@ -2,7 +2,9 @@
  * skill_source_open() and through skillctl, asserting nothing lands outside the target; YAML
  * bombs; deep and huge JSON; names and output holding control characters and escape sequences;
  * arguments that look like options. */
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <termios.h>
 
 #include "../loader/zip-builder.h"
 #include "loader.h"
@@ -770,6 +772,131 @@ START_TEST(test_fifo_paths) {
 }
 END_TEST
 
+/* Runs "skillctl run --local SKILL --output-dir OUT ARGS..." on a pty in raw mode, as a user's
+ * terminal would have it; returns what reached the terminal and the exit status. */
+static char *skillctl_on_pty(SecRun *t, char **extra, int *ret_status) {
+        _cleanup_close_ int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave = -EBADF;
+        _cleanup_free_ char *screen = NULL;
+        size_t size = 0;
+        struct termios tio;
+        int status;
+        char *pts;
+        pid_t pid;
+
+        ck_assert_int_ge(master, 0);
+        ck_assert_int_eq(grantpt(master), 0);
+        ck_assert_int_eq(unlockpt(master), 0);
+        pts = ptsname(master);
+        ck_assert_ptr_nonnull(pts);
+        slave = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(slave, 0);
+        ck_assert_int_eq(tcgetattr(slave, &tio), 0);
+        cfmakeraw(&tio);
+        ck_assert_int_eq(tcsetattr(slave, TCSANOW, &tio), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char *argv[16] = { (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                   t->skill_path, (char *) "--output-dir", t->out_path };
+                size_t n = 6;
+                int tty;
+
+                for (size_t i = 0; extra && extra[i] && n < 15; i++)
+                        argv[n++] = extra[i];
+                if (setsid() < 0)
+                        _exit(126);
+                tty = open(pts, O_RDWR);
+                if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) < 0 || dup2(tty, 0) < 0 || dup2(tty, 1) < 0 ||
+                    dup2(tty, 2) < 0)
+                        _exit(126);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        /* Read while it runs: the pty's buffer is small. */
+        ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+        for (;;) {
+                char buf[4096];
+                ssize_t k = read(master, buf, sizeof(buf));
+                pid_t w;
+
+                if (k > 0) {
+                        char *more = realloc(screen, size + k + 1);
+
+                        ck_assert_ptr_nonnull(more);
+                        screen = more;
+                        memcpy(screen + size, buf, k);
+                        size += k;
+                        screen[size] = '\0';
+                        continue;
+                }
+                w = waitpid(pid, &status, WNOHANG);
+                if (w == pid)
+                        break;
+                (void) usleep(10 * 1000);
+        }
+        for (;;) {
+                char buf[4096];
+                ssize_t k = read(master, buf, sizeof(buf));
+                char *more;
+
+                if (k <= 0)
+                        break;
+                more = realloc(screen, size + k + 1);
+                ck_assert_ptr_nonnull(more);
+                screen = more;
+                memcpy(screen + size, buf, k);
+                size += k;
+                screen[size] = '\0';
+        }
+        *ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return screen ? TAKE_PTR(screen) : strdup("");
+}
+
+/* The skill writes what terminals act on: OSC 52 (the clipboard), OSC 0 (the title), ESC[6n (the
+ * terminal answers by typing into the shell after skillctl exits), ESC(0 (line drawing for what
+ * follows), colours, 8-bit CSI (0x9b, and U+009B), \r, DEL, a bell, invalid UTF-8 and a bidi
+ * override, on stdout and stderr. On the caller's terminal none of it may arrive as is; valid
+ * UTF-8 text stays readable. The logs keep the bytes. */
+START_TEST(test_terminal_sequences) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "printf '\\033]52;c;ZWNobyBvd25lZA==\\007\\033]0;owned\\007\\033[6n\\033(0\\033[31mred'\n"
+                "printf '\\233\\302\\233 cr\\rhidden\\177\\007 bad\\377\\300 rlo\\342\\200\\256 caf\\303\\251\\n'\n"
+                "printf '\\033]52;c;c3RkZXJy\\007\\033[2J\\n' >&2\n");
+        _cleanup_free_ char *screen = NULL, *log = NULL;
+        const char *summary;
+        size_t raw = 0;
+        int status;
+
+        screen = skillctl_on_pty(&t, NULL, &status);
+        /* skillctl's own attribute reset before its summary is not the skill's. */
+        summary = strstr(screen, "skillctl: succeeded");
+        if (summary && summary - screen >= 5 && startswith(summary - 5, "\x1b[0m\n"))
+                summary -= 5;
+        else if (summary && summary - screen >= 4 && startswith(summary - 4, "\x1b[0m"))
+                summary -= 4;
+        for (const char *p = screen; summary && p < summary; p++) {
+                unsigned char c = (unsigned char) *p;
+
+                raw += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0x9b ||
+                       (c == 0xc2 && (unsigned char) p[1] == 0x9b) || c == 0xff || c == 0xc0 ||
+                       (c == 0xe2 && (unsigned char) p[1] == 0x80 && (unsigned char) p[2] == 0xae);
+        }
+        {
+                _cleanup_close_ int out = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                ck_assert_int_ge(out, 0);
+                ck_assert_int_eq(read_full_file_at(out, "stdout.log", 1 << 20, false, &log, NULL), 0);
+        }
+        CHECK_CASE(GROUP, "OSC 52/0, ESC[6n, ESC(0, 8-bit CSI, \\r, DEL, bad UTF-8 to a tty",
+                   "escaped on the terminal; UTF-8 text kept; log byte-exact",
+                   status == 0 && summary && raw == 0 && strstr(screen, "\\x1b]52;c;") &&
+                           strstr(screen, "\\x9b\\u009b cr\\x0dhidden\\x7f\\x07") && strstr(screen, "caf\xc3\xa9") &&
+                           strstr(screen, "\\u202e") && strstr(log, "\x1b]52;c;ZWNobyBvd25lZA==\x07"),
+                   "exit %d, %zu raw controls before the summary, log %s", status, raw,
+                   log && strstr(log, "\x1b]52") ? "byte-exact" : "ALTERED");
+}
+END_TEST
+
 START_TEST(test_dash_arguments) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *evil_dir = NULL, *py_out = NULL;
@@ -859,5 +986,6 @@ TCase *security_tcase_inputs(void) {
         tcase_add_test(tc, test_dash_arguments);
         tcase_add_test(tc, test_output_umask);
         tcase_add_test(tc, test_fifo_paths);
+        tcase_add_test(tc, test_terminal_sequences);
         return tc;
 }
