@@ -396,6 +396,30 @@ START_TEST(test_host_watch) {
 }
 END_TEST
 
+/* What names the host in /proc: its kernel command line, its boot id and the kernel's symbols.
+ * The host's own values must not appear in what the run could read (empty files). */
+START_TEST(test_proc_host_identity) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "echo \"cmdline $(wc -c < /proc/cmdline)\"; cat /proc/cmdline\n"
+                "echo \"boot_id $(wc -c < /proc/sys/kernel/random/boot_id)\"; cat /proc/sys/kernel/random/boot_id\n"
+                "echo \"kallsyms $(head -c 4096 /proc/kallsyms | wc -c)\"\n");
+        _cleanup_free_ char *cmdline = NULL, *boot_id = NULL;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/cmdline", 1 << 16, false, &cmdline, NULL), 0);
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, false, &boot_id,
+                                           NULL), 0);
+        cmdline[strcspn(cmdline, "\n")] = '\0';
+        boot_id[strcspn(boot_id, "\n")] = '\0';
+        sec_run_go(&t);
+        CHECK_CASE(GROUP, "/proc/cmdline, boot_id, kallsyms", "empty; host values nowhere in the output",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "cmdline") == 0 &&
+                           probe_long(t.res, "boot_id") == 0 && probe_long(t.res, "kallsyms") == 0 &&
+                           !run_output_has(t.res, boot_id) && (isempty(cmdline) || !run_output_has(t.res, cmdline)),
+                   "status %s, sizes %ld, %ld, %ld", status_name(t.res), probe_long(t.res, "cmdline"),
+                   probe_long(t.res, "boot_id"), probe_long(t.res, "kallsyms"));
+}
+END_TEST
+
 START_TEST(test_i386_from_thread) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "i386-thread", NULL };
@@ -599,5 +623,6 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_tiocsti_terminal);
         tcase_add_test(tc, test_init_untouchable);
         tcase_add_test(tc, test_host_watch);
+        tcase_add_test(tc, test_proc_host_identity);
         return tc;
 }
