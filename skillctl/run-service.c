@@ -633,6 +633,7 @@ int run_via_service(Client *c, RunArgs *a) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);      /* Ctrl-\: the same, not a core dump of skillctl */
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         (void) signal(SIGPIPE, SIG_IGN);
         r = 0;

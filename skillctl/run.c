@@ -304,6 +304,9 @@ static int cancel_fd_new(void) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
+        /* Ctrl-\ too: its default (a core dump of skillctl) would leave the run's cgroups for
+         * the next run to sweep instead of ending the run in order. */
+        sigaddset(&mask, SIGQUIT);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return -errno;
         fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -137,6 +137,13 @@ void cg_kill_listed(int dir_fd);
 void cg_remove(const char *path);
 /* This process's cgroup path in the v1 hierarchy of controller, or (NULL) in cgroup2. */
 int cg_own_path(const char *controller, char **ret);
+/* Creates the run's cgroup directory at path and returns it open, holding an exclusive flock for
+ * as long as the fd lives: the mark of a run whose engine is alive. */
+int cg_create_locked(const char *path, int *ret_fd);
+/* Removes the empty cgroups in parent named prefix... whose lock nobody holds: runs whose engine
+ * was killed (SIGKILL) before it could remove them (their processes died with it: the init's
+ * parent-death signal ends the PID namespace). Best effort, never fails a run. */
+void cg_sweep_dead(const char *parent, const char *prefix);
 
 /* result.c */
 void run_result_add_skipped(RunResult *r, const char *path, const char *reason);

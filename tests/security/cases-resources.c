@@ -128,6 +128,133 @@ START_TEST(test_host_aio_counter) {
 }
 END_TEST
 
+/* The host paths of the run cgroups (skilld-run-* under v1, run-* under v2) that a process with
+ * marker in its command line is in, from its /proc/PID/cgroup. */
+static char **run_cgroups_of(const char *marker) {
+        _cleanup_strv_free_ char **paths = NULL;
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *cmdline = NULL, *cgroups = NULL, *p1 = NULL, *p2 = NULL;
+                size_t n = 0;
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                p1 = strdup_printf("/proc/%s/cmdline", de->d_name);
+                p2 = strdup_printf("/proc/%s/cgroup", de->d_name);
+                if (read_full_file_at(AT_FDCWD, p1, 1 << 16, false, &cmdline, &n) < 0)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        if (cmdline[i] == '\0')
+                                cmdline[i] = ' ';
+                if (!strstr(cmdline, marker) || read_full_file_at(AT_FDCWD, p2, 1 << 16, false, &cgroups, NULL) < 0)
+                        continue;
+                for (char *line = strtok(cgroups, "\n"); line; line = strtok(NULL, "\n")) {
+                        char *ctrls = strchr(line, ':'), *path = ctrls ? strchr(ctrls + 1, ':') : NULL, *base;
+
+                        if (!path)
+                                continue;
+                        *path++ = '\0';
+                        ctrls++;
+                        base = strrchr(path, '/');
+                        if (!base || !(startswith(base + 1, "skilld-run-") || startswith(base + 1, "run-")))
+                                continue;
+                        if (isempty(ctrls)) {
+                                const char *const mnts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+                                for (size_t i = 0; i < ELEMENTSOF(mnts); i++) {
+                                        _cleanup_free_ char *full = strdup_printf("%s%s", mnts[i], path);
+
+                                        if (access(full, F_OK) >= 0 && !strv_contains(paths, full))
+                                                ck_assert_int_eq(strv_extend(&paths, full), 0);
+                                }
+                        } else if (!startswith(ctrls, "name=")) {
+                                _cleanup_free_ char *full = strdup_printf("/sys/fs/cgroup/%s%s", ctrls, path);
+
+                                if (!strv_contains(paths, full))
+                                        ck_assert_int_eq(strv_extend(&paths, full), 0);
+                        }
+                }
+        }
+        closedir(d);
+        return TAKE_PTR(paths);
+}
+
+static size_t paths_existing(char **paths) {
+        size_t n = 0;
+
+        STRV_FOREACH(p, paths)
+                n += access(*p, F_OK) >= 0;
+        return n;
+}
+
+/* skillctl killed mid-run, with SIGKILL (nothing it can do) and with SIGQUIT (Ctrl-\): the run's
+ * processes must die at once, and its cgroups must not stay: SIGQUIT ends the run in order, and
+ * what a SIGKILL leaves, the next run removes. */
+START_TEST(test_killed_client_cgroups) {
+        static const int sigs[] = { SIGKILL, SIGQUIT };
+        _cleanup_free_ char *marker = random_marker(), *body = NULL;
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+
+        body = strdup_printf("exec -a %s sleep 60", marker);
+        sec_run_set_script(&t, body);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                _cleanup_strv_free_ char **cgroups = NULL;
+                char *argv[] = { (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                 (char *) "-q", (char *) "--output-dir", t.out_path, t.skill_path, NULL };
+                _cleanup_free_ char *name = NULL;
+                size_t after_kill, after_next;
+                bool alive_after = true;
+                int status;
+                pid_t pid;
+
+                (void) rm_rf_at(AT_FDCWD, t.out_path);
+                pid = fork();
+                ck_assert_int_ge(pid, 0);
+                if (pid == 0) {
+                        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                                _exit(126);
+                        execv(argv[0], argv);
+                        _exit(127);
+                }
+                for (unsigned k = 0; k < 1000 && !cgroups; k++) {
+                        cgroups = run_cgroups_of(marker);
+                        if (!cgroups)
+                                (void) usleep(10 * 1000);
+                }
+                ck_assert_msg(cgroups, "the run never started");
+                ck_assert_int_eq(kill(pid, sigs[i]), 0);
+                ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+                for (unsigned k = 0; k < 500 && alive_after; k++) {
+                        alive_after = host_has_marker(marker);
+                        if (alive_after)
+                                (void) usleep(10 * 1000);
+                }
+                after_kill = paths_existing(cgroups);
+                /* The next run, through the engine as skillctl would. */
+                sec_run_set_script(&t, "true");
+                (void) rm_rf_at(AT_FDCWD, t.out_path);
+                sec_run_go(&t);
+                sec_run_set_script(&t, body);
+                after_next = paths_existing(cgroups);
+                name = strdup_printf("skillctl killed by SIG%s mid-run [%s]", sigabbrev_np(sigs[i]),
+                                     strna(t.res->backend));
+                CHECK_CASE(GROUP, name, sigs[i] == SIGKILL ? "skill dies; cgroups gone after the next run"
+                                                           : "canceled (130); skill dies; no cgroup left",
+                           !alive_after && after_next == 0 &&
+                                   (sigs[i] == SIGKILL || (WIFEXITED(status) && WEXITSTATUS(status) == 130 &&
+                                                           after_kill == 0)),
+                           "skill %s, %zu cgroups (%zu right after), exit %s%d", alive_after ? "ALIVE" : "gone",
+                           after_next, after_kill, WIFSIGNALED(status) ? "signal " : "",
+                           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        }
+}
+END_TEST
+
 START_TEST(test_tmpfs_caps) {
         static const char *const dirs[] = { "/tmp", "/home/skill", "/work", "/dev/shm" };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
@@ -465,6 +592,7 @@ TCase *security_tcase_resources(void) {
         tcase_add_test(tc, test_memory_many_processes);
         tcase_add_test(tc, test_socket_memory);
         tcase_add_test(tc, test_host_aio_counter);
+        tcase_add_test(tc, test_killed_client_cgroups);
         tcase_add_test(tc, test_tmpfs_caps);
         tcase_add_test(tc, test_out_floods);
         tcase_add_loop_test(tc, test_inode_flood, 0, N_BACKENDS);
