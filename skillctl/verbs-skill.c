@@ -8,6 +8,7 @@
 
 #include "entry.h"
 #include "error.h"
+#include "fileio.h"
 #include "hash.h"
 #include "lint.h"
 #include "loader.h"
@@ -443,7 +444,8 @@ static int skill_package_main(int argc, char *argv[]) {
         }
 
         r = skill_package(i.source->dir_fd, i.skill->name, fd, &error);
-        if (r >= 0 && fchmod(fd, 0644) < 0)
+        /* mkostemp() made it 0600: what a created file gets, under the user's umask. */
+        if (r >= 0 && fchmod(fd, 0644 & ~umask_get()) < 0)
                 r = -errno;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;

@@ -368,9 +368,12 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
  * a skill about the kernel and other users' keys hidden (under /dev/null, or an empty tmpfs). */
 static int setup_proc(StepError *e) {
         static const char *const ro[] = { "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus" };
+        /* Also what names the host: its kernel command line (root device, serial consoles,
+         * cloud instance options), its boot id (a stable host identifier, and the same in every
+         * run), and the kernel's symbol table. */
         static const char *const masked_files[] = {
                 "proc/kcore", "proc/keys", "proc/key-users", "proc/timer_list", "proc/sched_debug",
-                "proc/latency_stats",
+                "proc/latency_stats", "proc/cmdline", "proc/kallsyms", "proc/sys/kernel/random/boot_id",
         };
         static const char *const masked_dirs[] = { "proc/acpi", "proc/scsi", "proc/asound" };
         int r;

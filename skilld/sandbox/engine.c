@@ -98,8 +98,8 @@ typedef struct SandboxRun {
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
         ChildMessage exit_msg;
-        bool out_live_ok;
-        bool err_live_ok;
+        LiveCopy out_live;
+        LiveCopy err_live;
 } SandboxRun;
 
 static void sandbox_run_done(SandboxRun *run) {
@@ -543,9 +543,10 @@ static int prepare_files(SandboxRun *run) {
                 if (!run->file_names[i])
                         return -ENOMEM;
                 if (fd < 0) {
-                        fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        fd = open_regular_at(AT_FDCWD, f->path, O_RDONLY);
                         if (fd < 0)
-                                return run_fail(run, -errno, "Failed to open input file %s: %m", f->path);
+                                return run_fail(run, fd, "Failed to open input file %s: %s", f->path,
+                                                open_regular_strerror(fd));
                         run->file_fd_owned[i] = true;
                 }
                 run->file_fds[i] = fd;
@@ -997,7 +998,7 @@ static int read_control(SandboxRun *run) {
 }
 
 /* Reads what is there (a bounded amount, so the deadline is checked in between). */
-static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, int live_fd, bool *live_ok) {
+static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, LiveCopy *live) {
         for (unsigned i = 0; i < 64 && *fd >= 0; i++) {
                 char buf[64 * 1024];
                 ssize_t n;
@@ -1013,9 +1014,10 @@ static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, i
                 }
                 if (n == 0) {
                         *fd = safe_close(*fd);
+                        live_copy_end(live);
                         return 0;
                 }
-                r = run_stream_append(s, label, max, buf, n, live_fd, live_ok);
+                r = run_stream_append(s, label, max, buf, n, live);
                 if (r < 0)
                         return r;
         }
@@ -1027,10 +1029,10 @@ static int read_streams(SandboxRun *run) {
 
         r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout",
                         run->req->limits.stdout_max,
-                        run->req->stdout_fd, &run->out_live_ok);
+                        &run->out_live);
         if (r >= 0)
                 r = read_stream(&run->err_pipe[0], &run->result->stderr_stream, "stderr",
-                                run->req->limits.stderr_max, run->req->stderr_fd, &run->err_live_ok);
+                                run->req->limits.stderr_max, &run->err_live);
         return r;
 }
 
@@ -1339,11 +1341,12 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .input_fd = -EBADF,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
-                .out_live_ok = true,
-                .err_live_ok = true,
         };
         SandboxOutcome outcome = {};
         int r;
+
+        live_copy_init(&run.out_live, req->stdout_fd);
+        live_copy_init(&run.err_live, req->stderr_fd);
 
         r = request_check(req, error);
         if (r < 0)
