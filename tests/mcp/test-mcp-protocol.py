@@ -6,11 +6,13 @@
 #   test-mcp-protocol.py SKILLCTL SKILLS-DIR
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
 import time
+
+import mcpstdio
+from mcpstdio import error_code, initialize
 
 SKILLCTL, SKILLS = sys.argv[1], sys.argv[2]
 failures = []
@@ -22,44 +24,11 @@ def check(cond, what):
         failures.append(what)
 
 
-class Server:
-    def __init__(self, home):
-        env = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, 'data'))
-        self.p = subprocess.Popen([SKILLCTL, 'mcp', '--local', '--skills-dir', SKILLS], cwd=home, env=env,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.buf = b''
-
-    def send(self, data):
-        self.p.stdin.write(data if isinstance(data, bytes) else data.encode())
-        self.p.stdin.flush()
-
-    def line(self, timeout=30):
-        end = time.monotonic() + timeout
-        while b'\n' not in self.buf:
-            left = end - time.monotonic()
-            if left <= 0 or not select.select([self.p.stdout], [], [], left)[0]:
-                return None
-            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
-            if not chunk:
-                return None
-            self.buf += chunk
-        raw, self.buf = self.buf.split(b'\n', 1)
-        return raw.decode()
-
-    def call(self, data, timeout=30):
-        self.send(data + (b'\n' if isinstance(data, bytes) else '\n'))
-        raw = self.line(timeout)
-        return raw, (json.loads(raw) if raw else None)
+def Server(home):
+    return mcpstdio.Server([SKILLCTL, 'mcp', '--local', '--skills-dir', SKILLS], home)
 
 
-def error_code(msg):
-    return msg and msg.get('error', {}).get('code')
-
-
-def init(version='2025-11-25', id=1):
-    return json.dumps({'jsonrpc': '2.0', 'id': id, 'method': 'initialize',
-                       'params': {'protocolVersion': version, 'capabilities': {},
-                                  'clientInfo': {'name': 'protocol-test', 'version': '1'}}})
+init = initialize
 
 
 with tempfile.TemporaryDirectory() as home:
