@@ -441,6 +441,21 @@ def gen_input_json(out):
     write(out, 'input-invalid-utf8.json', b'{"a": "\xff\xfe"}')
 
 
+def gen_json_exact(out):
+    seeds = {
+        'exact': b'{"big": 12345678901234567890, "id": 9007199254740993, "f": 1.0}',
+        'numbers': b'[0, -0, 1.5e-300, 1E+2, -2.50, 100000000000000000000000000000001]',
+        'strings': b'["a\\u0000b", "\\ud800", "\\ud83d\\ude00", "caf\xc3\xa9", "\\n\\t\\/"]',
+        'nested': b'{"a": [{"b": {"c": [null, true, false, {}]}}]}',
+        'lines': b'{\n  "n": 01\n}',
+        'nul': b'{"a": 1}\x00',
+        'bom': b'\xef\xbb\xbf{}',
+        'deep': b'[' * 1001 + b']' * 1001,
+    }
+    for name, data in sorted(seeds.items()):
+        write(out, 'json-%s.json' % name, data)
+
+
 # ---- Run() options recipes (see fuzz-run-options.c for the format) --------------------------
 
 def ro_string(s):
@@ -548,6 +563,7 @@ GENERATORS = {
     'input-json': lambda out, a: gen_input_json(out),
     'run-options': lambda out, a: gen_run_options(out),
     'jsonrpc': lambda out, a: gen_jsonrpc(out),
+    'json-exact': lambda out, a: gen_json_exact(out),
 }
 
 
