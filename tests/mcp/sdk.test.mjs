@@ -4,7 +4,6 @@
 // Environment (run-interop.sh sets it): SKILLCTL, MCP_TEST_SKILLS (the fixture skills).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,18 +32,6 @@ function childrenOf(pid) {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
   } catch {
     return [];
-  }
-}
-
-// Whether this build's runs carry output exactly (issue 13, item 4, the "client" branch): asked
-// of skillctl itself, so this test says "todo" rather than failing where that has not landed.
-function exactOutputLanded() {
-  try {
-    const out = execFileSync(SKILLCTL, ['run', '--local', '--json', join(SKILLS, 'exact-output')],
-      { cwd: home, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-    return /"output":\s*\{\s*"big":\s*12345678901234567890/.test(out);
-  } catch {
-    return false;
   }
 }
 
@@ -111,9 +98,8 @@ test('run_skill returns the result as structuredContent matching outputSchema', 
   assert.equal(r.structuredContent.skill, 'exact-output');
 });
 
-// Needs the exact output of issue 13, item 4 (branch "client"): todo until that has landed.
-test('run_skill output exactly as the skill printed it (a 20-digit integer survives)',
-  { todo: exactOutputLanded() ? false : 'exact output (issue 13 item 4) not in this build' }, async () => {
+// The exact output of issue 13, item 4: the skill's JSON as it printed it, not through doubles.
+test('run_skill output exactly as the skill printed it (a 20-digit integer survives)', async () => {
     const r = await client.callTool({ name: 'run_skill', arguments: { skill: 'exact-output' } });
     // JSON.parse in the client turns the numbers into doubles; the text content quotes the
     // output as the server sent it, which is what a model reads.

@@ -106,6 +106,12 @@ with tempfile.TemporaryDirectory() as home:
     text = m and m['result']['structuredContent']['stdout']['text']
     check(text and text.startswith('{"input": {"n": 12345678901234567890}'), 'input JSON passed exactly')
 
+    # The output as the skill printed it, in the raw answer (compacted, never through a double).
+    raw, m = s.call('{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"run_skill",'
+                    '"arguments":{"skill":"exact-output"}}}', 60)
+    check(raw and '"output":{"big":12345678901234567890,"id":9007199254740993,"f":1.0}' in raw,
+          'output exactly as the skill printed it')
+
     _, m = s.call(init('1999-01-01', 3))
     check(error_code(m) == -32600, 'initialize again, unknown version: still -32600')
 

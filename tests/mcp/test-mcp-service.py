@@ -95,10 +95,14 @@ with tempfile.TemporaryDirectory() as tmp:
         check(res and res['structuredContent']['body'] is None and not res['isError'],
               'read_skill of an installed skill: what the service says, no body')
 
-        res = s.tool(4, 'run_skill', {'skill': 'svc-only'})
+        raw, m = s.call(json.dumps({'jsonrpc': '2.0', 'id': 4, 'method': 'tools/call',
+                                    'params': {'name': 'run_skill', 'arguments': {'skill': 'svc-only'}}}), 60)
+        res = m and m.get('result')
         sc = res and res.get('structuredContent')
         check(sc and sc['status'] == 'succeeded' and sc['skill'] == 'svc-only' and not res['isError'],
               'an installed skill runs through the service')
+        check(raw and '"output":{"big":12345678901234567890,"id":9007199254740993,"f":1.0}' in raw,
+              'its output exactly as the skill printed it, through the service')
 
         res = s.tool(5, 'run_skill', {'skill': 'exit-three'})
         sc = res and res.get('structuredContent')
