@@ -89,6 +89,7 @@ struct McpServer {
         bool system;                    /* --system */
         Client *client;                 /* the service, when it answers */
         char *work_dir;                 /* private: the runs' inputs and outputs */
+        char *self;                     /* our executable, which runs skills as "skillctl run" */
         McpRun *runs;
         McpKept kept[MCP_KEPT_RUNS_MAX];
         size_t n_kept;

@@ -33,6 +33,8 @@
 #define MCP_RESULT_MAX (64U * 1024U * 1024U)
 /* How much of the stdout and stderr of a run the text content quotes. */
 #define MCP_TEXT_QUOTE_MAX 8192U
+/* The output JSON the text content quotes in full. */
+#define MCP_TEXT_OUTPUT_MAX (64U * 1024U)
 
 struct McpRun {
         McpServer *server;
@@ -228,14 +230,17 @@ static cJSON *run_answer(McpRun *run, char *text) {
         fputs(".\n", f);
         if (error)
                 fprintf(f, "Error: %s\n", error);
-        if (raw_output && !(output_size == 4 && memcmp(raw_output, "null", 4) == 0))
+        if (raw_output && output_size > MCP_TEXT_OUTPUT_MAX)
+                fprintf(f, "Output: %zu bytes of JSON, in structuredContent.output\n", output_size);
+        else if (raw_output && !(output_size == 4 && memcmp(raw_output, "null", 4) == 0))
                 fprintf(f, "Output: %.*s\n", (int) output_size, raw_output);
         else
                 quote_stream(f, j, "stdout");
         if (failed)
                 quote_stream(f, j, "stderr");
         if (cJSON_GetArraySize(artifacts) > 0)
-                fprintf(f, "%d artifacts, as resource links.\n", cJSON_GetArraySize(artifacts));
+                fprintf(f, "%d artifact%s, as resource links.\n", cJSON_GetArraySize(artifacts),
+                        cJSON_GetArraySize(artifacts) == 1 ? "" : "s");
         if (fclose(f) != 0)
                 return NULL;
 
@@ -464,7 +469,7 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
 #undef TOOL_ERROR
 }
 
-static int spawn(McpRun *run, char **argv, int dir_fd) {
+static int spawn(McpRun *run, const char *exe, char **argv, int dir_fd) {
         _cleanup_close_ int null_fd = -EBADF, out_fd = -EBADF, err_fd = -EBADF;
         sigset_t mask;
         pid_t pid;
@@ -487,7 +492,7 @@ static int spawn(McpRun *run, char **argv, int dir_fd) {
                     dup2(err_fd, STDERR_FILENO) < 0 || fchdir(dir_fd) < 0)
                         _exit(EXIT_FAILURE);
                 (void) close_all_fds_except(NULL, 0);
-                execv("/proc/self/exe", argv);
+                execv(exe, argv);
                 _exit(127);
         }
         run->pid = pid;
@@ -538,7 +543,7 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 return r < 0 ? r : 0;
         }
 
-        r = spawn(run, argv, dir_fd);
+        r = spawn(run, s->self, argv, dir_fd);
         if (r >= 0)
                 r = sd_event_add_child(s->event, &run->child, run->pid, WEXITED, on_child, run);
         if (r >= 0)

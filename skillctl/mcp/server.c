@@ -60,8 +60,6 @@ int mcp_send(McpServer *s, char *line) {
 
         if (!l)
                 return -ENOMEM;
-        if (s->stopping && s->stdin_closed && !s->event)
-                return 0;
         r = loop_write(STDOUT_FILENO, l, strlen(l));
         if (r < 0) {
                 /* The client went away: nobody will read another answer. */
@@ -185,33 +183,49 @@ static void handle_notification(McpServer *s, const JsonRpcMessage *m) {
         log_debug("Notification %s.", m->method);
 }
 
-static int on_line(const char *line, size_t size, bool too_long, void *userdata) {
+static void handle_line(McpServer *s, const char *line, size_t size, bool too_long) {
         _cleanup_(jsonrpc_message_done) JsonRpcMessage m = {};
         _cleanup_(jsonrpc_error_done) JsonRpcError e = {};
-        McpServer *s = userdata;
         int r;
 
-        if (too_long)
-                return mcp_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
+        if (too_long) {
+                (void) mcp_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
                                       "Invalid Request: the message is longer than the 48 MiB this server reads");
+                return;
+        }
         r = jsonrpc_decode(line, size, &m, &e);
-        if (r == -EBADMSG)
-                return mcp_send_error(s, e.id, e.code, e.message ?: "Invalid Request");
-        if (r < 0)
-                return mcp_send_error(s, NULL, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
+        if (r == -EBADMSG) {
+                (void) mcp_send_error(s, e.id, e.code, e.message ?: "Invalid Request");
+                return;
+        }
+        if (r < 0) {
+                (void) mcp_send_error(s, NULL, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
+                return;
+        }
 
         switch (m.kind) {
         case JSONRPC_REQUEST:
-                return handle_request(s, &m);
+                (void) handle_request(s, &m);
+                break;
         case JSONRPC_NOTIFICATION:
                 handle_notification(s, &m);
-                return 0;
+                break;
         case JSONRPC_RESPONSE:
         default:
                 /* We never ask the client anything. */
                 log_debug("Ignoring a response to id %s.", m.id);
-                return 0;
+                break;
         }
+}
+
+/* Each line is answered (or not) on its own: a failure to answer one must not drop the lines
+ * read with it, so this never fails the reader. */
+static int on_line(const char *line, size_t size, bool too_long, void *userdata) {
+        McpServer *s = userdata;
+
+        if (!s->stopping)
+                handle_line(s, line, size, too_long);
+        return 0;
 }
 
 void mcp_maybe_exit(McpServer *s) {
@@ -242,8 +256,12 @@ static int on_stdin(sd_event_source *source, int fd, uint32_t revents, void *use
                 return 0;
         }
         r = line_reader_feed(&s->reader, buf, n, on_line, s);
-        if (r < 0 && r != -EPIPE)
-                log_warning_errno(r, "Handling a message failed: %m");
+        if (r < 0) {
+                /* Only running out of memory for a line gets here. */
+                log_error_errno(r, "Reading a message failed, stopping: %m");
+                s->stopping = true;
+                mcp_runs_stop_all(s);
+        }
         if (s->stopping)
                 mcp_maybe_exit(s);
         return 0;
@@ -323,6 +341,7 @@ static void server_done(McpServer *s) {
         if (s->work_dir)
                 (void) rm_rf_at(AT_FDCWD, s->work_dir);
         free(s->work_dir);
+        free(s->self);
         s->stdin_source = sd_event_source_disable_unref(s->stdin_source);
         s->event = sd_event_unref(s->event);
         line_reader_done(&s->reader);
@@ -408,6 +427,12 @@ int verb_mcp(int argc, char *argv[]) {
                         log_debug("Skills run through the skilld service on %s.", s.client->where);
                 }
         }
+
+        /* The path, not /proc/self/exe at exec time: under a wrapper (valgrind) that is the
+         * wrapper's. */
+        s.self = realpath("/proc/self/exe", NULL);
+        if (!s.self)
+                return log_error_errno(errno, "Failed to find our own executable: %m"), EXIT_FAILURE;
 
         /* Inputs and outputs of runs, private to us, removed when we go. */
         template = strdup_printf("%s/skillctl-mcp-XXXXXX", isempty(tmp) ? "/tmp" : tmp);
