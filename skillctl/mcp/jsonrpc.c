@@ -151,18 +151,24 @@ bool json_depth_ok(const char *text, size_t size, unsigned max) {
         return true;
 }
 
-_printf_(4, 5)
-static int fail(JsonRpcError *e, int code, const char *id, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
+int jsonrpc_error_setv(JsonRpcError *e, int code, const char *id, const char *fmt, va_list ap) {
         *e = (JsonRpcError) { .code = code };
         if (vasprintf(&e->message, fmt, ap) < 0)
                 e->message = NULL;
-        va_end(ap);
         if (id)
                 e->id = strdup(id);
         return -EBADMSG;
+}
+
+_printf_(4, 5)
+static int fail(JsonRpcError *e, int code, const char *id, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = jsonrpc_error_setv(e, code, id, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static char *value_text(const char *text, const char *key, const cJSON *item) {

@@ -46,6 +46,9 @@ typedef struct JsonRpcError {
 } JsonRpcError;
 
 void jsonrpc_error_done(JsonRpcError *e);
+/* Fills *e (a message failing to format leaves it NULL: the caller says something generic);
+ * returns -EBADMSG, what the decoder and the method handlers return for an error to send. */
+int jsonrpc_error_setv(JsonRpcError *e, int code, const char *id, const char *fmt, va_list ap) _printf_(4, 0);
 
 /* Decodes one line (without its newline; may hold NUL bytes, which are refused). Returns 0 with
  * *ret filled, or -EBADMSG with *ret_error filled. Only -ENOMEM otherwise. */

@@ -128,9 +128,8 @@ int mcp_resources_read(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonR
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                /* The data says which URI, as the spec's example of -32002 does. */
-                mcp_error(ret_error, MCP_RESOURCE_NOT_FOUND, "Resource not found: %s", uri->valuestring);
-                return -EBADMSG;
+                /* -32002, the code the spec gives for an unknown resource. */
+                return mcp_error(ret_error, MCP_RESOURCE_NOT_FOUND, "Resource not found: %s", uri->valuestring);
         }
 
         o = cJSON_CreateObject();

@@ -26,13 +26,12 @@ static const char *const supported_versions[] = {
 
 int mcp_error(JsonRpcError *e, int code, const char *fmt, ...) {
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
-        *e = (JsonRpcError) { .code = code };
-        if (vasprintf(&e->message, fmt, ap) < 0)
-                e->message = NULL;
+        r = jsonrpc_error_setv(e, code, NULL, fmt, ap);
         va_end(ap);
-        return -EBADMSG;
+        return r;
 }
 
 cJSON *mcp_tool_error(const char *fmt, ...) {
