@@ -25,6 +25,7 @@
 #include "error.h"
 #include "fileio.h"
 #include "loader.h"
+#include "json-exact.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -1176,10 +1177,11 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
         *ret_outcome = outcome;
 }
 
+/* The output is kept as the skill wrote it (json-exact.h): its numbers never pass through a double. */
 static void read_output_json(SandboxRun *run) {
         RunResult *res = run->result;
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *data = NULL;
+        _cleanup_free_ char *data = NULL, *error = NULL;
         size_t size = 0;
         struct stat st;
         int r;
@@ -1206,8 +1208,9 @@ static void read_output_json(SandboxRun *run) {
                                                           r == -EFBIG ? "larger than 16M" : strerror(-r));
                         return;
                 }
-                if (memchr(data, '\0', size) || !(res->output = cJSON_ParseWithOpts(data, NULL, true))) {
-                        res->output_error = strdup("/out/output.json is not valid JSON");
+                r = json_parse_exact(data, size, &res->output, &error);
+                if (r < 0) {
+                        res->output_error = strdup_printf("/out/output.json is not valid JSON: %s", error);
                         return;
                 }
                 res->output_source = "output.json";
@@ -1216,11 +1219,8 @@ static void read_output_json(SandboxRun *run) {
 
         /* No output.json: stdout, when all of it was kept and it is JSON and nothing else. */
         if (res->stdout_stream.size > 0 && !res->stdout_stream.truncated &&
-            !memchr(res->stdout_stream.data, '\0', res->stdout_stream.size)) {
-                res->output = cJSON_ParseWithOpts(res->stdout_stream.data, NULL, true);
-                if (res->output)
-                        res->output_source = "stdout";
-        }
+            json_parse_exact(res->stdout_stream.data, res->stdout_stream.size, &res->output, NULL) >= 0)
+                res->output_source = "stdout";
 }
 
 static void check_out_full(SandboxRun *run) {

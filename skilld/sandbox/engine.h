@@ -208,7 +208,7 @@ typedef struct RunResult {
         int error_errno;                /* status error: positive errno of the failure */
         bool exec_failed;               /* status error: the sandbox was ready, execve() failed */
 
-        cJSON *output;                  /* the output JSON, or NULL for null */
+        cJSON *output;                  /* the output JSON as written (json-exact.h), or NULL */
         const char *output_source;      /* "output.json", "stdout" or NULL */
         char *output_error;             /* why /out/output.json was ignored */
 
