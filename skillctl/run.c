@@ -23,6 +23,7 @@
 #include "parse-util.h"
 #include "run-result.h"
 #include "run.h"
+#include "skill-limits.h"
 #include "verbs.h"
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
@@ -337,6 +338,7 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_ int cancel_fd = -EBADF;
         RunRequest req = RUN_REQUEST_INIT;
+        SkillDeclaredLimits declared;
         char hash[65], id[SD_ID128_STRING_MAX];
         int *fds = NULL;
         size_t n_files = 0;
@@ -347,6 +349,9 @@ static int run_embedded(const RunArgs *a) {
         if (r != 0)
                 return r;
         r = skill_tree_hash(skill.source->dir_fd, hash, &error);
+        if (r < 0)
+                return run_fail("%s: %s", a->skill, error ?: strerror(-r));
+        r = skill_declared_limits(skill.skill, &declared, &error);
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
 
@@ -385,6 +390,8 @@ static int run_embedded(const RunArgs *a) {
         req.n_files = n_files;
         req.env = a->env;
         req.limits = a->limits;
+        /* The skill's own declaration can only lower what the flags or the defaults give. */
+        req.limits_from_skill = skill_declared_limits_apply(&declared, &req.limits);
         /* The run gets no more than the caller has: it shares this process's network. */
         req.network = a->network;
         /* Embedded runs may fall back to rlimits where no cgroup can be had: the documented

@@ -32,6 +32,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         StoreRun *record;
         const Inspection *skill;
         bool raised = false;
+        unsigned limits_from_skill;
         Pending *p;
         uid_t uid;
         int r;
@@ -131,7 +132,16 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         }
 
-        /* 4. Act. */
+        /* 4. Act. What the skill declares for itself can only lower what the caller and the
+         * policy gave (skill-limits.h). */
+        {
+                SandboxLimits sl = manager_sandbox_limits(&limits);
+
+                limits_from_skill = skill_declared_limits_apply(&skill->limits, &sl);
+                limits.value[POLICY_LIMIT_TIMEOUT] = sl.timeout_usec;
+                limits.value[POLICY_LIMIT_MEMORY] = sl.memory_max;
+                limits.value[POLICY_LIMIT_CPU] = sl.cpu_percent;
+        }
         skill_dir = installed ? strdup_printf("installed skill %s", skill->name) : strdup(p->dir);
         if (!skill_dir)
                 return -ENOMEM;
@@ -151,6 +161,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .stdout_fd = c.stdout_fd,
                 .stderr_fd = c.stderr_fd,
                 .limits = &limits,
+                .limits_from_skill = limits_from_skill,
                 .network = c.network,
                 .call = msg,
         }, &record, &why);

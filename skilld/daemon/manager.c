@@ -317,6 +317,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 return error_setf(error, -errno, "Failed to take the output fds: %m");
         }
         run->limits = manager_sandbox_limits(s->limits);
+        run->limits_from_skill = s->limits_from_skill;
         run->skill_dir_fd = dup_fd(s->skill_dir_fd);
         run->skill_dir = strdup(strempty(s->skill_dir));
         run->work_dir = s->work_dir ? strdup(s->work_dir) : NULL;
@@ -464,6 +465,7 @@ static int run_start(Run *run) {
         req.n_files = run->n_files;
         req.env = run->env;
         req.limits = run->limits;
+        req.limits_from_skill = run->limits_from_skill;
         req.network = run->network;
         req.uid = run->uid;
         req.cancel_fd = cancel[0];

@@ -84,6 +84,7 @@ struct Run {
         int stdout_fd;                  /* the caller's live copies, or -1 */
         int stderr_fd;
         SandboxLimits limits;
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
         bool network;                   /* authorized and allowed by the policy */
 
         /* While running. */
@@ -192,6 +193,7 @@ typedef struct RunSubmission {
         int stdout_fd;
         int stderr_fd;
         const PolicyLimits *limits;     /* resolved */
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
         bool network;                   /* authorized (io.skilld.network) and allowed by the policy */
         sd_bus_message *call;           /* the Run() call: its sender hears about the run */
 } RunSubmission;

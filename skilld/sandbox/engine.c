@@ -248,6 +248,7 @@ static int result_new(const RunRequest *req, RunResult **ret) {
         r->exit_code = -1;
         r->uid = (uid_t) -1;
         r->limits = req->limits;
+        r->limits_from_skill = req->limits_from_skill;
         r->network = req->network;
         r->usage = (RunUsage) {
                 .memory_peak = RUN_USAGE_UNKNOWN,

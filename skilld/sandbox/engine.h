@@ -116,6 +116,8 @@ typedef struct RunRequest {
         size_t n_files;
         char **env;                     /* NAME=VALUE, checked with sandbox_env_check() */
         SandboxLimits limits;
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's own declaration lowered
+                                         * (skill-limits.h); recorded in the result */
         unsigned allow_missing;         /* SandboxLayer bits */
         bool network;                   /* share the caller's network namespace instead of one
                                          * with only lo; /etc then has the host's resolv.conf and
@@ -214,6 +216,7 @@ typedef struct RunResult {
         SandboxLimits limits;
         const char *backend;            /* the name of the backend that enforced the limits */
         unsigned limits_enforced;       /* SandboxLimit bits the backend really enforced */
+        unsigned limits_from_skill;     /* SandboxLimit bits set by the skill's declaration */
         unsigned layers_missing;        /* SandboxLayer bits allowed missing and missing */
         uid_t uid;                      /* the sandbox uid as the host sees it */
         bool network;                   /* the run shared the caller's network */

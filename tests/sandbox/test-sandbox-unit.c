@@ -53,7 +53,10 @@ START_TEST(test_env_build) {
         ck_assert(strv_contains(env, "SANDBOX_FILES_DIR=/out/files/"));
         ck_assert(strv_contains(env, "SKILL_DIR=/skill"));
         ck_assert(strv_contains(env, "SKILL_ASSETS_DIR=/skill/assets"));
-        ck_assert_uint_eq(strv_length(env), 11);
+        /* The skill root, for skills' own imports (from scripts.helper import ...). */
+        ck_assert(strv_contains(env, "PYTHONPATH=/skill"));
+        ck_assert(strv_contains(env, "NODE_PATH=/skill"));
+        ck_assert_uint_eq(strv_length(env), 13);
 
         /* 128 KiB and more: the input is in the file and on stdin only. */
         big = malloc(SANDBOX_INPUT_ENV_MAX + 1);

@@ -47,5 +47,42 @@ check "node script: relative requires and one from the skill root" grep -qx 'hel
 run "$T/skill-root" --script scripts/tool.py --env PYTHONPATH=/tmp
 check "callers still may not set PYTHONPATH" test "$(rc)" = 125
 
+# Limits a skill declares, as Skillbox's do (timeout: 3s, resources: memory 64Mi, cpu 0.25).
+cp -r "$SKILLS/slow-skill" "$T/slow-skill"
+chmod -R a+rX "$T/slow-skill"
+json_get() {
+        /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d"+sys.argv[2]))' "$1" "$2"
+}
+start=$(date +%s)
+"$SKILLCTL" run --local --json "$T/slow-skill" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"
+took=$(( $(date +%s) - start ))
+check "timeout: 3s ends the run as timeout" test "$(rc)" = 124
+check "... within seconds, not after the 30 s sleep ($took s)" test "$took" -lt 15
+check "result records the declared timeout" test "$(json_get "$T/out" '["limits"]["timeout_usec"]')" = 3000000
+check "result records the declared memory" test "$(json_get "$T/out" '["limits"]["memory_max"]')" = 67108864
+check "result records the declared cpu" test "$(json_get "$T/out" '["limits"]["cpu_percent"]')" = 25
+check "result says which limits came from the skill" \
+        test "$(json_get "$T/out" '["limits"]["from_skill"]')" = "['memory', 'cpu', 'timeout']"
+"$SKILLCTL" run --local --json --timeout 1 "$T/slow-skill" >"$T/out" 2>"$T/err"
+check "a caller's smaller --timeout wins" test "$(json_get "$T/out" '["limits"]["timeout_usec"]')" = 1000000
+"$SKILLCTL" run --local --json --timeout 60 "$T/slow-skill" -- 0 >"$T/out" 2>"$T/err"
+check "a caller's larger --timeout does not raise the skill's" \
+        test "$(json_get "$T/out" '["limits"]["timeout_usec"]')" = 3000000
+check "... and a quick run still succeeds" test "$(json_get "$T/out" '["status"]')" = succeeded
+"$SKILLCTL" skill show "$T/slow-skill" >"$T/out" 2>"$T/err"
+check "skill show lists the declared limits" grep -q 'Limits: timeout 3.000s memory 64.0M cpu 25%' "$T/out"
+"$SKILLCTL" skill show --json "$T/slow-skill" >"$T/out" 2>"$T/err"
+check "skill show --json has declared_limits" \
+        test "$(json_get "$T/out" '["declared_limits"]["timeout_usec"]')" = 3000000
+"$SKILLCTL" skill lint --strict "$T/slow-skill" >"$T/out" 2>&1
+check "lint knows timeout and resources" test "$?" = 0
+sed -i 's/^timeout: 3s/timeout: soon/; s/memory: 64Mi/memory: lots\n  gpu: 1/' "$T/slow-skill/SKILL.md"
+"$SKILLCTL" skill lint "$T/slow-skill" >"$T/out" 2>&1
+check "lint: a timeout that is no duration is an error" grep -q "timeout: 'soon' is not a duration" "$T/out"
+check "lint: a memory that is no size is an error" grep -q "resources.memory: 'lots' is not a size" "$T/out"
+check "lint: unknown resources are ignored with a word" grep -q "resources.gpu: ignored" "$T/out"
+run "$T/slow-skill"
+check "a run of a skill with unreadable limits is refused" test "$(rc)" = 125
+
 echo "1..$n"
 [ "$failed" = 0 ]
