@@ -9,6 +9,7 @@
 static const Verb verbs[] = {
         { "skill",     verb_skill },
         { "run",       verb_run },
+        { "exec",      verb_exec },
         { "list",      verb_list },
         { "status",    verb_status },
         { "logs",      verb_logs },
@@ -27,6 +28,7 @@ static void help(void) {
                "\n"
                "Commands:\n"
                "  run [OPTIONS] SKILL [--] [ARGS...]    Run a skill in a sandbox (see 'run --help')\n"
+               "  exec [OPTIONS] SKILL -- CMD [ARGS...] Run a command in a skill's sandbox\n"
                "\n"
                "Run commands (the skilld service):\n"
                "  list [--all] [--json]                 List your runs (--all: everyone's)\n"

@@ -381,6 +381,11 @@ static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *fi
                 r = append_files(m, files, n_files);
         if (r >= 0 && a->network)
                 r = sd_bus_message_append(m, "{sv}", "network", "b", 1);
+        /* exec: the arguments are the whole command, and no script is named. */
+        if (r >= 0 && a->exec)
+                r = sd_bus_message_append(m, "{sv}", "command", "b", 1);
+        if (r >= 0 && a->cwd)
+                r = sd_bus_message_append(m, "{sv}", "cwd", "s", a->cwd);
         if (r >= 0 && stdout_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
         if (r >= 0 && stderr_fd >= 0)
@@ -650,7 +655,8 @@ int run_via_service(Client *c, RunArgs *a) {
         }
 
         client_polkit_agent_open(c);
-        r = submit(&s, installed, skill_fd, installed ? a->script : entry.script, files, n_files);
+        r = submit(&s, installed, skill_fd, a->exec ? NULL : installed ? a->script : entry.script, files,
+                   n_files);
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
         if (r < 0)

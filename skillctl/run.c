@@ -35,6 +35,27 @@ static void run_args_done(RunArgs *a) {
         strv_free(a->env);
 }
 
+static void exec_help(void) {
+        printf("Usage: skillctl exec [OPTIONS] SKILL -- CMD [ARGS...]\n"
+               "\n"
+               "Run a command in a skill's sandbox, the way the skill's instructions say to run it\n"
+               "(\"python3 -m scripts.tool ARG\" from the skill's root, \"node scripts/x.js\"). The command\n"
+               "is executed as given, with no shell unless it names one (sh -c '...'); it has the same\n"
+               "isolation, limits, result and artifacts as 'skillctl run'. The skill is /skill\n"
+               "(read-only), and its root is on Python's and Node's module path.\n"
+               "\n"
+               "Options:\n"
+               "     --cwd /work|/skill   Working directory (default: /work)\n"
+               "     --input JSON, --input-file FILE, --file NAME=PATH, --output-dir DIR,\n"
+               "     --timeout SECONDS, --memory SIZE, --cpu PERCENT, --tasks N, --env NAME=VALUE,\n"
+               "     --network, --json, -q, --local, --system\n"
+               "                          As for 'skillctl run' (see 'skillctl run --help')\n"
+               "  -h --help               Show this help\n"
+               "\n"
+               "Exit status: the command's; 124 timeout; 128+N signal N (137 out of memory);\n"
+               "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
+}
+
 static void help(void) {
         printf("Usage: skillctl run [OPTIONS] SKILL [--] [ARGS...]\n"
                "\n"
@@ -113,6 +134,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         enum {
                 ARG_SCRIPT = 0x100, ARG_INPUT, ARG_INPUT_FILE, ARG_FILE, ARG_OUTPUT_DIR, ARG_TIMEOUT,
                 ARG_MEMORY, ARG_CPU, ARG_TASKS, ARG_ENV, ARG_NETWORK, ARG_JSON, ARG_LOCAL, ARG_SYSTEM,
+                ARG_CWD,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h' },
@@ -131,6 +153,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 { "quiet",      no_argument,       NULL, 'q' },
                 { "local",      no_argument,       NULL, ARG_LOCAL },
                 { "system",     no_argument,       NULL, ARG_SYSTEM },
+                { "cwd",        required_argument, NULL, ARG_CWD },
                 {}
         };
         _cleanup_free_ char *error = NULL;
@@ -142,10 +165,23 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         while ((c = getopt_long(argc, argv, "hq", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        help();
+                        if (a->exec)
+                                exec_help();
+                        else
+                                help();
                         return 0;
                 case ARG_SCRIPT:
+                        if (a->exec)
+                                return parse_fail("exec: --script is for 'skillctl run'; exec runs the "
+                                                  "command after '--'");
                         a->script = optarg;
+                        break;
+                case ARG_CWD:
+                        if (!a->exec)
+                                return parse_fail("run: --cwd is for 'skillctl exec'");
+                        if (!streq(optarg, "/work") && !streq(optarg, "/skill"))
+                                return parse_fail("--cwd %s: must be /work or /skill", optarg);
+                        a->cwd = optarg;
                         break;
                 case ARG_INPUT:
                         free(a->input);
@@ -220,9 +256,12 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 }
 
         if (optind >= argc)
-                return parse_fail("run: missing SKILL (try 'skillctl run --help')");
+                return parse_fail("%s: missing SKILL (try 'skillctl %s --help')", a->exec ? "exec" : "run",
+                                  a->exec ? "exec" : "run");
         a->skill = argv[optind++];
         a->args = argv + optind;
+        if (a->exec && !a->args[0])
+                return parse_fail("exec: missing the command (skillctl exec SKILL -- CMD [ARGS...])");
 
         if (a->local && a->system)
                 return parse_fail("--local and --system exclude each other");
@@ -319,6 +358,12 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         r = local_skill_open(a->skill, &skill, &error);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        /* A command needs no entry point: the skill may have no script at all. */
+        if (a->exec) {
+                *ret = skill;
+                skill = (LocalSkill) LOCAL_SKILL_NULL;
+                return 0;
+        }
         r = skill_resolve_entry(skill.skill, skill.source->dir_fd, a->script, ret_entry, &error);
         if (r < 0) {
                 run_error("%s: %s", a->skill, error ?: strerror(-r));
@@ -382,9 +427,14 @@ static int run_embedded(const RunArgs *a) {
         req.skill_dir_fd = skill.source->dir_fd;
         req.skill_name = skill.skill->name;
         req.skill_hash = hash;
-        req.script = entry.script;
-        req.interpreter = interpreter_path(entry.interpreter);
-        req.args = a->args;
+        if (a->exec) {
+                req.command = a->args;
+                req.cwd = a->cwd;
+        } else {
+                req.script = entry.script;
+                req.interpreter = interpreter_path(entry.interpreter);
+                req.args = a->args;
+        }
         req.input_json = a->input;
         req.files = files;
         req.n_files = n_files;
@@ -428,8 +478,8 @@ bool run_skill_is_installed_name(const char *skill) {
                skill_name_is_valid(skill);
 }
 
-int verb_run(int argc, char *argv[]) {
-        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT };
+static int run_or_exec(int argc, char *argv[], bool exec) {
+        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT, .exec = exec };
         _cleanup_(client_freep) Client *client = NULL;
         _cleanup_free_ char *reason = NULL;
         int r;
@@ -461,4 +511,12 @@ int verb_run(int argc, char *argv[]) {
         if (!a.quiet)
                 (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
         return run_embedded(&a);
+}
+
+int verb_run(int argc, char *argv[]) {
+        return run_or_exec(argc, argv, false);
+}
+
+int verb_exec(int argc, char *argv[]) {
+        return run_or_exec(argc, argv, true);
 }

@@ -12,6 +12,8 @@
 #define EXIT_NOT_FOUND 127
 
 typedef struct RunArgs {
+        bool exec;                      /* "skillctl exec": args is a command, not a script's args */
+        const char *cwd;                /* exec --cwd: "/work" or "/skill"; NULL: /work */
         const char *skill;
         const char *script;
         char *input;

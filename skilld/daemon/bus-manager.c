@@ -27,7 +27,7 @@ static int inspection_error(const Inspection *i, sd_bus_error *error) {
 static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL;
+        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL, *command_line = NULL;
         PolicyLimits limits;
         StoreRun *record;
         const Inspection *skill;
@@ -76,7 +76,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                                                             strerror(-r));
                 }
                 r = pending_start(m, msg, installed ? PENDING_RUN_INSTALLED : PENDING_RUN, uid, c.skill_fd,
-                                  TAKE_FD(dir_fd), c.name, c.script, &why);
+                                  TAKE_FD(dir_fd), c.name, c.script, c.command, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;
@@ -96,12 +96,20 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         }
 
-        /* 3. Authorize, with what the skill really is as details for admins' rules. */
+        /* 3. Authorize, with what the skill really is as details for admins' rules; a command
+         * run has a "command" detail (the argv, quoted) instead of "script", so that rules can
+         * tell the two forms apart. */
+        if (c.command && !command_line) {
+                command_line = run_command_line(c.args);
+                if (!command_line)
+                        return -ENOMEM;
+        }
         {
                 char *details[] = {
                         (char *) "skill", skill->name,
                         (char *) "hash", skill->hash,
-                        (char *) "script", skill->script,
+                        (char *) (c.command ? "command" : "script"), c.command ? command_line : skill->script,
+                        (char *) "cwd", (char *) (c.cwd ?: "/work"),
                         NULL,
                 };
 
@@ -162,6 +170,8 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .stderr_fd = c.stderr_fd,
                 .limits = &limits,
                 .limits_from_skill = limits_from_skill,
+                .command = c.command,
+                .cwd = c.cwd,
                 .network = c.network,
                 .call = msg,
         }, &record, &why);
@@ -333,7 +343,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         /* 2. Unpack and check it where it would be installed. */
         p = pending_find(m, msg);
         if (!p) {
-                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, &why);
+                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, false, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;

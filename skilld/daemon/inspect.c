@@ -90,12 +90,12 @@ int inspect_tree(int dir_fd, const char *dir_name, const char *script, InspectFl
                         return refuse(ret, -EBADMSG, error);
                 }
         }
+        r = skill_declared_limits(s, &i.limits, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return refuse(ret, -EBADMSG, error);
         if (flags & INSPECT_ENTRY) {
-                r = skill_declared_limits(s, &i.limits, &error);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return refuse(ret, -EBADMSG, error);
                 r = skill_resolve_entry(s, dir_fd, script, &entry, &error);
                 if (r == -ENOMEM)
                         return r;

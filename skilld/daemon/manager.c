@@ -62,6 +62,7 @@ static Run *run_free(Run *run) {
         free(run->skill_name);
         free(run->skill_hash);
         free(run->script);
+        free(run->cwd);
         free(run->interpreter);
         safe_close(run->skill_dir_fd);
         free(run->skill_dir);
@@ -159,6 +160,8 @@ static int request_json(const RunSubmission *s, char **ret) {
             !cJSON_AddBoolToObject(o, "input", !!s->input_json) ||
             !cJSON_AddBoolToObject(o, "installed", s->installed) ||
             !cJSON_AddBoolToObject(o, "network", s->network) ||
+            !cJSON_AddBoolToObject(o, "command", s->command) ||
+            !cJSON_AddStringToObject(o, "cwd", s->cwd ?: "/work") ||
             !cJSON_AddBoolToObject(o, "live_output", s->stdout_fd >= 0 || s->stderr_fd >= 0) ||
             !(limits = cJSON_AddObjectToObject(o, "limits")))
                 return -ENOMEM;
@@ -265,7 +268,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .owner = s->owner,
                 .skill_name = s->skill->name,
                 .skill_hash = s->skill->hash,
-                .script = s->skill->script,
+                .script = strempty(s->skill->script),
                 .request_json = request,
         };
         r = bus_run_object_path(id, &path);
@@ -287,14 +290,16 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->path = TAKE_PTR(path);
         run->skill_name = strdup(s->skill->name);
         run->skill_hash = strdup(s->skill->hash);
-        run->script = strdup(s->skill->script);
+        run->script = strdup(strempty(s->skill->script));
+        run->command = s->command;
+        run->cwd = s->cwd ? strdup(s->cwd) : NULL;
         run->interpreter = s->skill->interpreter ? strdup(s->skill->interpreter) : NULL;
         run->args = strv_copy(s->args);
         run->env = strv_copy(s->env);
         run->file_names = strv_copy(s->file_names);
         run->network = s->network;
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
-        if (!run->skill_name || !run->skill_hash || !run->script ||
+        if (!run->skill_name || !run->skill_hash || !run->script || (s->cwd && !run->cwd) ||
             (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
             !run->file_fds) {
                 run_free(run);
@@ -458,9 +463,14 @@ static int run_start(Run *run) {
         req.skill_dir_fd = run->skill_dir_fd;
         req.skill_name = run->skill_name;
         req.skill_hash = run->skill_hash;
-        req.script = run->script;
-        req.interpreter = run->interpreter;
-        req.args = run->args;
+        req.cwd = run->cwd;
+        if (run->command)
+                req.command = run->args;
+        else {
+                req.script = run->script;
+                req.interpreter = run->interpreter;
+                req.args = run->args;
+        }
         req.files = files;
         req.n_files = run->n_files;
         req.env = run->env;

@@ -643,8 +643,8 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
-        if (chdir("/work") < 0)
-                return STEP_FAIL(e->what, errno, "Failed to chdir to /work");
+        if (chdir(c->cwd) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to %s", c->cwd);
         return 0;
 }
 

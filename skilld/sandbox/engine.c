@@ -84,6 +84,7 @@ typedef struct SandboxRun {
         uint64_t work_size;
         scmp_filter_ctx seccomp;
         char **argv;
+        char *exec_path;                /* a command's program as found (command.c); NULL: argv[0] */
         char **envp;
         SandboxRlimit rlimits[8];
         size_t n_rlimits;
@@ -123,6 +124,7 @@ static void sandbox_run_done(SandboxRun *run) {
         if (run->seccomp)
                 seccomp_release(run->seccomp);
         strv_free(run->argv);
+        free(run->exec_path);
         strv_free(run->envp);
         if (run->backend)
                 run->backend_state = run->backend->free(run->backend_state);
@@ -174,10 +176,18 @@ static int request_check(const RunRequest *req, char **error) {
 
         if (isempty(req->skill_dir) && req->skill_dir_fd < 0)
                 return error_setf(error, -EINVAL, "No skill directory given");
-        if (!req->script || !script_path_valid(req->script))
+        if (req->command) {
+                r = sandbox_command_check(req->command, req->cwd, error);
+                if (r < 0)
+                        return r;
+                if (req->script || req->interpreter || req->args)
+                        return error_setf(error, -EINVAL, "A command excludes a script, interpreter and args");
+        } else if (!req->script || !script_path_valid(req->script))
                 return error_setf(error, -EINVAL,
                                   "Script path '%s' must be relative and stay inside the skill",
                                   strna(req->script));
+        else if (req->cwd && !streq(req->cwd, "/work") && !streq(req->cwd, "/skill"))
+                return error_setf(error, -EINVAL, "The working directory must be /work or /skill");
         if (req->uid != (uid_t) -1 && (req->uid == 0 || req->uid == getuid() || geteuid() != 0))
                 return error_setf(error, -EINVAL, "The sandbox uid must be neither root nor the caller, and "
                                   "can only be chosen by root");
@@ -236,9 +246,11 @@ static int result_new(const RunRequest *req, RunResult **ret) {
                         return q;
                 r->run_id = strdup(sd_id128_to_string(rid, id));
         }
-        r->script = strdup(req->script);
+        r->script = req->script ? strdup(req->script) : NULL;
         r->output_dir = strdup(req->output_dir);
-        if (!r->run_id || !r->script || !r->output_dir)
+        r->cwd = strdup(req->cwd ?: "/work");
+        r->command = req->command;
+        if (!r->run_id || (req->script && !r->script) || !r->output_dir || !r->cwd)
                 return -ENOMEM;
         if ((req->skill_name && !(r->skill_name = strdup(req->skill_name))) ||
             (req->skill_hash && !(r->skill_hash = strdup(req->skill_hash))) ||
@@ -463,6 +475,17 @@ static int build_argv(SandboxRun *run) {
         char *script;
         int r;
 
+        if (req->command) {
+                argv = strv_copy(req->command);
+                if (!argv)
+                        return -ENOMEM;
+                run->result->argv = strv_copy(argv);
+                if (!run->result->argv)
+                        return -ENOMEM;
+                run->argv = TAKE_PTR(argv);
+                return 0;
+        }
+
         if (req->interpreter) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
@@ -676,9 +699,21 @@ static int run_prepare(SandboxRun *run) {
         if (run->skill_dir_fd < 0)
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
-        r = check_script(run);
-        if (r < 0)
-                return r;
+        if (req->command) {
+                _cleanup_free_ char *why = NULL;
+
+                r = sandbox_command_resolve(req->command[0], &run->exec_path, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        run->result->exec_failed = true;
+                        return run_fail(run, r, "%s", why);
+                }
+        } else {
+                r = check_script(run);
+                if (r < 0)
+                        return r;
+        }
         r = prepare_namespaces(run);
         if (r < 0)
                 return r;
@@ -766,7 +801,8 @@ static int run_clone(SandboxRun *run) {
                 .out_size = run->req->limits.out_max,
                 /* Entries under /out/files, plus /out, files/ and output.json. */
                 .out_inodes = run->req->limits.artifacts_max + 16,
-                .exec_path = run->argv[0],
+                .exec_path = run->exec_path ?: run->argv[0],
+                .cwd = run->req->cwd ?: "/work",
                 .argv = run->argv,
                 .envp = run->envp,
                 .rlimits = run->rlimits,

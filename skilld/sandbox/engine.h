@@ -111,6 +111,9 @@ typedef struct RunRequest {
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
         const char *interpreter;        /* absolute path, same inside and outside; NULL: exec script */
         char **args;                    /* passed after the script */
+        char **command;                 /* instead of script, interpreter and args: an argv run as
+                                         * is (command.c); NULL: run the script */
+        const char *cwd;                /* "/work" (NULL) or "/skill": where the run starts */
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;
         size_t n_files;
@@ -151,6 +154,9 @@ typedef struct RunRequest {
  * or one that changes how interpreters load code (LD_*, PYTHONPATH, PYTHONHOME, NODE_OPTIONS,
  * NODE_PATH, PATH, HOME, SKILL_*, SANDBOX_*). */
 int sandbox_env_check(const char *assignment, char **error);
+/* Checks the command form of a request: a non-empty argv within bounds, and cwd NULL, "/work" or
+ * "/skill". */
+int sandbox_command_check(char * const *command, const char *cwd, char **error);
 /* Checks a --file name: a plain file name that cannot collide with what the engine puts there. */
 int sandbox_file_name_check(const char *name, char **error);
 
@@ -187,9 +193,11 @@ typedef struct RunResult {
         char *run_id;
         char *skill_name;
         char *skill_hash;
-        char *script;
+        char *script;                   /* NULL for a command */
         char *interpreter;
         char **argv;                    /* as executed inside the sandbox */
+        bool command;                   /* the command form: argv as the caller gave it */
+        char *cwd;                      /* the working directory the run started in */
 
         RunStatus status;
         int exit_code;                  /* -1 unless the skill exited */

@@ -63,6 +63,7 @@ RunResult *run_result_free(RunResult *r) {
         free(r->skill_name);
         free(r->skill_hash);
         free(r->script);
+        free(r->cwd);
         free(r->interpreter);
         strv_free(r->argv);
         free(r->error);
@@ -349,6 +350,8 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
             add(o, "skill_hash", json_string_or_null(r->skill_hash)) < 0 ||
             add(o, "script", json_string_or_null(r->script)) < 0 ||
             add(o, "interpreter", json_string_or_null(r->interpreter)) < 0 ||
+            add(o, "command", cJSON_CreateBool(r->command)) < 0 ||
+            add(o, "cwd", json_string_or_null(r->cwd)) < 0 ||
             add(o, "argv", r->argv ? cJSON_CreateStringArray((const char * const *) r->argv,
                                                              (int) strv_length(r->argv))
                                    : cJSON_CreateArray()) < 0 ||

@@ -73,6 +73,7 @@ typedef struct SandboxChild {
         uint64_t out_inodes;
 
         const char *exec_path;          /* argv[0] inside the sandbox */
+        const char *cwd;                /* where the skill starts: "/work" or "/skill" */
         char * const *argv;
         char * const *envp;
         const SandboxRlimit *rlimits;
@@ -107,6 +108,11 @@ int run_stream_append(RunStream *s, const char *label, uint64_t max, const void 
  * files and directories and max_bytes of file contents. */
 int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, uint64_t max_bytes,
                            RunResult *result, char **error);
+
+/* command.c: the command form. sandbox_command_check() is in engine.h. The path execve() gets for
+ * a command's program: looked up in the sandbox's PATH when name holds no '/'; -ENOENT with a
+ * message when it is not there. */
+int sandbox_command_resolve(const char *name, char **ret, char **error);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);

@@ -117,6 +117,42 @@ START_TEST(test_everything) {
 }
 END_TEST
 
+/* The command form (skillctl exec): args is the argv, no script, and the working directory. */
+START_TEST(test_command) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(run_options_done) RunOptions o = {};
+        _cleanup_close_ int skill = archive_fd("PK\003\004rest");
+        _cleanup_free_ char *line = NULL;
+        char *argv[] = { (char *) "sh", (char *) "-c", (char *) "echo 'x' y", (char *) "", NULL };
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}{sv}", "command", "b", 1, "cwd", "s", "/skill"), 0);
+        run_finish(m);
+        ck_assert_int_eq(run_options_parse(m, false, &o, &error), 0);
+        ck_assert(o.command);
+        ck_assert_ptr_null(o.script);
+        ck_assert_str_eq(o.cwd, "/skill");
+        ck_assert_str_eq(o.args[0], "a");
+
+        line = run_command_line(argv);
+        ck_assert_str_eq(line, "sh -c 'echo \\'x\\' y' ''");
+
+        skill = safe_close(skill);
+        skill = archive_fd("PK\003\004rest");
+        m = sd_bus_message_unref(m);
+        m = run_start(skill, "scripts/main.py", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "command", "b", 1), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS, "A command run names no script.");
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "cwd", "s", "/etc"), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS, "The option cwd must be /work or /skill.");
+}
+END_TEST
+
 START_TEST(test_installed) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -237,6 +273,7 @@ int main(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_everything);
         tcase_add_test(tc, test_installed);
+        tcase_add_test(tc, test_command);
         tcase_add_test(tc, test_options_refused);
         tcase_add_test(tc, test_call_refused);
         suite_add_tcase(s, tc);

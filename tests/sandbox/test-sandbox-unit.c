@@ -71,6 +71,24 @@ START_TEST(test_env_build) {
 }
 END_TEST
 
+START_TEST(test_command_check) {
+        char *ok[] = { (char *) "python3", (char *) "-m", (char *) "scripts.tool", NULL };
+        char *empty_name[] = { (char *) "", NULL };
+        char *none[] = { NULL };
+        _cleanup_free_ char *error = NULL;
+
+        ck_assert_int_eq(sandbox_command_check(ok, NULL, NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/work", NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/skill", NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/etc", &error), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "/work or /skill"));
+        ck_assert_int_eq(sandbox_command_check(ok, "/skill/..", NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(none, NULL, NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(NULL, NULL, NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(empty_name, NULL, NULL), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_file_names) {
         ck_assert_int_eq(sandbox_file_name_check("data.csv", NULL), 0);
         ck_assert_int_eq(sandbox_file_name_check("A_b-1.txt", NULL), 0);
@@ -264,6 +282,7 @@ static Suite *unit_suite(void) {
         tcase_add_test(tc, test_env_check);
         tcase_add_test(tc, test_env_build);
         tcase_add_test(tc, test_file_names);
+        tcase_add_test(tc, test_command_check);
         tcase_add_test(tc, test_limits_check);
         tcase_add_test(tc, test_request_refused);
         suite_add_tcase(s, tc);

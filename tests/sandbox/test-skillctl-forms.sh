@@ -47,6 +47,43 @@ check "node script: relative requires and one from the skill root" grep -qx 'hel
 run "$T/skill-root" --script scripts/tool.py --env PYTHONPATH=/tmp
 check "callers still may not set PYTHONPATH" test "$(rc)" = 125
 
+# The command form: the skill's instructions, as written.
+ex() { "$SKILLCTL" exec --local -q "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
+ex --cwd /skill "$T/skill-root" -- python3 -m scripts.tool ARG
+check "exec --cwd /skill python3 -m scripts.tool" grep -qx 'helper says ARG' "$T/out"
+ex "$T/skill-root" -- python3 -m scripts.tool ARG
+check "exec from /work finds the skill's modules too" grep -qx 'helper says ARG' "$T/out"
+ex --cwd /skill "$T/skill-root" -- node scripts/tool.js ARG
+check "exec node scripts/tool.js" grep -qx 'helper says ARG' "$T/out"
+ex "$T/skill-root" -- sh -c 'pwd; echo "$0" "$1"' 'a b' c
+check "exec runs an argv: a shell only when asked, arguments unsplit" \
+        test "$(cat "$T/out")" = "$(printf '/work\na b c')"
+ex --cwd /skill "$T/skill-root" -- pwd
+check "exec --cwd /skill starts in /skill" grep -qx /skill "$T/out"
+ex --output-dir "$T/pk" --cwd /skill "$T/skill-root" -- python3 -m scripts.package_skill /skill /out/files
+check "a skill-creator style packager leaves its .skill as an artifact" \
+        /usr/bin/python3 -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit("skill/scripts/helper.py" not in n)' \
+        "$T/pk/files/skill.skill"
+"$SKILLCTL" exec --local --json --output-dir "$T/ej" "$T/skill-root" -- sh -c 'echo hi >/out/files/x.txt' >"$T/out" 2>"$T/err"
+check "exec results say command, cwd and argv" \
+        test "$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["command"], d["cwd"], d["argv"][0], d["script"])' "$T/out")" = "True /work sh None"
+check "exec artifacts land like run's" test "$(cat "$T/ej/files/x.txt")" = hi
+ex "$T/skill-root" -- no-such-program
+check "an unknown program is 127" test "$(rc)" = 127
+check "... and named" grep -q 'Command no-such-program is not found' "$T/err"
+ex --cwd /skill "$T/skill-root" -- ./scripts/tool.py
+check "a file without x bit is 126" test "$(rc)" = 126
+ex "$T/skill-root" --timeout 1 -- sleep 30
+check "exec keeps run's limits: timeout is 124" test "$(rc)" = 124
+ex "$T/skill-root" -- cat /etc/shadow
+check "exec keeps run's isolation: no /etc/shadow" test "$(rc)" != 0
+ex "$T/skill-root"
+check "exec without a command is a usage error" grep -q 'missing the command' "$T/err"
+ex --cwd /etc "$T/skill-root" -- true
+check "exec --cwd outside /work and /skill is refused" grep -q 'must be /work or /skill' "$T/err"
+ex --script scripts/tool.py "$T/skill-root" -- true
+check "exec refuses --script" test "$(rc)" = 125
+
 # Limits a skill declares, as Skillbox's do (timeout: 3s, resources: memory 64Mi, cpu 0.25).
 cp -r "$SKILLS/slow-skill" "$T/slow-skill"
 chmod -R a+rX "$T/slow-skill"
