@@ -88,4 +88,4 @@ assert_eq 0 "$rc" "bob's script run is allowed"
 as bob skillctl exec --system "$skills/skill-root" -- python3 -m scripts.tool B
 show
 [[ $rc != 0 ]] || fail "bob's command run was allowed despite the rule"
-assert_contains "$(cat "$work/err")" "ccess" "bob's command run is refused by polkit"
+assert_contains "$(cat "$work/err")" "not authorized" "bob's command run is refused by polkit"
