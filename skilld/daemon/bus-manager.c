@@ -165,6 +165,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .env = c.env,
                 .file_names = c.file_names,
                 .file_fds = c.file_fds,
+                .file_folders = c.file_folders,
                 .n_files = c.n_files,
                 .stdout_fd = c.stdout_fd,
                 .stderr_fd = c.stderr_fd,

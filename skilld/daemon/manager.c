@@ -76,6 +76,7 @@ static Run *run_free(Run *run) {
         for (size_t i = 0; i < run->n_files; i++)
                 safe_close(run->file_fds[i]);
         free(run->file_fds);
+        free(run->file_folders);
         safe_close(run->stdout_fd);
         safe_close(run->stderr_fd);
         safe_close(run->cancel_fd);
@@ -299,14 +300,16 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->file_names = strv_copy(s->file_names);
         run->network = s->network;
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
+        run->file_folders = calloc(MAX(s->n_files, 1U), sizeof(bool));
         if (!run->skill_name || !run->skill_hash || !run->script || (s->cwd && !run->cwd) ||
             (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
-            !run->file_fds) {
+            !run->file_fds || !run->file_folders) {
                 run_free(run);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < s->n_files; i++) {
                 run->file_fds[i] = dup_fd(s->file_fds[i]);
+                run->file_folders[i] = s->file_folders && s->file_folders[i];
                 run->n_files = i + 1;
                 if (run->file_fds[i] < 0) {
                         r = run->file_fds[i];
@@ -456,7 +459,11 @@ static int run_start(Run *run) {
         if (!dir || !description || !files)
                 return -ENOMEM;
         for (size_t i = 0; i < run->n_files; i++)
-                files[i] = (RunFile) { .name = run->file_names[i], .fd = run->file_fds[i] };
+                files[i] = (RunFile) {
+                        .name = run->file_names[i],
+                        .fd = run->file_fds[i],
+                        .folder = run->file_folders[i],
+                };
 
         req.run_id = run->record->id;
         req.skill_dir = run->skill_dir;

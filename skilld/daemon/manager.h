@@ -80,6 +80,7 @@ struct Run {
         char **env;
         char **file_names;
         int *file_fds;
+        bool *file_folders;             /* folder inputs: zips unpacked by the engine */
         size_t n_files;
         int stdout_fd;                  /* the caller's live copies, or -1 */
         int stderr_fd;
@@ -191,6 +192,7 @@ typedef struct RunSubmission {
         char * const *env;
         char * const *file_names;
         const int *file_fds;
+        const bool *file_folders;       /* NULL: none is a folder */
         size_t n_files;
         int stdout_fd;
         int stderr_fd;

@@ -24,6 +24,8 @@ void run_options_done(RunOptions *o) {
         o->file_names = strv_free(o->file_names);
         free(o->file_fds);
         o->file_fds = NULL;
+        free(o->file_folders);
+        o->file_folders = NULL;
         o->n_files = 0;
 }
 
@@ -145,7 +147,10 @@ static int parse_env(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) {
         return sd_bus_message_exit_container(msg);
 }
 
-static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) {
+/* files and folders: name to fd. A folder is a zip of its contents in a memfd sealed against any
+ * change, so the loader reads exactly what was checked (the engine unpacks it, folder-input.c). */
+static int parse_files(sd_bus_message *msg, RunOptions *c, bool folders, sd_bus_error *error) {
+        const int immutable = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
         const char *name;
         int fd, r;
 
@@ -156,6 +161,7 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                 _cleanup_free_ char *why = NULL;
                 struct stat st;
                 int flags, *fds;
+                bool *kinds;
 
                 r = sandbox_file_name_check(name, &why);
                 if (r < 0)
@@ -171,6 +177,13 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                         return bus_invalid_args(error,
                                                 "The input file %s is not a regular file open for reading.",
                                                 name);
+                if (folders) {
+                        int seals = fcntl(fd, F_GET_SEALS);
+
+                        if (seals < 0 || (seals & immutable) != immutable)
+                                return bus_invalid_args(error, "The input folder %s is not a memfd sealed "
+                                                        "against writes, shrinking and growing.", name);
+                }
                 r = strv_extend(&c->file_names, name);
                 if (r < 0)
                         return r;
@@ -178,6 +191,11 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                 if (!fds)
                         return -ENOMEM;
                 c->file_fds = fds;
+                kinds = reallocarray(c->file_folders, c->n_files + 1, sizeof(bool));
+                if (!kinds)
+                        return -ENOMEM;
+                c->file_folders = kinds;
+                c->file_folders[c->n_files] = folders;
                 c->file_fds[c->n_files++] = fd;
         }
         if (r < 0)
@@ -194,9 +212,9 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
                 return r;
         while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
                 static const char *const known[] = {
-                        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd",
+                        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders",
                 };
-                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s" };
+                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}" };
                 const char *key;
                 size_t i;
 
@@ -224,7 +242,8 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
                         r = parse_env(msg, c, error);
                         break;
                 case 2:
-                        r = parse_files(msg, c, error);
+                case 8:
+                        r = parse_files(msg, c, i == 8, error);
                         break;
                 case 3:
                 case 6: {

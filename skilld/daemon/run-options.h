@@ -26,6 +26,7 @@ typedef struct RunOptions {
         char **env;                     /* NAME=VALUE */
         char **file_names;
         int *file_fds;                  /* borrowed */
+        bool *file_folders;             /* which inputs are folders (the "folders" option) */
         size_t n_files;
         bool network;
         bool command;                   /* args is an argv run as is, instead of a script's args */

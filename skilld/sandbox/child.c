@@ -439,6 +439,26 @@ static int copy_fd_to(int in_fd, const char *dst, uint64_t *budget, uid_t uid, g
         return 0;
 }
 
+/* A folder input: the tree the parent unpacked (folder-input.c), copied below /work. */
+static int copy_folder_to(int src_fd, const char *dst, uint64_t *budget, const SandboxChild *c, StepError *e) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (mkdir(dst, 0700) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /%.200s", dst);
+        fd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open /%.200s", dst);
+        r = sandbox_folder_input_copy(src_fd, fd, c->uid, c->gid, budget, 1);
+        if (r == -EFBIG)
+                return STEP_FAIL(e->what, r, "Input /%.200s does not fit into /work", dst);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to copy the input folder /%.200s", dst);
+        if (fchown(fd, c->uid, c->gid) < 0 || fchmod(fd, 0755) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to hand /%.200s to the sandbox user", dst);
+        return 0;
+}
+
 /* The writable places: /work (with the --file inputs), /out (its own tmpfs, so its size is
  * capped and no hard link can point out of it), /tmp and the home directory. */
 static int setup_writable(const SandboxChild *c, StepError *e) {
@@ -460,7 +480,10 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
                 char dst[PATH_MAX];
 
                 (void) snprintf(dst, sizeof(dst), "work/%s", c->file_names[i]);
-                r = copy_fd_to(c->file_fds[i], dst, &budget, c->uid, c->gid, 0644, e);
+                if (c->file_folders && c->file_folders[i])
+                        r = copy_folder_to(c->file_fds[i], dst, &budget, c, e);
+                else
+                        r = copy_fd_to(c->file_fds[i], dst, &budget, c->uid, c->gid, 0644, e);
                 if (r < 0)
                         return r;
         }

@@ -71,6 +71,8 @@ typedef struct SandboxRun {
         int input_fd;
         int *file_fds;
         bool *file_fd_owned;
+        bool *file_folders;
+        FolderInput *folders;           /* unpacked folder inputs, by input index */
         char **file_names;
         size_t n_files;
         int pidfd;
@@ -116,6 +118,10 @@ static void sandbox_run_done(SandboxRun *run) {
         for (size_t i = 0; i < run->n_files; i++)
                 if (run->file_fd_owned[i])
                         (void) safe_close(run->file_fds[i]);
+        for (size_t i = 0; run->folders && i < run->n_files; i++)
+                folder_input_done(&run->folders[i]);
+        free(run->folders);
+        free(run->file_folders);
         free(run->file_fds);
         free(run->file_fd_owned);
         strv_free(run->file_names);
@@ -212,6 +218,9 @@ static int request_check(const RunRequest *req, char **error) {
                         return r;
                 if (req->files[i].fd < 0 && isempty(req->files[i].path))
                         return error_setf(error, -EINVAL, "Input file %s has neither fd nor path",
+                                          req->files[i].name);
+                if (req->files[i].folder && req->files[i].fd < 0)
+                        return error_setf(error, -EINVAL, "Input folder %s has no fd of its zip",
                                           req->files[i].name);
                 for (size_t j = 0; j < i; j++)
                         if (streq(req->files[i].name, req->files[j].name))
@@ -542,9 +551,13 @@ static int prepare_files(SandboxRun *run) {
                 return 0;
         run->file_fds = calloc(req->n_files, sizeof(int));
         run->file_fd_owned = calloc(req->n_files, sizeof(bool));
+        run->file_folders = calloc(req->n_files, sizeof(bool));
+        run->folders = calloc(req->n_files, sizeof(FolderInput));
         run->file_names = calloc(req->n_files + 1, sizeof(char *));
-        if (!run->file_fds || !run->file_fd_owned || !run->file_names)
+        if (!run->file_fds || !run->file_fd_owned || !run->file_folders || !run->folders || !run->file_names)
                 return -ENOMEM;
+        for (size_t i = 0; i < req->n_files; i++)
+                run->folders[i].dir_fd = -EBADF;
 
         for (size_t i = 0; i < req->n_files; i++) {
                 const RunFile *f = &req->files[i];
@@ -562,6 +575,26 @@ static int prepare_files(SandboxRun *run) {
                 }
                 run->file_fds[i] = fd;
                 run->n_files = i + 1;
+                if (f->folder) {
+                        _cleanup_free_ char *why = NULL;
+                        uint64_t used = run->work_size - req->limits.tmpfs_size;
+                        int r;
+
+                        r = sandbox_folder_input_unpack(fd, SANDBOX_FILES_MAX - MIN(used, SANDBOX_FILES_MAX),
+                                                        &run->folders[i], &why);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                return run_fail(run, r, "Input folder %s: %s", f->name, why ?: strerror(-r));
+                        /* The child copies the unpacked tree; the zip's fd stays with its owner. */
+                        run->file_fds[i] = run->folders[i].dir_fd;
+                        run->file_folders[i] = true;
+                        /* Its bytes, and room for its inodes (the tmpfs has one per 2K of size). */
+                        run->work_size += run->folders[i].bytes + run->folders[i].entries * 4096;
+                        if (run->work_size - req->limits.tmpfs_size > SANDBOX_FILES_MAX)
+                                return run_fail(run, -EFBIG, "The input files are larger than 1G together");
+                        continue;
+                }
                 if (fstat(fd, &st) < 0)
                         return run_fail(run, -errno, "Failed to stat input file %s: %m", f->name);
                 if (!S_ISREG(st.st_mode))
@@ -792,6 +825,7 @@ static int run_clone(SandboxRun *run) {
                 .input_fd = run->input_fd,
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
+                .file_folders = run->file_folders,
                 .file_names = run->file_names,
                 .n_files = run->n_files,
                 /* The root holds /etc's few files, mount points and the input. */

@@ -95,11 +95,14 @@ typedef struct SandboxLimits {
 int sandbox_limits_check(const SandboxLimits *l, char **error);
 
 /* An input file for /work: name is a plain file name; the engine reads fd (the caller opened it,
- * so it never opens a path on someone else's behalf), or path when fd < 0. */
+ * so it never opens a path on someone else's behalf), or path when fd < 0. A folder input is a
+ * zip of the folder (loader_package_folder()), read with the loader's rules. */
 typedef struct RunFile {
         const char *name;
         int fd;
         const char *path;
+        bool folder;                    /* fd is a zip of a folder's contents (folder-input.c),
+                                         * copied into /work/NAME as a tree; path is not used */
 } RunFile;
 
 typedef struct RunRequest {

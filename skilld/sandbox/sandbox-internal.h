@@ -63,6 +63,7 @@ typedef struct SandboxChild {
         int input_fd;                   /* sealed memfd with the input JSON, or -1 */
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
+        const bool *file_folders;       /* which of them are folders: a directory fd to copy */
         char * const *file_names;
         size_t n_files;
 
@@ -113,6 +114,20 @@ int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, uint64
  * a command's program: looked up in the sandbox's PATH when name holds no '/'; -ENOENT with a
  * message when it is not there. */
 int sandbox_command_resolve(const char *name, char **ret, char **error);
+
+/* folder-input.c: a folder input unpacked into a private directory of the parent. */
+typedef struct FolderInput {
+        char *dir;                      /* removed by folder_input_done() */
+        int dir_fd;
+        uint64_t bytes;
+        uint64_t entries;               /* files and directories */
+} FolderInput;
+int sandbox_folder_input_unpack(int zip_fd, uint64_t max_bytes, FolderInput *ret, char **error);
+void folder_input_done(FolderInput *f);
+/* The child's side: copies the tree at src_dir_fd into dst_dir_fd (both directories), each file
+ * and directory handed to uid/gid, counting file bytes against *budget (-EFBIG beyond). */
+int sandbox_folder_input_copy(int src_dir_fd, int dst_dir_fd, uid_t uid, gid_t gid, uint64_t *budget,
+                              unsigned depth);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);

@@ -84,6 +84,34 @@ check "exec --cwd outside /work and /skill is refused" grep -q 'must be /work or
 ex --script scripts/tool.py "$T/skill-root" -- true
 check "exec refuses --script" test "$(rc)" = 125
 
+# Folder inputs: --file NAME=DIR copies the tree into /work/NAME.
+mkdir -p "$T/data/sub" "$T/data/empty" "$T/nested/my-skill"
+echo A >"$T/data/a.txt"
+echo B >"$T/data/sub/b.txt"
+printf -- '---\nname: my-skill\ndescription: d\n---\n' >"$T/nested/my-skill/SKILL.md"
+left_before=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skilld-folder-*' 2>/dev/null | wc -l)
+ex --file data="$T/data" "$T/skill-root" -- sh -c 'cat /work/data/a.txt /work/data/sub/b.txt; find /work/data | sort; stat -c "%u %a" /work/data/sub/b.txt'
+check "--file data=DIR gives data/a.txt and data/sub/b.txt" test "$(head -2 "$T/out")" = "$(printf 'A\nB')"
+check "... and the whole tree, empty folders included" \
+        grep -qx /work/data/empty "$T/out"
+check "... owned by the sandbox user" grep -qx "[0-9]* 644" "$T/out"
+run --file data="$T/data" --file more.txt="$T/data/a.txt" "$T/skill-root" --script scripts/tool.py -- x
+check "run takes folders and files together" test "$(rc)" = 0
+ex --file skills="$T/nested" "$T/skill-root" -- find /work/skills -name SKILL.md
+check "a folder holding one skill folder keeps it" grep -qx /work/skills/my-skill/SKILL.md "$T/out"
+ln -s /etc/shadow "$T/data/sub/link"
+ex --file data="$T/data" "$T/skill-root" -- sh -c 'cat /work/data/sub/link; ls -la /work/data/sub'
+check "a symlink in a folder input is refused" test "$(rc)" = 125
+check "... naming it" grep -q "sub/link: symlinks are not allowed" "$T/err"
+check "... and /etc/shadow's content never shows" sh -c "! grep -q 'root:' '$T/out'"
+rm "$T/data/sub/link"
+mkfifo "$T/data/fifo"
+ex --file data="$T/data" "$T/skill-root" -- true
+check "a FIFO in a folder input is refused" grep -q "fifo" "$T/err"
+rm "$T/data/fifo"
+check "no private folder copy is left behind" \
+        test "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skilld-folder-*' 2>/dev/null | wc -l)" = "$left_before"
+
 # Limits a skill declares, as Skillbox's do (timeout: 3s, resources: memory 64Mi, cpu 0.25).
 cp -r "$SKILLS/slow-skill" "$T/slow-skill"
 chmod -R a+rX "$T/slow-skill"
