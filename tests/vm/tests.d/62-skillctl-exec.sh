@@ -89,3 +89,20 @@ as bob skillctl exec --system "$skills/skill-root" -- python3 -m scripts.tool B
 show
 [[ $rc != 0 ]] || fail "bob's command run was allowed despite the rule"
 assert_contains "$(cat "$work/err")" "not authorized" "bob's command run is refused by polkit"
+
+# 7. A folder input through the service: the tree lands in /work/data; a symlink in it to
+#    /etc/shadow is refused and its content never shows.
+mkdir -p "$work/alice/data/sub"
+echo A >"$work/alice/data/a.txt"
+echo B >"$work/alice/data/sub/b.txt"
+chown -R alice "$work/alice/data"
+as alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- \
+    sh -c 'cat /work/data/a.txt /work/data/sub/b.txt'
+show
+assert_eq 0 "$rc" "exec with a folder input"
+assert_eq "$(printf 'A\nB')" "$(cat "$work/out")" "data/a.txt and data/sub/b.txt"
+ln -s /etc/shadow "$work/alice/data/sub/link"
+as alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- cat /work/data/sub/link
+show
+[[ $rc != 0 ]] || fail "a folder with a symlink was accepted"
+! grep -q 'root:' "$work/out" || fail "the content of /etc/shadow showed"
