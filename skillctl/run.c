@@ -25,6 +25,7 @@
 #include "parse-util.h"
 #include "run-result.h"
 #include "run.h"
+#include "session-local.h"
 #include "skill-limits.h"
 #include "verbs.h"
 
@@ -48,6 +49,7 @@ static void exec_help(void) {
                "\n"
                "Options:\n"
                "     --cwd /work|/skill   Working directory (default: /work)\n"
+               "     --session ID         Run in a session: /work kept between runs\n"
                "     --input JSON, --input-file FILE, --file NAME=PATH, --output-dir DIR,\n"
                "     --timeout SECONDS, --memory SIZE, --cpu PERCENT, --tasks N, --env NAME=VALUE,\n"
                "     --network, --json, -q, --local, --system\n"
@@ -80,6 +82,8 @@ static void help(void) {
                "     --env NAME=VALUE     Set a variable for the skill (repeatable)\n"
                "     --network            Share the host's network (the service asks polkit and its policy;\n"
                "                          a local run has the network of the caller)\n"
+               "     --session ID         Run in a session: /work as the session's last run left it\n"
+               "                          (see 'skillctl session --help')\n"
                "     --json               Print only the result JSON\n"
                "  -q --quiet              No summary line\n"
                "     --local              Run in this process, not through the skilld service\n"
@@ -136,7 +140,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         enum {
                 ARG_SCRIPT = 0x100, ARG_INPUT, ARG_INPUT_FILE, ARG_FILE, ARG_OUTPUT_DIR, ARG_TIMEOUT,
                 ARG_MEMORY, ARG_CPU, ARG_TASKS, ARG_ENV, ARG_NETWORK, ARG_JSON, ARG_LOCAL, ARG_SYSTEM,
-                ARG_CWD,
+                ARG_CWD, ARG_SESSION,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h' },
@@ -156,6 +160,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 { "local",      no_argument,       NULL, ARG_LOCAL },
                 { "system",     no_argument,       NULL, ARG_SYSTEM },
                 { "cwd",        required_argument, NULL, ARG_CWD },
+                { "session",    required_argument, NULL, ARG_SESSION },
                 {}
         };
         _cleanup_free_ char *error = NULL;
@@ -177,6 +182,9 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                 return parse_fail("exec: --script is for 'skillctl run'; exec runs the "
                                                   "command after '--'");
                         a->script = optarg;
+                        break;
+                case ARG_SESSION:
+                        a->session = optarg;
                         break;
                 case ARG_CWD:
                         if (!a->exec)
@@ -425,6 +433,9 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_ int cancel_fd = -EBADF;
         RunRequest req = RUN_REQUEST_INIT;
+        _cleanup_(session_store_freep) SessionStore *sessions = NULL;
+        _cleanup_(session_freep) Session *session = NULL;
+        _cleanup_close_ int session_fd = -EBADF;
         SkillDeclaredLimits declared;
         char hash[65], id[SD_ID128_STRING_MAX];
         int *fds = NULL;
@@ -450,6 +461,15 @@ static int run_embedded(const RunArgs *a) {
                 default_dir = strdup_printf("skill-out/%s", id);
                 if (!default_dir)
                         return log_oom(), EXIT_RUN_FAILED;
+        }
+
+        if (a->session) {
+                r = session_local_store(&sessions);
+                if (r != 0)
+                        return EXIT_RUN_FAILED;
+                r = session_local_attach(sessions, a->session, skill.skill->name, &req, &session, &session_fd);
+                if (r != 0)
+                        return r;
         }
 
         r = run_open_files(a->files, &files, &fds, &n_files);
@@ -498,6 +518,9 @@ static int run_embedded(const RunArgs *a) {
         run_close_files(fds, n_files);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        /* The idle TTL counts from the end of the last run. */
+        if (session)
+                (void) session_touch(sessions, session, now_realtime_usec());
 
         if (a->json) {
                 _cleanup_(cJSON_Deletep) cJSON *j = NULL;
@@ -531,7 +554,8 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
         if (r <= 0)
                 return r < 0 ? EXIT_RUN_FAILED : 0;
 
-        if (a.local)
+        /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
+        if (a.local || (a.session && !a.system && !arg_host))
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an

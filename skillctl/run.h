@@ -14,6 +14,7 @@
 typedef struct RunArgs {
         bool exec;                      /* "skillctl exec": args is a command, not a script's args */
         const char *cwd;                /* exec --cwd: "/work" or "/skill"; NULL: /work */
+        const char *session;            /* --session ID: /work kept in that session */
         const char *skill;
         const char *script;
         char *input;

@@ -78,6 +78,8 @@ typedef struct SandboxRun {
         int pidfd;
         pid_t pid;
         int out_fd;                     /* /out of the run, received from the init */
+        int work_fd;                    /* a kept /work: the run's, received from the init */
+        int workspace_work_fd;          /* a kept /work: its work/ to copy in */
 
         bool userns;
         uint64_t clone_flags;           /* the namespaces created with the init */
@@ -127,6 +129,8 @@ static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->file_names);
         (void) safe_close(run->pidfd);
         (void) safe_close(run->out_fd);
+        (void) safe_close(run->work_fd);
+        (void) safe_close(run->workspace_work_fd);
         if (run->seccomp)
                 seccomp_release(run->seccomp);
         strv_free(run->argv);
@@ -547,6 +551,22 @@ static int prepare_files(SandboxRun *run) {
         const RunRequest *req = run->req;
 
         run->work_size = req->limits.tmpfs_size;
+        if (req->workspace_fd >= 0) {
+                _cleanup_free_ char *why = NULL;
+                uint64_t bytes, entries;
+                int r;
+
+                /* The quota is the whole /work: what is kept, the new inputs and what the run
+                 * writes. */
+                r = sandbox_workspace_open(req->workspace_fd, &run->workspace_work_fd, &bytes, &entries, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return run_fail(run, r, "%s", why);
+                if (bytes > req->workspace_quota)
+                        return run_fail(run, -EDQUOT, "The session's /work holds more than its quota");
+                run->work_size = MAX(req->workspace_quota, 64ULL * 1024);
+        }
         if (req->n_files == 0)
                 return 0;
         run->file_fds = calloc(req->n_files, sizeof(int));
@@ -826,6 +846,7 @@ static int run_clone(SandboxRun *run) {
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
                 .file_folders = run->file_folders,
+                .workspace_fd = run->workspace_work_fd,
                 .file_names = run->file_names,
                 .n_files = run->n_files,
                 /* The root holds /etc's few files, mount points and the input. */
@@ -964,6 +985,10 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_OUT_FD:
                 if (passed >= 0 && run->out_fd < 0)
                         run->out_fd = TAKE_FD(passed);
+                break;
+        case CHILD_MSG_WORK_FD:
+                if (passed >= 0 && run->work_fd < 0 && run->req->workspace_fd >= 0)
+                        run->work_fd = TAKE_FD(passed);
                 break;
         case CHILD_MSG_EXITED:
                 run->exited = true;
@@ -1303,6 +1328,14 @@ static void run_store(SandboxRun *run) {
         _cleanup_free_ char *text = NULL, *why = NULL;
         int r;
 
+        /* A kept /work gets what the run left, however it ended, once the skill ran. */
+        if (run->req->workspace_fd >= 0 && run->work_fd >= 0 && res->status != RUN_STATUS_ERROR) {
+                _cleanup_free_ char *werr = NULL;
+
+                r = sandbox_workspace_save(run->req->workspace_fd, run->work_fd, &werr);
+                if (r < 0)
+                        store_fail(run, "%s", werr ?: strerror(-r));
+        }
         if (run->out_fd >= 0 && res->status != RUN_STATUS_ERROR) {
                 /* No more than /out can hold: what was in it, not what copying it would write. */
                 r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max,
@@ -1353,6 +1386,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .input_fd = -EBADF,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
+                .work_fd = -EBADF,
+                .workspace_work_fd = -EBADF,
                 .out_live_ok = true,
                 .err_live_ok = true,
         };

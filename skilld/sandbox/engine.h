@@ -117,6 +117,10 @@ typedef struct RunRequest {
         char **command;                 /* instead of script, interpreter and args: an argv run as
                                          * is (command.c); NULL: run the script */
         const char *cwd;                /* "/work" (NULL) or "/skill": where the run starts */
+        int workspace_fd;               /* a directory whose work/ is the run's /work and gets back
+                                         * what the run left there (sessions, workspace.c); the
+                                         * /work tmpfs is then workspace_quota bytes. -1: fresh */
+        uint64_t workspace_quota;
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;
         size_t n_files;
@@ -147,6 +151,7 @@ typedef struct RunRequest {
         (RunRequest) {                                          \
                 .limits = SANDBOX_LIMITS_DEFAULT,               \
                 .skill_dir_fd = -EBADF,                         \
+                .workspace_fd = -EBADF,                         \
                 .uid = (uid_t) -1,                              \
                 .stdout_fd = -EBADF,                            \
                 .stderr_fd = -EBADF,                            \

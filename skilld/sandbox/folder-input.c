@@ -122,6 +122,8 @@ int sandbox_folder_input_copy(int src_dir_fd, int dst_dir_fd, uid_t uid, gid_t g
                 safe_close(fd);
                 return -errno;
         }
+        /* A dup shares the offset of src_dir_fd, which an earlier walk may have moved. */
+        rewinddir(d);
         while ((errno = 0, de = readdir(d))) {
                 struct stat st;
 

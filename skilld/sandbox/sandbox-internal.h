@@ -29,6 +29,7 @@ typedef enum ChildMessageType {
         CHILD_MSG_OUT_FD,               /* carries the /out directory fd (SCM_RIGHTS) */
         CHILD_MSG_EXEC_FAILED,          /* the skill process could not execve(): error + text */
         CHILD_MSG_EXITED,               /* the skill process ended: wait status and usage */
+        CHILD_MSG_WORK_FD,              /* carries the /work directory fd (a kept /work only) */
 } ChildMessageType;
 
 typedef struct ChildMessage {
@@ -64,6 +65,7 @@ typedef struct SandboxChild {
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
         const bool *file_folders;       /* which of them are folders: a directory fd to copy */
+        int workspace_fd;               /* a kept /work to copy in (workspace.c), or -1 */
         char * const *file_names;
         size_t n_files;
 
@@ -128,6 +130,12 @@ void folder_input_done(FolderInput *f);
  * and directory handed to uid/gid, counting file bytes against *budget (-EFBIG beyond). */
 int sandbox_folder_input_copy(int src_dir_fd, int dst_dir_fd, uid_t uid, gid_t gid, uint64_t *budget,
                               unsigned depth);
+
+/* workspace.c: a kept /work. Opens workspace_fd's work/ (made if missing) and measures it. */
+int sandbox_workspace_open(int workspace_fd, int *ret_fd, uint64_t *ret_bytes, uint64_t *ret_entries,
+                           char **error);
+/* Replaces workspace_fd's work/ with a copy of run_work_fd, atomically. */
+int sandbox_workspace_save(int workspace_fd, int run_work_fd, char **error);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);
