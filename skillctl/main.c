@@ -9,6 +9,8 @@
 static const Verb verbs[] = {
         { "skill",     verb_skill },
         { "run",       verb_run },
+        { "exec",      verb_exec },
+        { "session",   verb_session },
         { "list",      verb_list },
         { "status",    verb_status },
         { "logs",      verb_logs },
@@ -28,6 +30,8 @@ static void help(void) {
                "\n"
                "Commands:\n"
                "  run [OPTIONS] SKILL [--] [ARGS...]    Run a skill in a sandbox (see 'run --help')\n"
+               "  exec [OPTIONS] SKILL -- CMD [ARGS...] Run a command in a skill's sandbox\n"
+               "  session create|list|show|rm           Sessions: /work kept between runs\n"
                "\n"
                "Run commands (the skilld service):\n"
                "  list [--all] [--json]                 List your runs (--all: everyone's)\n"

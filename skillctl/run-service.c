@@ -350,20 +350,25 @@ static int append_env(sd_bus_message *m, char **env) {
         return r;
 }
 
-static int append_files(sd_bus_message *m, const RunFile *files, size_t n) {
+/* The "files" option (folders: the "folders" option, zips of folders) of those inputs. */
+static int append_files(sd_bus_message *m, const RunFile *files, size_t n, bool folders) {
+        size_t count = 0;
         int r;
 
-        if (n == 0)
+        for (size_t i = 0; i < n; i++)
+                count += files[i].folder == folders;
+        if (count == 0)
                 return 0;
         r = sd_bus_message_open_container(m, 'e', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "files");
+                r = sd_bus_message_append(m, "s", folders ? "folders" : "files");
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'v', "a{sh}");
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "{sh}");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(m, "{sh}", files[i].name, files[i].fd);
+                if (files[i].folder == folders)
+                        r = sd_bus_message_append(m, "{sh}", files[i].name, files[i].fd);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
@@ -383,9 +388,16 @@ static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *fi
         if (r >= 0)
                 r = append_env(m, a->env);
         if (r >= 0)
-                r = append_files(m, files, n_files);
+                r = append_files(m, files, n_files, false);
+        if (r >= 0)
+                r = append_files(m, files, n_files, true);
         if (r >= 0 && a->network)
                 r = sd_bus_message_append(m, "{sv}", "network", "b", 1);
+        /* exec: the arguments are the whole command, and no script is named. */
+        if (r >= 0 && a->exec)
+                r = sd_bus_message_append(m, "{sv}", "command", "b", 1);
+        if (r >= 0 && a->cwd)
+                r = sd_bus_message_append(m, "{sv}", "cwd", "s", a->cwd);
         if (r >= 0 && stdout_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
         if (r >= 0 && stderr_fd >= 0)
@@ -662,7 +674,8 @@ int run_via_service(Client *c, RunArgs *a) {
         }
 
         client_polkit_agent_open(c);
-        r = submit(&s, installed, skill_fd, installed ? a->script : entry.script, files, n_files);
+        r = submit(&s, installed, skill_fd, a->exec ? NULL : installed ? a->script : entry.script, files,
+                   n_files);
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
         if (r < 0)

@@ -13,16 +13,20 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-id128.h>
 
 #include "fileio.h"
 #include "lint.h"
+#include "loader.h"
 #include "log.h"
 #include "parse-util.h"
 #include "run-result.h"
 #include "run.h"
+#include "session-local.h"
+#include "skill-limits.h"
 #include "verbs.h"
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
@@ -32,6 +36,28 @@ static void run_args_done(RunArgs *a) {
         free(a->input);
         strv_free(a->files);
         strv_free(a->env);
+}
+
+static void exec_help(void) {
+        printf("Usage: skillctl exec [OPTIONS] SKILL -- CMD [ARGS...]\n"
+               "\n"
+               "Run a command in a skill's sandbox, the way the skill's instructions say to run it\n"
+               "(\"python3 -m scripts.tool ARG\" from the skill's root, \"node scripts/x.js\"). The command\n"
+               "is executed as given, with no shell unless it names one (sh -c '...'); it has the same\n"
+               "isolation, limits, result and artifacts as 'skillctl run'. The skill is /skill\n"
+               "(read-only), and its root is on Python's and Node's module path.\n"
+               "\n"
+               "Options:\n"
+               "     --cwd /work|/skill   Working directory (default: /work)\n"
+               "     --session ID         Run in a session: /work kept between runs\n"
+               "     --input JSON, --input-file FILE, --file NAME=PATH, --output-dir DIR,\n"
+               "     --timeout SECONDS, --memory SIZE, --cpu PERCENT, --tasks N, --env NAME=VALUE,\n"
+               "     --network, --json, -q, --local, --system\n"
+               "                          As for 'skillctl run' (see 'skillctl run --help')\n"
+               "  -h --help               Show this help\n"
+               "\n"
+               "Exit status: the command's; 124 timeout; 128+N signal N (137 out of memory);\n"
+               "125 skillctl or sandbox failure; 126 not executable; 127 not found.\n");
 }
 
 static void help(void) {
@@ -56,6 +82,8 @@ static void help(void) {
                "     --env NAME=VALUE     Set a variable for the skill (repeatable)\n"
                "     --network            Share the host's network (the service asks polkit and its policy;\n"
                "                          a local run has the network of the caller)\n"
+               "     --session ID         Run in a session: /work as the session's last run left it\n"
+               "                          (see 'skillctl session --help')\n"
                "     --json               Print only the result JSON\n"
                "  -q --quiet              No summary line\n"
                "     --local              Run in this process, not through the skilld service\n"
@@ -112,6 +140,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         enum {
                 ARG_SCRIPT = 0x100, ARG_INPUT, ARG_INPUT_FILE, ARG_FILE, ARG_OUTPUT_DIR, ARG_TIMEOUT,
                 ARG_MEMORY, ARG_CPU, ARG_TASKS, ARG_ENV, ARG_NETWORK, ARG_JSON, ARG_LOCAL, ARG_SYSTEM,
+                ARG_CWD, ARG_SESSION,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h' },
@@ -130,6 +159,8 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 { "quiet",      no_argument,       NULL, 'q' },
                 { "local",      no_argument,       NULL, ARG_LOCAL },
                 { "system",     no_argument,       NULL, ARG_SYSTEM },
+                { "cwd",        required_argument, NULL, ARG_CWD },
+                { "session",    required_argument, NULL, ARG_SESSION },
                 {}
         };
         _cleanup_free_ char *error = NULL;
@@ -141,10 +172,26 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
         while ((c = getopt_long(argc, argv, "hq", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        help();
+                        if (a->exec)
+                                exec_help();
+                        else
+                                help();
                         return 0;
                 case ARG_SCRIPT:
+                        if (a->exec)
+                                return parse_fail("exec: --script is for 'skillctl run'; exec runs the "
+                                                  "command after '--'");
                         a->script = optarg;
+                        break;
+                case ARG_SESSION:
+                        a->session = optarg;
+                        break;
+                case ARG_CWD:
+                        if (!a->exec)
+                                return parse_fail("run: --cwd is for 'skillctl exec'");
+                        if (!streq(optarg, "/work") && !streq(optarg, "/skill"))
+                                return parse_fail("--cwd %s: must be /work or /skill", optarg);
+                        a->cwd = optarg;
                         break;
                 case ARG_INPUT:
                         free(a->input);
@@ -219,9 +266,12 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 }
 
         if (optind >= argc)
-                return parse_fail("run: missing SKILL (try 'skillctl run --help')");
+                return parse_fail("%s: missing SKILL (try 'skillctl %s --help')", a->exec ? "exec" : "run",
+                                  a->exec ? "exec" : "run");
         a->skill = argv[optind++];
         a->args = argv + optind;
+        if (a->exec && !a->args[0])
+                return parse_fail("exec: missing the command (skillctl exec SKILL -- CMD [ARGS...])");
 
         if (a->local && a->system)
                 return parse_fail("--local and --system exclude each other");
@@ -254,6 +304,40 @@ void run_close_files(int *fds, size_t n) {
         free(fds);
 }
 
+/* A folder given to --file goes to the engine or the service as a sealed memfd holding a zip of
+ * its contents, checked on the way with the loader's rules: a symlink, a hard link, a device or
+ * a FIFO in it is refused with its name, never followed. *fd (the folder) is replaced by the
+ * memfd. Regular files are left as they are. Returns 0, or the exit status after saying why. */
+static int pack_folder(int *fd, bool *ret_folder, const char *path) {
+        const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL;
+        LoaderLimits limits = LOADER_LIMITS_DEFAULT;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int zip = -EBADF;
+        struct stat st;
+        int r;
+
+        if (fstat(*fd, &st) < 0)
+                return run_fail("--file %s: %m", path);
+        if (!S_ISDIR(st.st_mode))
+                return 0;
+
+        /* What the engine takes in all (1G); the entries and depth of a folder input. */
+        limits.max_total_bytes = limits.max_file_bytes = 1024ULL * 1024 * 1024;
+        limits.max_ratio = UINT64_MAX;
+        zip = memfd_create("skill-folder-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (zip < 0)
+                return run_fail("--file %s: cannot create a memfd: %m", path);
+        r = loader_package_folder(*fd, &limits, zip, &error);
+        if (r < 0)
+                return run_fail("--file %s: %s", path, error ?: strerror(-r));
+        if (fcntl(zip, F_ADD_SEALS, seals) < 0 || lseek(zip, 0, SEEK_SET) < 0)
+                return run_fail("--file %s: cannot seal the packed folder: %m", path);
+        safe_close(*fd);
+        *fd = TAKE_FD(zip);
+        *ret_folder = true;
+        return 0;
+}
+
 int run_open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
         size_t n = strv_length(specs), opened = 0;
         _cleanup_free_ RunFile *files = NULL;
@@ -276,12 +360,24 @@ int run_open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
                         r = run_fail("--file: %s", error);
                         break;
                 }
+                /* A regular file, or a folder (packed below); never blocks on a FIFO. */
                 fds[opened] = open_regular_at(AT_FDCWD, path, O_RDONLY);
+                if (fds[opened] == -EISDIR) {
+                        fds[opened] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (fds[opened] < 0)
+                                fds[opened] = -errno;
+                }
                 if (fds[opened] < 0) {
                         r = run_fail("--file %s: %s", path, open_regular_strerror(fds[opened]));
                         break;
                 }
                 files[opened] = (RunFile) { .name = spec, .fd = fds[opened], .path = path };
+                r = pack_folder(&fds[opened], &files[opened].folder, path);
+                if (r != 0) {
+                        fds[opened] = safe_close(fds[opened]);
+                        break;
+                }
+                files[opened].fd = fds[opened];
         }
         if (r != 0) {
                 /* Nothing stays open and the outputs are untouched. */
@@ -321,6 +417,12 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         r = local_skill_open(a->skill, &skill, &error);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        /* A command needs no entry point: the skill may have no script at all. */
+        if (a->exec) {
+                *ret = skill;
+                skill = (LocalSkill) LOCAL_SKILL_NULL;
+                return 0;
+        }
         r = skill_resolve_entry(skill.skill, skill.source->dir_fd, a->script, ret_entry, &error);
         if (r < 0) {
                 run_error("%s: %s", a->skill, error ?: strerror(-r));
@@ -340,6 +442,10 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_ int cancel_fd = -EBADF;
         RunRequest req = RUN_REQUEST_INIT;
+        _cleanup_(session_store_freep) SessionStore *sessions = NULL;
+        _cleanup_(session_freep) Session *session = NULL;
+        _cleanup_close_ int session_fd = -EBADF;
+        SkillDeclaredLimits declared;
         char hash[65], id[SD_ID128_STRING_MAX];
         int *fds = NULL;
         size_t n_files = 0;
@@ -352,6 +458,9 @@ static int run_embedded(const RunArgs *a) {
         r = skill_tree_hash(skill.source->dir_fd, hash, &error);
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
+        r = skill_declared_limits(skill.skill, &declared, &error);
+        if (r < 0)
+                return run_fail("%s: %s", a->skill, error ?: strerror(-r));
 
         r = sd_id128_randomize(&rid);
         if (r < 0)
@@ -361,6 +470,15 @@ static int run_embedded(const RunArgs *a) {
                 default_dir = strdup_printf("skill-out/%s", id);
                 if (!default_dir)
                         return log_oom(), EXIT_RUN_FAILED;
+        }
+
+        if (a->session) {
+                r = session_local_store(&sessions);
+                if (r != 0)
+                        return EXIT_RUN_FAILED;
+                r = session_local_attach(sessions, a->session, skill.skill->name, &req, &session, &session_fd);
+                if (r != 0)
+                        return r;
         }
 
         r = run_open_files(a->files, &files, &fds, &n_files);
@@ -380,14 +498,21 @@ static int run_embedded(const RunArgs *a) {
         req.skill_dir_fd = skill.source->dir_fd;
         req.skill_name = skill.skill->name;
         req.skill_hash = hash;
-        req.script = entry.script;
-        req.interpreter = interpreter_path(entry.interpreter);
-        req.args = a->args;
+        if (a->exec) {
+                req.command = a->args;
+                req.cwd = a->cwd;
+        } else {
+                req.script = entry.script;
+                req.interpreter = interpreter_path(entry.interpreter);
+                req.args = a->args;
+        }
         req.input_json = a->input;
         req.files = files;
         req.n_files = n_files;
         req.env = a->env;
         req.limits = a->limits;
+        /* The skill's own declaration can only lower what the flags or the defaults give. */
+        req.limits_from_skill = skill_declared_limits_apply(&declared, &req.limits);
         /* The run gets no more than the caller has: it shares this process's network. */
         req.network = a->network;
         /* Embedded runs may fall back to rlimits where no cgroup can be had: the documented
@@ -402,6 +527,9 @@ static int run_embedded(const RunArgs *a) {
         run_close_files(fds, n_files);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        /* The idle TTL counts from the end of the last run. */
+        if (session)
+                (void) session_touch(sessions, session, now_realtime_usec());
 
         if (a->json) {
                 _cleanup_(cJSON_Deletep) cJSON *j = NULL;
@@ -424,8 +552,8 @@ bool run_skill_is_installed_name(const char *skill) {
                skill_name_is_valid(skill);
 }
 
-int verb_run(int argc, char *argv[]) {
-        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT };
+static int run_or_exec(int argc, char *argv[], bool exec) {
+        _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT, .exec = exec };
         _cleanup_(client_freep) Client *client = NULL;
         _cleanup_free_ char *reason = NULL;
         int r;
@@ -435,7 +563,8 @@ int verb_run(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_RUN_FAILED : 0;
 
-        if (a.local)
+        /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
+        if (a.local || (a.session && !a.system && !arg_host))
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an
@@ -457,4 +586,12 @@ int verb_run(int argc, char *argv[]) {
         if (!a.quiet)
                 (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
         return run_embedded(&a);
+}
+
+int verb_run(int argc, char *argv[]) {
+        return run_or_exec(argc, argv, false);
+}
+
+int verb_exec(int argc, char *argv[]) {
+        return run_or_exec(argc, argv, true);
 }

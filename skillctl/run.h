@@ -12,6 +12,9 @@
 #define EXIT_NOT_FOUND 127
 
 typedef struct RunArgs {
+        bool exec;                      /* "skillctl exec": args is a command, not a script's args */
+        const char *cwd;                /* exec --cwd: "/work" or "/skill"; NULL: /work */
+        const char *session;            /* --session ID: /work kept in that session */
         const char *skill;
         const char *script;
         char *input;

@@ -3,6 +3,7 @@
  * outside its private temporary directory), and nothing here needs privileges. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <sys/stat.h>
 
@@ -14,6 +15,8 @@
 #include "loader.h"
 #include "log.h"
 #include "skill-deps.h"
+#include "parse-util.h"
+#include "skill-limits.h"
 #include "skill.h"
 #include "verbs.h"
 
@@ -229,8 +232,10 @@ static int skill_show_main(int argc, char *argv[]) {
         };
         _cleanup_(inspected_done) Inspected i = {};
         _cleanup_(skill_entry_done) SkillEntry entry = {};
-        _cleanup_free_ char *entry_error = NULL, *hash_error = NULL, *infer_error = NULL, *deps_error = NULL;
+        _cleanup_free_ char *entry_error = NULL, *hash_error = NULL, *infer_error = NULL, *deps_error = NULL,
+                *limits_error = NULL;
         _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
+        SkillDeclaredLimits declared = {};
         _cleanup_strv_free_ char **scripts = NULL;
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         char hash[SHA256_HEX_SIZE];
@@ -274,6 +279,8 @@ static int skill_show_main(int argc, char *argv[]) {
                 fprintf(stderr, "skillctl: %s: %s\n", argv[optind], deps_error ?: strerror(-r));
                 return r == -ENOMEM ? EXIT_USAGE : EXIT_INVALID;
         }
+        if (skill_declared_limits(s, &declared, &limits_error) == -ENOMEM)
+                return log_oom(), EXIT_USAGE;
 
         j = cJSON_CreateObject();
         if (!j)
@@ -304,6 +311,16 @@ static int skill_show_main(int argc, char *argv[]) {
         } else if (o)
                 cJSON_AddStringToObject(o, "error", entry_error ?: strerror(-entry_r));
         cJSON_AddStringToObject(j, "content_hash", hash);
+        if (limits_error) {
+                o = cJSON_AddObjectToObject(j, "declared_limits");
+                if (o)
+                        cJSON_AddStringToObject(o, "error", limits_error);
+        } else {
+                r = skill_declared_limits_to_json(&declared, &o);
+                if (r < 0)
+                        return log_oom(), EXIT_USAGE;
+                cJSON_AddItemToObject(j, "declared_limits", o ?: cJSON_CreateNull());
+        }
         o = cJSON_AddArrayToObject(j, "unknown_keys");
         for (size_t k = 0; o && k < s->n_fields; k++)
                 if (!skill_key_is_known(s->fields[k].key))
@@ -352,6 +369,23 @@ static int skill_show_main(int argc, char *argv[]) {
                 printf("  Entry point: none: %s\n", strna(e));
         }
         printf("         Hash: sha256:%s\n", hash);
+        if (limits_error) {
+                _cleanup_free_ char *e = cescape(limits_error);
+                printf("       Limits: invalid: %s\n", strna(e));
+        } else if (declared.set != 0) {
+                char b[FORMAT_BYTES_MAX];
+
+                /* Requests: a run gets no more than its caller's flags and the policy give. */
+                printf("       Limits:");
+                if (declared.set & SANDBOX_LIMIT_TIMEOUT)
+                        printf(" timeout %" PRIu64 ".%03" PRIu64 "s", declared.timeout_usec / 1000000,
+                               declared.timeout_usec / 1000 % 1000);
+                if (declared.set & SANDBOX_LIMIT_MEMORY)
+                        printf(" memory %s", format_bytes(b, sizeof(b), declared.memory_max));
+                if (declared.set & SANDBOX_LIMIT_CPU)
+                        printf(" cpu %u%%", declared.cpu_percent);
+                printf(" (at most; the caller's and the policy's limits still apply)\n");
+        }
         cli_skill_deps_print(deps, infer_error);
         for (char **m = s->metadata; m && m[0] && m[1]; m += 2) {
                 _cleanup_free_ char *k = cescape(m[0]), *v = cescape(m[1]);

@@ -27,11 +27,12 @@ static int inspection_error(const Inspection *i, sd_bus_error *error) {
 static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL;
+        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL, *command_line = NULL;
         PolicyLimits limits;
         StoreRun *record;
         const Inspection *skill;
         bool raised = false;
+        unsigned limits_from_skill;
         Pending *p;
         uid_t uid;
         int r;
@@ -75,7 +76,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                                                             strerror(-r));
                 }
                 r = pending_start(m, msg, installed ? PENDING_RUN_INSTALLED : PENDING_RUN, uid, c.skill_fd,
-                                  TAKE_FD(dir_fd), c.name, c.script, &why);
+                                  TAKE_FD(dir_fd), c.name, c.script, c.command, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;
@@ -95,12 +96,20 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         }
 
-        /* 3. Authorize, with what the skill really is as details for admins' rules. */
+        /* 3. Authorize, with what the skill really is as details for admins' rules; a command
+         * run has a "command" detail (the argv, quoted) instead of "script", so that rules can
+         * tell the two forms apart. */
+        if (c.command && !command_line) {
+                command_line = run_command_line(c.args);
+                if (!command_line)
+                        return -ENOMEM;
+        }
         {
                 char *details[] = {
                         (char *) "skill", skill->name,
                         (char *) "hash", skill->hash,
-                        (char *) "script", skill->script,
+                        (char *) (c.command ? "command" : "script"), c.command ? command_line : skill->script,
+                        (char *) "cwd", (char *) (c.cwd ?: "/work"),
                         NULL,
                 };
 
@@ -131,7 +140,16 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         }
 
-        /* 4. Act. */
+        /* 4. Act. What the skill declares for itself can only lower what the caller and the
+         * policy gave (skill-limits.h). */
+        {
+                SandboxLimits sl = manager_sandbox_limits(&limits);
+
+                limits_from_skill = skill_declared_limits_apply(&skill->limits, &sl);
+                limits.value[POLICY_LIMIT_TIMEOUT] = sl.timeout_usec;
+                limits.value[POLICY_LIMIT_MEMORY] = sl.memory_max;
+                limits.value[POLICY_LIMIT_CPU] = sl.cpu_percent;
+        }
         skill_dir = installed ? strdup_printf("installed skill %s", skill->name) : strdup(p->dir);
         if (!skill_dir)
                 return -ENOMEM;
@@ -147,10 +165,14 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .env = c.env,
                 .file_names = c.file_names,
                 .file_fds = c.file_fds,
+                .file_folders = c.file_folders,
                 .n_files = c.n_files,
                 .stdout_fd = c.stdout_fd,
                 .stderr_fd = c.stderr_fd,
                 .limits = &limits,
+                .limits_from_skill = limits_from_skill,
+                .command = c.command,
+                .cwd = c.cwd,
                 .network = c.network,
                 .call = msg,
         }, &record, &why);
@@ -322,7 +344,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         /* 2. Unpack and check it where it would be installed. */
         p = pending_find(m, msg);
         if (!p) {
-                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, &why);
+                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, false, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;

@@ -90,6 +90,11 @@ int inspect_tree(int dir_fd, const char *dir_name, const char *script, InspectFl
                         return refuse(ret, -EBADMSG, error);
                 }
         }
+        r = skill_declared_limits(s, &i.limits, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return refuse(ret, -EBADMSG, error);
         if (flags & INSPECT_ENTRY) {
                 r = skill_resolve_entry(s, dir_fd, script, &entry, &error);
                 if (r == -ENOMEM)
@@ -219,7 +224,11 @@ int inspection_to_json(const Inspection *i, char **ret) {
             add_string(o, "name", i->name) < 0 || add_string(o, "description", i->description) < 0 ||
             add_string(o, "hash", i->hash) < 0 || add_string(o, "script", i->script) < 0 ||
             add_string(o, "interpreter", i->interpreter) < 0 || add_string(o, "error", i->error) < 0 ||
-            !cJSON_AddNumberToObject(o, "errno", i->error_errno))
+            !cJSON_AddNumberToObject(o, "errno", i->error_errno) ||
+            !cJSON_AddNumberToObject(o, "limits_set", i->limits.set) ||
+            !cJSON_AddNumberToObject(o, "timeout_usec", (double) i->limits.timeout_usec) ||
+            !cJSON_AddNumberToObject(o, "memory_max", (double) i->limits.memory_max) ||
+            !cJSON_AddNumberToObject(o, "cpu_percent", i->limits.cpu_percent))
                 return -ENOMEM;
         text = cJSON_PrintUnformatted(o);
         if (!text)
@@ -239,6 +248,15 @@ static int get_string(const cJSON *o, const char *key, char **ret) {
                 return -EBADMSG;
         *ret = strdup(v->valuestring);
         return *ret ? 0 : -ENOMEM;
+}
+
+/* A number within 0..max, else 0. */
+static double json_number_or(const cJSON *o, const char *key, double dflt, double max) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > max)
+                return dflt;
+        return v->valuedouble;
 }
 
 int inspection_from_json(const char *text, Inspection *ret) {
@@ -261,6 +279,14 @@ int inspection_from_json(const char *text, Inspection *ret) {
                 inspection_done(&i);
                 return r;
         }
+        /* Numbers our own child wrote; absent in an inspection that failed early. */
+        i.limits = (SkillDeclaredLimits) {
+                .set = (unsigned) json_number_or(o, "limits_set", 0, SANDBOX_LIMIT_CPU | SANDBOX_LIMIT_MEMORY |
+                                                 SANDBOX_LIMIT_TIMEOUT),
+                .timeout_usec = (uint64_t) json_number_or(o, "timeout_usec", 0, 7.0 * 24 * 3600 * 1000000),
+                .memory_max = (uint64_t) json_number_or(o, "memory_max", 0, (double) (1ULL << 50)),
+                .cpu_percent = (unsigned) json_number_or(o, "cpu_percent", 0, 100000),
+        };
         /* Either an error, or everything a run needs. */
         if (i.error_errno == 0 && (!i.name || !i.hash)) {
                 inspection_done(&i);

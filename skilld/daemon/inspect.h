@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include "skill-limits.h"
 #include "util.h"
 
 /* The largest archive accepted from a caller. */
@@ -26,6 +27,7 @@ typedef struct Inspection {
         char *hash;                     /* hex SHA-256 of the tree (skill_tree_hash) */
         char *script;                   /* entry point, relative to the skill root */
         char *interpreter;              /* absolute path, or NULL to execute the script itself */
+        SkillDeclaredLimits limits;     /* what the frontmatter declares (timeout, resources) */
         int error_errno;                /* positive; 0 when the skill is fine */
         char *error;                    /* what is wrong with it, for the caller */
 } Inspection;

@@ -62,6 +62,7 @@ static Run *run_free(Run *run) {
         free(run->skill_name);
         free(run->skill_hash);
         free(run->script);
+        free(run->cwd);
         free(run->interpreter);
         safe_close(run->skill_dir_fd);
         free(run->skill_dir);
@@ -75,6 +76,7 @@ static Run *run_free(Run *run) {
         for (size_t i = 0; i < run->n_files; i++)
                 safe_close(run->file_fds[i]);
         free(run->file_fds);
+        free(run->file_folders);
         safe_close(run->stdout_fd);
         safe_close(run->stderr_fd);
         safe_close(run->cancel_fd);
@@ -159,6 +161,8 @@ static int request_json(const RunSubmission *s, char **ret) {
             !cJSON_AddBoolToObject(o, "input", !!s->input_json) ||
             !cJSON_AddBoolToObject(o, "installed", s->installed) ||
             !cJSON_AddBoolToObject(o, "network", s->network) ||
+            !cJSON_AddBoolToObject(o, "command", s->command) ||
+            !cJSON_AddStringToObject(o, "cwd", s->cwd ?: "/work") ||
             !cJSON_AddBoolToObject(o, "live_output", s->stdout_fd >= 0 || s->stderr_fd >= 0) ||
             !(limits = cJSON_AddObjectToObject(o, "limits")))
                 return -ENOMEM;
@@ -265,7 +269,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .owner = s->owner,
                 .skill_name = s->skill->name,
                 .skill_hash = s->skill->hash,
-                .script = s->skill->script,
+                .script = strempty(s->skill->script),
                 .request_json = request,
         };
         r = bus_run_object_path(id, &path);
@@ -287,21 +291,25 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->path = TAKE_PTR(path);
         run->skill_name = strdup(s->skill->name);
         run->skill_hash = strdup(s->skill->hash);
-        run->script = strdup(s->skill->script);
+        run->script = strdup(strempty(s->skill->script));
+        run->command = s->command;
+        run->cwd = s->cwd ? strdup(s->cwd) : NULL;
         run->interpreter = s->skill->interpreter ? strdup(s->skill->interpreter) : NULL;
         run->args = strv_copy(s->args);
         run->env = strv_copy(s->env);
         run->file_names = strv_copy(s->file_names);
         run->network = s->network;
         run->file_fds = calloc(MAX(s->n_files, 1U), sizeof(int));
-        if (!run->skill_name || !run->skill_hash || !run->script ||
+        run->file_folders = calloc(MAX(s->n_files, 1U), sizeof(bool));
+        if (!run->skill_name || !run->skill_hash || !run->script || (s->cwd && !run->cwd) ||
             (s->skill->interpreter && !run->interpreter) || !run->args || !run->env || !run->file_names ||
-            !run->file_fds) {
+            !run->file_fds || !run->file_folders) {
                 run_free(run);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < s->n_files; i++) {
                 run->file_fds[i] = dup_fd(s->file_fds[i]);
+                run->file_folders[i] = s->file_folders && s->file_folders[i];
                 run->n_files = i + 1;
                 if (run->file_fds[i] < 0) {
                         r = run->file_fds[i];
@@ -317,6 +325,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 return error_setf(error, -errno, "Failed to take the output fds: %m");
         }
         run->limits = manager_sandbox_limits(s->limits);
+        run->limits_from_skill = s->limits_from_skill;
         run->skill_dir_fd = dup_fd(s->skill_dir_fd);
         run->skill_dir = strdup(strempty(s->skill_dir));
         run->work_dir = s->work_dir ? strdup(s->work_dir) : NULL;
@@ -450,20 +459,30 @@ static int run_start(Run *run) {
         if (!dir || !description || !files)
                 return -ENOMEM;
         for (size_t i = 0; i < run->n_files; i++)
-                files[i] = (RunFile) { .name = run->file_names[i], .fd = run->file_fds[i] };
+                files[i] = (RunFile) {
+                        .name = run->file_names[i],
+                        .fd = run->file_fds[i],
+                        .folder = run->file_folders[i],
+                };
 
         req.run_id = run->record->id;
         req.skill_dir = run->skill_dir;
         req.skill_dir_fd = run->skill_dir_fd;
         req.skill_name = run->skill_name;
         req.skill_hash = run->skill_hash;
-        req.script = run->script;
-        req.interpreter = run->interpreter;
-        req.args = run->args;
+        req.cwd = run->cwd;
+        if (run->command)
+                req.command = run->args;
+        else {
+                req.script = run->script;
+                req.interpreter = run->interpreter;
+                req.args = run->args;
+        }
         req.files = files;
         req.n_files = run->n_files;
         req.env = run->env;
         req.limits = run->limits;
+        req.limits_from_skill = run->limits_from_skill;
         req.network = run->network;
         req.uid = run->uid;
         req.cancel_fd = cancel[0];

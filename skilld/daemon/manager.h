@@ -80,10 +80,14 @@ struct Run {
         char **env;
         char **file_names;
         int *file_fds;
+        bool *file_folders;             /* folder inputs: zips unpacked by the engine */
         size_t n_files;
         int stdout_fd;                  /* the caller's live copies, or -1 */
         int stderr_fd;
         SandboxLimits limits;
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
+        bool command;                   /* args is the argv of a command; script is "" */
+        char *cwd;                      /* NULL: /work */
         bool network;                   /* authorized and allowed by the policy */
 
         /* While running. */
@@ -188,10 +192,14 @@ typedef struct RunSubmission {
         char * const *env;
         char * const *file_names;
         const int *file_fds;
+        const bool *file_folders;       /* NULL: none is a folder */
         size_t n_files;
         int stdout_fd;
         int stderr_fd;
         const PolicyLimits *limits;     /* resolved */
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
+        bool command;                   /* args is an argv run as is (the skill has no script here) */
+        const char *cwd;                /* "/work" (NULL) or "/skill" */
         bool network;                   /* authorized (io.skilld.network) and allowed by the policy */
         sd_bus_message *call;           /* the Run() call: its sender hears about the run */
 } RunSubmission;
@@ -239,6 +247,7 @@ struct Pending {
         int archive_fd;                 /* the caller's archive, until inspected */
         char *dir_name;
         char *script;
+        bool command;                   /* a command run: no entry point to resolve */
         pid_t pid;                      /* the inspecting child, until reaped */
         sd_event_source *child_source;
         sd_event_source *timeout_source;
@@ -256,7 +265,7 @@ Pending *pending_find(Manager *m, sd_bus_message *call);
  * (Run, InstallSkill) or the installed folder dir_fd (RunInstalled, the fd is taken). The call is
  * dispatched again once the inspection is done. */
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
-                  const char *dir_name, const char *script, char **error);
+                  const char *dir_name, const char *script, bool command, char **error);
 Pending *pending_free(Pending *p);
 /* Forgets the pending call without deleting what it unpacked (taken over by a run). */
 void pending_release(Pending *p);

@@ -174,7 +174,8 @@ static int pending_spawn(Pending *p) {
 
         p->started = true;
         r = inspect_spawn(p->kind == PENDING_RUN_INSTALLED ? -EBADF : p->archive_fd, p->dir_fd, p->dir_name,
-                          p->script, p->kind == PENDING_INSTALL ? INSPECT_LINT : INSPECT_ENTRY, &p->pid,
+                          p->script,
+                          p->kind == PENDING_INSTALL ? INSPECT_LINT : p->command ? 0 : INSPECT_ENTRY, &p->pid,
                           &p->result_fd);
         if (r < 0)
                 return r;
@@ -210,7 +211,7 @@ static void pending_start_waiting(Manager *m) {
 }
 
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
-                  const char *dir_name, const char *script, char **error) {
+                  const char *dir_name, const char *script, bool command, char **error) {
         _cleanup_close_ int owned_dir_fd = dir_fd;
         size_t same = 0;
         Pending *p;
@@ -228,6 +229,7 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
         if (!p)
                 return -ENOMEM;
         p->kind = kind;
+        p->command = command;
         p->uid = uid;
         p->result_fd = p->dir_fd = p->archive_fd = -EBADF;
         p->call = sd_bus_message_ref(call);

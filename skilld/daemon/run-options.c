@@ -24,6 +24,8 @@ void run_options_done(RunOptions *o) {
         o->file_names = strv_free(o->file_names);
         free(o->file_fds);
         o->file_fds = NULL;
+        free(o->file_folders);
+        o->file_folders = NULL;
         o->n_files = 0;
 }
 
@@ -145,7 +147,10 @@ static int parse_env(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) {
         return sd_bus_message_exit_container(msg);
 }
 
-static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) {
+/* files and folders: name to fd. A folder is a zip of its contents in a memfd sealed against any
+ * change, so the loader reads exactly what was checked (the engine unpacks it, folder-input.c). */
+static int parse_files(sd_bus_message *msg, RunOptions *c, bool folders, sd_bus_error *error) {
+        const int immutable = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
         const char *name;
         int fd, r;
 
@@ -156,6 +161,7 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                 _cleanup_free_ char *why = NULL;
                 struct stat st;
                 int flags, *fds;
+                bool *kinds;
 
                 r = sandbox_file_name_check(name, &why);
                 if (r < 0)
@@ -171,6 +177,13 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                         return bus_invalid_args(error,
                                                 "The input file %s is not a regular file open for reading.",
                                                 name);
+                if (folders) {
+                        int seals = fcntl(fd, F_GET_SEALS);
+
+                        if (seals < 0 || (seals & immutable) != immutable)
+                                return bus_invalid_args(error, "The input folder %s is not a memfd sealed "
+                                                        "against writes, shrinking and growing.", name);
+                }
                 r = strv_extend(&c->file_names, name);
                 if (r < 0)
                         return r;
@@ -178,6 +191,11 @@ static int parse_files(sd_bus_message *msg, RunOptions *c, sd_bus_error *error) 
                 if (!fds)
                         return -ENOMEM;
                 c->file_fds = fds;
+                kinds = reallocarray(c->file_folders, c->n_files + 1, sizeof(bool));
+                if (!kinds)
+                        return -ENOMEM;
+                c->file_folders = kinds;
+                c->file_folders[c->n_files] = folders;
                 c->file_fds[c->n_files++] = fd;
         }
         if (r < 0)
@@ -194,9 +212,9 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
                 return r;
         while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
                 static const char *const known[] = {
-                        "limits", "env", "files", "network", "stdout", "stderr"
+                        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders",
                 };
-                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h" };
+                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}" };
                 const char *key;
                 size_t i;
 
@@ -224,15 +242,25 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
                         r = parse_env(msg, c, error);
                         break;
                 case 2:
-                        r = parse_files(msg, c, error);
+                case 8:
+                        r = parse_files(msg, c, i == 8, error);
                         break;
-                case 3: {
+                case 3:
+                case 6: {
                         int b;
 
                         r = sd_bus_message_read(msg, "b", &b);
-                        c->network = b;
+                        if (i == 3)
+                                c->network = b;
+                        else
+                                c->command = b;
                         break;
                 }
+                case 7:
+                        r = sd_bus_message_read(msg, "s", &c->cwd);
+                        if (r >= 0 && !streq(c->cwd, "/work") && !streq(c->cwd, "/skill"))
+                                return bus_invalid_args(error, "The option cwd must be /work or /skill.");
+                        break;
                 default: {
                         int fd;
 
@@ -294,6 +322,13 @@ static int parse_run_call(sd_bus_message *msg, bool installed, RunOptions *c, sd
                         return bus_invalid_args(error, "The script path is not a valid path of the skill.");
                 c->script = script;
         }
+        /* The command form: args is the whole argv, and there is no script to name. */
+        if (c->command && c->script)
+                return bus_invalid_args(error, "A command run names no script.");
+        if (c->command && (!c->args || isempty(c->args[0])))
+                return bus_invalid_args(error, "The command is empty.");
+        if (c->command && !bus_text_ok(c->args[0], RUN_SCRIPT_MAX))
+                return bus_invalid_args(error, "The command's program is not a valid name.");
         if (strv_length(c->args) > RUN_ARGS_MAX)
                 return bus_invalid_args(error, "More than %u arguments.", RUN_ARGS_MAX);
         STRV_FOREACH(a, c->args)
@@ -330,4 +365,42 @@ int run_options_parse(sd_bus_message *msg, bool installed, RunOptions *ret, sd_b
         *ret = o;
         o = (RunOptions) {};
         return 0;
+}
+
+char *run_command_line(char * const *argv) {
+        _cleanup_free_ char *line = strdup("");
+
+        if (!line)
+                return NULL;
+        STRV_FOREACH(a, argv) {
+                _cleanup_free_ char *e = cescape(*a);
+                bool quote;
+                char *n;
+
+                if (!e)
+                        return NULL;
+                quote = isempty(e) || strpbrk(e, " \t'\"");
+                if (strchr(e, '\'')) {
+                        /* In quotes, a quote of the argument's own is escaped. */
+                        char *q = malloc(strlen(e) * 2 + 1), *w = q;
+
+                        if (!q)
+                                return NULL;
+                        for (const char *c = e; *c; c++) {
+                                if (*c == '\'')
+                                        *w++ = '\\';
+                                *w++ = *c;
+                        }
+                        *w = '\0';
+                        free(e);
+                        e = q;
+                }
+                n = strdup_printf("%s%s%s%s%s", line, isempty(line) ? "" : " ", quote ? "'" : "", e,
+                                  quote ? "'" : "");
+                if (!n)
+                        return NULL;
+                free(line);
+                line = n;
+        }
+        return TAKE_PTR(line);
 }

@@ -26,8 +26,11 @@ typedef struct RunOptions {
         char **env;                     /* NAME=VALUE */
         char **file_names;
         int *file_fds;                  /* borrowed */
+        bool *file_folders;             /* which inputs are folders (the "folders" option) */
         size_t n_files;
         bool network;
+        bool command;                   /* args is an argv run as is, instead of a script's args */
+        const char *cwd;                /* "/work" (NULL) or "/skill"; borrowed */
         int stdout_fd;                  /* borrowed */
         int stderr_fd;
 } RunOptions;
@@ -39,6 +42,10 @@ void run_options_done(RunOptions *o);
  * RunInstalled(). Asked limits not given are POLICY_LIMIT_UNSET. Returns a negative errno, with
  * error set for anything the caller got wrong (InvalidArgs, InvalidSkill, LimitExceeded). */
 int run_options_parse(sd_bus_message *msg, bool installed, RunOptions *ret, sd_bus_error *error);
+
+/* A command run's argv as one line, for polkit's "command" detail and for people: each argument
+ * escaped (cescape()), and in single quotes when empty or holding blanks or quotes. NULL: OOM. */
+char *run_command_line(char * const *argv);
 
 /* A string a person will see again (in errors, the journal): printable UTF-8, at most max bytes. */
 bool bus_text_ok(const char *s, size_t max);

@@ -627,7 +627,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
 
         /* Only the fds of this run survive: the service's buses, other runs' pipes and callers'
          * fds must not reach the sandbox, nor be kept open by us. */
-        keep = calloc(6 + req->n_files, sizeof(int));
+        keep = calloc(7 + req->n_files, sizeof(int));
         if (!keep)
                 _exit(EXIT_FAILURE);
         keep[n++] = req->skill_dir_fd;
@@ -635,6 +635,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         keep[n++] = w->client_stdout_fd;
         keep[n++] = w->client_stderr_fd;
         keep[n++] = w->result_fd;
+        keep[n++] = req->workspace_fd;
         for (size_t i = 0; i < req->n_files; i++)
                 keep[n++] = req->files[i].fd;
         if (close_all_fds_except(keep, n) < 0)

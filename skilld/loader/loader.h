@@ -90,6 +90,16 @@ int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error);
  * the loader's caps like everything else). */
 int skill_package(int dir_fd, const char *name, int out_fd, char **error);
 
+/* Writes a zip of the folder's contents (entries at the root, sorted, directories included) into
+ * out_fd: a folder input of a run (--file NAME=DIR), read back with loader_extract_zip(). Nothing
+ * is left out; symlinks, hard links, devices, FIFOs and sockets are refused with the entry's name,
+ * as are trees beyond limits (NULL: the defaults). */
+int loader_package_folder(int dir_fd, const LoaderLimits *limits, int out_fd, char **error);
+/* Extracts such a zip with loader_extract_zip()'s rules, except that a single top-level folder is
+ * kept as it is (it is data, not a skill). Returns the bytes and the files and directories made. */
+int loader_extract_folder_zip(int archive_fd, int target_fd, const LoaderLimits *limits, uint64_t *ret_bytes,
+                              uint64_t *ret_entries, char **error);
+
 /* Whether a relative path is one packaging and hashing leave out: any component that is
  * __pycache__ or .DS_Store, or ends in .pyc. Compiled Python is a cache of the source that is
  * hashed, never a part of the skill: Python would run a planted .pyc instead of its source. */

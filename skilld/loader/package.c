@@ -77,22 +77,17 @@ static int write_contents(struct archive *a, int dir_fd, const TreeEntry *e, cha
         return 0;
 }
 
-int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
+/* The zip of the tree at dir_fd: every entry under "<name>/" (name NULL: at the root), walked with
+ * flags and limits (NULL: the defaults). */
+static int package_tree(int dir_fd, const char *name, const LoaderLimits *limits, TreeWalkFlags flags,
+                        int out_fd, char **error) {
         _cleanup_loader_locale_ LoaderLocale locale = {};
         _cleanup_(archive_write_freep) struct archive *a = NULL;
         _cleanup_tree_list_ TreeList list = {};
-        _cleanup_free_ char *root = NULL;
         time_t mtime = package_mtime();
         int r;
 
-        if (isempty(name) || strchr(name, '/'))
-                return error_setf(error, -EINVAL, "%s: not a valid folder name", strempty(name));
-        r = loader_check_path(name, NULL, error);
-        if (r < 0)
-                return r;
-
-        /* The default limits: a package that would not load is no use. */
-        r = tree_walk(dir_fd, NULL, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
+        r = tree_walk(dir_fd, limits, flags | TREE_WALK_SORT, &list, error);
         if (r < 0)
                 return r;
 
@@ -107,17 +102,21 @@ int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
                 return error_setf(error, -EIO, "cannot start the zip: %s",
                                   strempty(archive_error_string(a)));
 
-        root = strdup_printf("%s/", name);
-        if (!root)
-                return -ENOMEM;
-        r = write_header(a, root, S_IFDIR, 0755, 0, mtime, error);
-        if (r < 0)
-                return r;
+        if (name) {
+                _cleanup_free_ char *root = strdup_printf("%s/", name);
+
+                if (!root)
+                        return -ENOMEM;
+                r = write_header(a, root, S_IFDIR, 0755, 0, mtime, error);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < list.n; i++) {
                 const TreeEntry *e = &list.entries[i];
                 _cleanup_free_ char *p = NULL;
 
-                p = strdup_printf("%s/%s%s", name, e->path, S_ISDIR(e->type) ? "/" : "");
+                p = strdup_printf("%s%s%s%s", strempty(name), name ? "/" : "", e->path,
+                                  S_ISDIR(e->type) ? "/" : "");
                 if (!p)
                         return -ENOMEM;
                 r = write_header(a, p, e->type, e->mode, e->size, mtime, error);
@@ -133,4 +132,22 @@ int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
                 return error_setf(error, -EIO, "cannot finish the zip: %s",
                                   strempty(archive_error_string(a)));
         return 0;
+}
+
+int skill_package(int dir_fd, const char *name, int out_fd, char **error) {
+        int r;
+
+        if (isempty(name) || strchr(name, '/'))
+                return error_setf(error, -EINVAL, "%s: not a valid folder name", strempty(name));
+        r = loader_check_path(name, NULL, error);
+        if (r < 0)
+                return r;
+        /* The default limits: a package that would not load is no use. */
+        return package_tree(dir_fd, name, NULL, TREE_WALK_SKIP_EXCLUDED, out_fd, error);
+}
+
+int loader_package_folder(int dir_fd, const LoaderLimits *limits, int out_fd, char **error) {
+        /* Data, not a skill: nothing is left out, and a hard link would be a way to hand over a
+         * file twice under the caps, so it is refused like the other kinds. */
+        return package_tree(dir_fd, NULL, limits, TREE_WALK_REFUSE_HARDLINKS, out_fd, error);
 }

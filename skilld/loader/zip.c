@@ -152,8 +152,10 @@ static int detect_top_folder(const ZipDirectory *z, char **ret) {
         return 1;
 }
 
-/* Judges the names as a whole before anything is written. */
-static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **ret_top, char **error) {
+/* Judges the names as a whole before anything is written. keep_top: a folder's contents, never a
+ * skill's archive, so a single top-level folder stays where it is. */
+static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, bool keep_top, char **ret_top,
+                           char **error) {
         _cleanup_free_ char *top = NULL;
         size_t top_len;
         int r;
@@ -169,9 +171,11 @@ static int prepare_entries(ZipDirectory *z, const LoaderLimits *limits, char **r
                         return -ENOMEM;
         }
 
-        r = detect_top_folder(z, &top);
-        if (r < 0)
-                return r;
+        if (!keep_top) {
+                r = detect_top_folder(z, &top);
+                if (r < 0)
+                        return r;
+        }
         top_len = top ? strlen(top) : 0;
 
         /* Depth and length are those of the path below the top folder, as they will be on disk,
@@ -419,7 +423,7 @@ static int check_archive_entry(struct archive_entry *ae, const ZipDirEntry *e, c
 }
 
 static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const LoaderLimits *limits,
-                           char **error) {
+                           uint64_t *ret_bytes, uint64_t *ret_entries, char **error) {
         /* Freed in reverse order: the reader before the locale and the source it uses. */
         _cleanup_free_ Source *source = NULL;
         _cleanup_loader_locale_ LoaderLocale locale = {};
@@ -508,12 +512,15 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
                 return error_setf(error, -EBADMSG,
                                   "corrupt zip archive: the central directory lists %zu entries, "
                                   "%zu were found", z->n, seen);
+        *ret_bytes = x.total;
+        *ret_entries = x.created;
         return 0;
 }
 
-int loader_extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits, char **ret_top_name,
-                       char **error) {
+static int extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits, bool keep_top,
+                       char **ret_top_name, uint64_t *ret_bytes, uint64_t *ret_entries, char **error) {
         _cleanup_(zip_directory_freep) ZipDirectory *z = NULL;
+        uint64_t bytes = 0, entries = 0;
         LoaderLimits def = LOADER_LIMITS_DEFAULT;
         _cleanup_free_ char *top = NULL;
         struct stat st;
@@ -535,11 +542,11 @@ int loader_extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits
         r = zip_directory_read(archive_fd, limits, &z, error);
         if (r < 0)
                 return r;
-        r = prepare_entries(z, limits, &top, error);
+        r = prepare_entries(z, limits, keep_top, &top, error);
         if (r < 0)
                 return r;
 
-        r = extract_entries(archive_fd, target_fd, z, limits, error);
+        r = extract_entries(archive_fd, target_fd, z, limits, &bytes, &entries, error);
         if (r < 0) {
                 (void) loader_empty_directory(target_fd);
                 return r;
@@ -547,5 +554,19 @@ int loader_extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits
 
         if (ret_top_name)
                 *ret_top_name = TAKE_PTR(top);
+        if (ret_bytes)
+                *ret_bytes = bytes;
+        if (ret_entries)
+                *ret_entries = entries;
         return 0;
+}
+
+int loader_extract_zip(int archive_fd, int target_fd, const LoaderLimits *limits, char **ret_top_name,
+                       char **error) {
+        return extract_zip(archive_fd, target_fd, limits, false, ret_top_name, NULL, NULL, error);
+}
+
+int loader_extract_folder_zip(int archive_fd, int target_fd, const LoaderLimits *limits, uint64_t *ret_bytes,
+                              uint64_t *ret_entries, char **error) {
+        return extract_zip(archive_fd, target_fd, limits, true, NULL, ret_bytes, ret_entries, error);
 }

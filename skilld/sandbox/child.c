@@ -470,6 +470,45 @@ static int copy_fd_to(int in_fd, const char *dst, uint64_t *budget, uid_t uid, g
         return 0;
 }
 
+/* A folder input: the tree the parent unpacked (folder-input.c), copied below /work. */
+static int copy_folder_to(int src_fd, const char *dst, uint64_t *budget, const SandboxChild *c, StepError *e) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (mkdir(dst, 0700) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /%.200s", dst);
+        fd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open /%.200s", dst);
+        r = sandbox_folder_input_copy(src_fd, fd, c->uid, c->gid, budget, 1);
+        if (r == -EFBIG)
+                return STEP_FAIL(e->what, r, "Input /%.200s does not fit into /work", dst);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to copy the input folder /%.200s", dst);
+        if (fchown(fd, c->uid, c->gid) < 0 || fchmod(fd, 0755) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to hand /%.200s to the sandbox user", dst);
+        return 0;
+}
+
+/* A kept /work (workspace.c): its contents copied in, and the parent handed our /work, so that
+ * it can copy back what the run leaves after every process of the run is gone. */
+static int keep_work(const SandboxChild *c, uint64_t *budget, StepError *e) {
+        _cleanup_close_ int fd = -EBADF;
+        ChildMessage m = { .type = CHILD_MSG_WORK_FD };
+        int r;
+
+        fd = open("work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open /work");
+        r = sandbox_folder_input_copy(c->workspace_fd, fd, c->uid, c->gid, budget, 1);
+        if (r == -EFBIG)
+                return STEP_FAIL(e->what, r, "The kept /work does not fit into its quota");
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to copy the kept /work");
+        send_message(c->ctl_fd, &m, fd);
+        return 0;
+}
+
 /* The writable places: /work (with the --file inputs), /out (its own tmpfs, so its size is
  * capped and no hard link can point out of it), /tmp and the home directory. */
 static int setup_writable(const SandboxChild *c, StepError *e) {
@@ -487,11 +526,19 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         r = mount_tmpfs("work", 0, opts, e);
         if (r < 0)
                 return r;
+        if (c->workspace_fd >= 0) {
+                r = keep_work(c, &budget, e);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < c->n_files; i++) {
                 char dst[PATH_MAX];
 
                 (void) snprintf(dst, sizeof(dst), "work/%s", c->file_names[i]);
-                r = copy_fd_to(c->file_fds[i], dst, &budget, c->uid, c->gid, 0644, e);
+                if (c->file_folders && c->file_folders[i])
+                        r = copy_folder_to(c->file_fds[i], dst, &budget, c, e);
+                else
+                        r = copy_fd_to(c->file_fds[i], dst, &budget, c->uid, c->gid, 0644, e);
                 if (r < 0)
                         return r;
         }
@@ -677,8 +724,8 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
-        if (chdir("/work") < 0)
-                return STEP_FAIL(e->what, errno, "Failed to chdir to /work");
+        if (chdir(c->cwd) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to %s", c->cwd);
         return 0;
 }
 
@@ -1003,7 +1050,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
 
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
-                       c->input_fd };
+                       c->input_fd, c->workspace_fd };
         _cleanup_free_ int *keep_all = NULL;
         StepError e = {};
         sigset_t mask;

@@ -73,11 +73,15 @@ typedef struct SandboxRun {
         int input_fd;
         int *file_fds;
         bool *file_fd_owned;
+        bool *file_folders;
+        FolderInput *folders;           /* unpacked folder inputs, by input index */
         char **file_names;
         size_t n_files;
         int pidfd;
         pid_t pid;
         int out_fd;                     /* /out of the run, received from the init */
+        int work_fd;                    /* a kept /work: the run's, received from the init */
+        int workspace_work_fd;          /* a kept /work: its work/ to copy in */
 
         bool userns;
         uint64_t clone_flags;           /* the namespaces created with the init */
@@ -87,6 +91,7 @@ typedef struct SandboxRun {
         scmp_filter_ctx seccomp;
         SeccompSupervisor *supervisor;  /* the filter reports its refusals (NULL: it cannot) */
         char **argv;
+        char *exec_path;                /* a command's program as found (command.c); NULL: argv[0] */
         char **envp;
         char **hidden_dirs;
         char **hidden_files;
@@ -122,15 +127,22 @@ static void sandbox_run_done(SandboxRun *run) {
         for (size_t i = 0; i < run->n_files; i++)
                 if (run->file_fd_owned[i])
                         (void) safe_close(run->file_fds[i]);
+        for (size_t i = 0; run->folders && i < run->n_files; i++)
+                folder_input_done(&run->folders[i]);
+        free(run->folders);
+        free(run->file_folders);
         free(run->file_fds);
         free(run->file_fd_owned);
         strv_free(run->file_names);
         (void) safe_close(run->pidfd);
         (void) safe_close(run->out_fd);
+        (void) safe_close(run->work_fd);
+        (void) safe_close(run->workspace_work_fd);
         if (run->seccomp)
                 seccomp_release(run->seccomp);
         seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
+        free(run->exec_path);
         strv_free(run->envp);
         if (run->backend)
                 run->backend_state = run->backend->free(run->backend_state);
@@ -182,10 +194,18 @@ static int request_check(const RunRequest *req, char **error) {
 
         if (isempty(req->skill_dir) && req->skill_dir_fd < 0)
                 return error_setf(error, -EINVAL, "No skill directory given");
-        if (!req->script || !script_path_valid(req->script))
+        if (req->command) {
+                r = sandbox_command_check(req->command, req->cwd, error);
+                if (r < 0)
+                        return r;
+                if (req->script || req->interpreter || req->args)
+                        return error_setf(error, -EINVAL, "A command excludes a script, interpreter and args");
+        } else if (!req->script || !script_path_valid(req->script))
                 return error_setf(error, -EINVAL,
                                   "Script path '%s' must be relative and stay inside the skill",
                                   strna(req->script));
+        else if (req->cwd && !streq(req->cwd, "/work") && !streq(req->cwd, "/skill"))
+                return error_setf(error, -EINVAL, "The working directory must be /work or /skill");
         if (req->uid != (uid_t) -1 && (req->uid == 0 || req->uid == getuid() || geteuid() != 0))
                 return error_setf(error, -EINVAL, "The sandbox uid must be neither root nor the caller, and "
                                   "can only be chosen by root");
@@ -210,6 +230,9 @@ static int request_check(const RunRequest *req, char **error) {
                         return r;
                 if (req->files[i].fd < 0 && isempty(req->files[i].path))
                         return error_setf(error, -EINVAL, "Input file %s has neither fd nor path",
+                                          req->files[i].name);
+                if (req->files[i].folder && req->files[i].fd < 0)
+                        return error_setf(error, -EINVAL, "Input folder %s has no fd of its zip",
                                           req->files[i].name);
                 for (size_t j = 0; j < i; j++)
                         if (streq(req->files[i].name, req->files[j].name))
@@ -244,9 +267,11 @@ static int result_new(const RunRequest *req, RunResult **ret) {
                         return q;
                 r->run_id = strdup(sd_id128_to_string(rid, id));
         }
-        r->script = strdup(req->script);
+        r->script = req->script ? strdup(req->script) : NULL;
         r->output_dir = strdup(req->output_dir);
-        if (!r->run_id || !r->script || !r->output_dir)
+        r->cwd = strdup(req->cwd ?: "/work");
+        r->command = req->command;
+        if (!r->run_id || (req->script && !r->script) || !r->output_dir || !r->cwd)
                 return -ENOMEM;
         if ((req->skill_name && !(r->skill_name = strdup(req->skill_name))) ||
             (req->skill_hash && !(r->skill_hash = strdup(req->skill_hash))) ||
@@ -256,6 +281,7 @@ static int result_new(const RunRequest *req, RunResult **ret) {
         r->exit_code = -1;
         r->uid = (uid_t) -1;
         r->limits = req->limits;
+        r->limits_from_skill = req->limits_from_skill;
         r->network = req->network;
         r->usage = (RunUsage) {
                 .memory_peak = RUN_USAGE_UNKNOWN,
@@ -470,6 +496,17 @@ static int build_argv(SandboxRun *run) {
         char *script;
         int r;
 
+        if (req->command) {
+                argv = strv_copy(req->command);
+                if (!argv)
+                        return -ENOMEM;
+                run->result->argv = strv_copy(argv);
+                if (!run->result->argv)
+                        return -ENOMEM;
+                run->argv = TAKE_PTR(argv);
+                return 0;
+        }
+
         if (req->interpreter) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
@@ -527,13 +564,33 @@ static int prepare_files(SandboxRun *run) {
         const RunRequest *req = run->req;
 
         run->work_size = req->limits.tmpfs_size;
+        if (req->workspace_fd >= 0) {
+                _cleanup_free_ char *why = NULL;
+                uint64_t bytes, entries;
+                int r;
+
+                /* The quota is the whole /work: what is kept, the new inputs and what the run
+                 * writes. */
+                r = sandbox_workspace_open(req->workspace_fd, &run->workspace_work_fd, &bytes, &entries, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return run_fail(run, r, "%s", why);
+                if (bytes > req->workspace_quota)
+                        return run_fail(run, -EDQUOT, "The session's /work holds more than its quota");
+                run->work_size = MAX(req->workspace_quota, 64ULL * 1024);
+        }
         if (req->n_files == 0)
                 return 0;
         run->file_fds = calloc(req->n_files, sizeof(int));
         run->file_fd_owned = calloc(req->n_files, sizeof(bool));
+        run->file_folders = calloc(req->n_files, sizeof(bool));
+        run->folders = calloc(req->n_files, sizeof(FolderInput));
         run->file_names = calloc(req->n_files + 1, sizeof(char *));
-        if (!run->file_fds || !run->file_fd_owned || !run->file_names)
+        if (!run->file_fds || !run->file_fd_owned || !run->file_folders || !run->folders || !run->file_names)
                 return -ENOMEM;
+        for (size_t i = 0; i < req->n_files; i++)
+                run->folders[i].dir_fd = -EBADF;
 
         for (size_t i = 0; i < req->n_files; i++) {
                 const RunFile *f = &req->files[i];
@@ -552,6 +609,26 @@ static int prepare_files(SandboxRun *run) {
                 }
                 run->file_fds[i] = fd;
                 run->n_files = i + 1;
+                if (f->folder) {
+                        _cleanup_free_ char *why = NULL;
+                        uint64_t used = run->work_size - req->limits.tmpfs_size;
+                        int r;
+
+                        r = sandbox_folder_input_unpack(fd, SANDBOX_FILES_MAX - MIN(used, SANDBOX_FILES_MAX),
+                                                        &run->folders[i], &why);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                return run_fail(run, r, "Input folder %s: %s", f->name, why ?: strerror(-r));
+                        /* The child copies the unpacked tree; the zip's fd stays with its owner. */
+                        run->file_fds[i] = run->folders[i].dir_fd;
+                        run->file_folders[i] = true;
+                        /* Its bytes, and room for its inodes (the tmpfs has one per 2K of size). */
+                        run->work_size += run->folders[i].bytes + run->folders[i].entries * 4096;
+                        if (run->work_size - req->limits.tmpfs_size > SANDBOX_FILES_MAX)
+                                return run_fail(run, -EFBIG, "The input files are larger than 1G together");
+                        continue;
+                }
                 if (fstat(fd, &st) < 0)
                         return run_fail(run, -errno, "Failed to stat input file %s: %m", f->name);
                 if (!S_ISREG(st.st_mode))
@@ -716,9 +793,21 @@ static int run_prepare(SandboxRun *run) {
         if (run->skill_dir_fd < 0)
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
-        r = check_script(run);
-        if (r < 0)
-                return r;
+        if (req->command) {
+                _cleanup_free_ char *why = NULL;
+
+                r = sandbox_command_resolve(req->command[0], &run->exec_path, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        run->result->exec_failed = true;
+                        return run_fail(run, r, "%s", why);
+                }
+        } else {
+                r = check_script(run);
+                if (r < 0)
+                        return r;
+        }
         r = prepare_hidden(run);
         if (r < 0)
                 return r;
@@ -802,6 +891,8 @@ static int run_clone(SandboxRun *run) {
                 .hidden_files = run->hidden_files,
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
+                .file_folders = run->file_folders,
+                .workspace_fd = run->workspace_work_fd,
                 .file_names = run->file_names,
                 .n_files = run->n_files,
                 /* The root holds /etc's few files, mount points and the input. */
@@ -811,7 +902,8 @@ static int run_clone(SandboxRun *run) {
                 .out_size = run->req->limits.out_max,
                 /* Entries under /out/files, plus /out, files/ and output.json. */
                 .out_inodes = run->req->limits.artifacts_max + 16,
-                .exec_path = run->argv[0],
+                .exec_path = run->exec_path ?: run->argv[0],
+                .cwd = run->req->cwd ?: "/work",
                 .argv = run->argv,
                 .envp = run->envp,
                 .rlimits = run->rlimits,
@@ -944,6 +1036,10 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_NOTIFY_FD:
                 if (passed >= 0 && run->supervisor)
                         seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
+                break;
+        case CHILD_MSG_WORK_FD:
+                if (passed >= 0 && run->work_fd < 0 && run->req->workspace_fd >= 0)
+                        run->work_fd = TAKE_FD(passed);
                 break;
         case CHILD_MSG_EXITED:
                 run->exited = true;
@@ -1291,6 +1387,14 @@ static void run_store(SandboxRun *run) {
         _cleanup_free_ char *text = NULL, *why = NULL;
         int r;
 
+        /* A kept /work gets what the run left, however it ended, once the skill ran. */
+        if (run->req->workspace_fd >= 0 && run->work_fd >= 0 && res->status != RUN_STATUS_ERROR) {
+                _cleanup_free_ char *werr = NULL;
+
+                r = sandbox_workspace_save(run->req->workspace_fd, run->work_fd, &werr);
+                if (r < 0)
+                        store_fail(run, "%s", werr ?: strerror(-r));
+        }
         if (run->out_fd >= 0 && res->status != RUN_STATUS_ERROR) {
                 /* No more than /out can hold: what was in it, not what copying it would write. */
                 r = sandbox_copy_artifacts(run->out_fd, run->files_dest_fd, run->req->limits.artifacts_max,
@@ -1341,6 +1445,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .input_fd = -EBADF,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
+                .work_fd = -EBADF,
+                .workspace_work_fd = -EBADF,
         };
         SandboxOutcome outcome = {};
         int r;

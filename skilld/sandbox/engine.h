@@ -95,11 +95,14 @@ typedef struct SandboxLimits {
 int sandbox_limits_check(const SandboxLimits *l, char **error);
 
 /* An input file for /work: name is a plain file name; the engine reads fd (the caller opened it,
- * so it never opens a path on someone else's behalf), or path when fd < 0. */
+ * so it never opens a path on someone else's behalf), or path when fd < 0. A folder input is a
+ * zip of the folder (loader_package_folder()), read with the loader's rules. */
 typedef struct RunFile {
         const char *name;
         int fd;
         const char *path;
+        bool folder;                    /* fd is a zip of a folder's contents (folder-input.c),
+                                         * copied into /work/NAME as a tree; path is not used */
 } RunFile;
 
 typedef struct RunRequest {
@@ -113,11 +116,20 @@ typedef struct RunRequest {
         char **interpreter_args;        /* options between the interpreter and the script ("-I",
                                          * "-c", CODE for skilld's own helpers); NULL: none */
         char **args;                    /* passed after the script */
+        char **command;                 /* instead of script, interpreter and args: an argv run as
+                                         * is (command.c); NULL: run the script */
+        const char *cwd;                /* "/work" (NULL) or "/skill": where the run starts */
+        int workspace_fd;               /* a directory whose work/ is the run's /work and gets back
+                                         * what the run left there (sessions, workspace.c); the
+                                         * /work tmpfs is then workspace_quota bytes. -1: fresh */
+        uint64_t workspace_quota;
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;
         size_t n_files;
         char **env;                     /* NAME=VALUE, checked with sandbox_env_check() */
         SandboxLimits limits;
+        unsigned limits_from_skill;     /* SandboxLimit bits the skill's own declaration lowered
+                                         * (skill-limits.h); recorded in the result */
         unsigned allow_missing;         /* SandboxLayer bits */
         bool network;                   /* share the caller's network namespace instead of one
                                          * with only lo; /etc then has the host's resolv.conf and
@@ -141,6 +153,7 @@ typedef struct RunRequest {
         (RunRequest) {                                          \
                 .limits = SANDBOX_LIMITS_DEFAULT,               \
                 .skill_dir_fd = -EBADF,                         \
+                .workspace_fd = -EBADF,                         \
                 .uid = (uid_t) -1,                              \
                 .stdout_fd = -EBADF,                            \
                 .stderr_fd = -EBADF,                            \
@@ -151,6 +164,9 @@ typedef struct RunRequest {
  * or one that changes how interpreters load code (LD_*, PYTHONPATH, PYTHONHOME, NODE_OPTIONS,
  * NODE_PATH, PATH, HOME, SKILL_*, SANDBOX_*). */
 int sandbox_env_check(const char *assignment, char **error);
+/* Checks the command form of a request: a non-empty argv within bounds, and cwd NULL, "/work" or
+ * "/skill". */
+int sandbox_command_check(char * const *command, const char *cwd, char **error);
 /* Checks a --file name: a plain file name that cannot collide with what the engine puts there. */
 int sandbox_file_name_check(const char *name, char **error);
 
@@ -197,9 +213,11 @@ typedef struct RunResult {
         char *run_id;
         char *skill_name;
         char *skill_hash;
-        char *script;
+        char *script;                   /* NULL for a command */
         char *interpreter;
         char **argv;                    /* as executed inside the sandbox */
+        bool command;                   /* the command form: argv as the caller gave it */
+        char *cwd;                      /* the working directory the run started in */
 
         RunStatus status;
         int exit_code;                  /* -1 unless the skill exited */
@@ -231,6 +249,7 @@ typedef struct RunResult {
         SandboxLimits limits;
         const char *backend;            /* the name of the backend that enforced the limits */
         unsigned limits_enforced;       /* SandboxLimit bits the backend really enforced */
+        unsigned limits_from_skill;     /* SandboxLimit bits set by the skill's declaration */
         unsigned layers_missing;        /* SandboxLayer bits allowed missing and missing */
         uid_t uid;                      /* the sandbox uid as the host sees it */
         bool network;                   /* the run shared the caller's network */

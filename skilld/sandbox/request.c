@@ -140,7 +140,13 @@ int sandbox_env_check_all(char * const *env, char **error) {
 }
 
 /* The skill's environment, built from nothing: fixed entries, the input channels, then the
- * caller's checked additions (which may override LANG and TERM, and nothing else of ours). */
+ * caller's checked additions (which may override LANG and TERM, and nothing else of ours).
+ *
+ * The skill root is on Python's and Node's module search path because skills are written to be
+ * run from their root ("python -m scripts.package_skill", whose modules then import
+ * "scripts.quick_validate"): a script started by path gets its own folder on sys.path, not the
+ * root, and would fail on those imports. It is the skill's own read-only tree, the same for every
+ * run; callers still may not set either variable. */
 int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) {
         static const char *const fixed[] = {
                 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -148,6 +154,8 @@ int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) 
                 "LANG=C.UTF-8",
                 "TERM=dumb",
                 "SKILL_DIR=/skill",
+                "PYTHONPATH=/skill",
+                "NODE_PATH=/skill",
                 "SKILL_ASSETS_DIR=/skill/assets",
                 "SANDBOX_OUTPUT=/out/output.json",
                 "SANDBOX_FILES_DIR=/out/files/",

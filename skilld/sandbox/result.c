@@ -72,6 +72,7 @@ RunResult *run_result_free(RunResult *r) {
         free(r->skill_name);
         free(r->skill_hash);
         free(r->script);
+        free(r->cwd);
         free(r->interpreter);
         strv_free(r->argv);
         free(r->error);
@@ -198,7 +199,8 @@ static cJSON *stream_to_json(const RunStream *s, const char *log_name) {
         return o;
 }
 
-static cJSON *limits_to_json(const RunResult *r) {
+/* SandboxLimit bits as an array of their names. */
+static cJSON *limit_bits_to_json(unsigned bits) {
         static const struct {
                 unsigned bit;
                 const char *name;
@@ -207,8 +209,19 @@ static cJSON *limits_to_json(const RunResult *r) {
                 { SANDBOX_LIMIT_CPU, "cpu" }, { SANDBOX_LIMIT_TIMEOUT, "timeout" },
                 { SANDBOX_LIMIT_OUTPUT, "output" }, { SANDBOX_LIMIT_TMPFS, "tmpfs" },
         };
+        cJSON *arr = cJSON_CreateArray();
+
+        if (!arr)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if ((bits & names[i].bit) && add_to_array(arr, cJSON_CreateString(names[i].name)) < 0)
+                        return cJSON_Delete(arr), NULL;
+        return arr;
+}
+
+static cJSON *limits_to_json(const RunResult *r) {
         const SandboxLimits *l = &r->limits;
-        cJSON *o = cJSON_CreateObject(), *enforced = NULL;
+        cJSON *o = cJSON_CreateObject();
 
         if (!o)
                 return NULL;
@@ -222,12 +235,9 @@ static cJSON *limits_to_json(const RunResult *r) {
             add(o, "out_max", json_u64(l->out_max)) < 0 ||
             add(o, "tmpfs_size", json_u64(l->tmpfs_size)) < 0 ||
             add(o, "artifacts_max", json_u64(l->artifacts_max)) < 0 ||
-            add(o, "enforced", enforced = cJSON_CreateArray()) < 0)
+            add(o, "enforced", limit_bits_to_json(r->limits_enforced)) < 0 ||
+            add(o, "from_skill", limit_bits_to_json(r->limits_from_skill)) < 0)
                 return cJSON_Delete(o), NULL;
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if ((r->limits_enforced & names[i].bit) &&
-                    add_to_array(enforced, cJSON_CreateString(names[i].name)) < 0)
-                        return cJSON_Delete(o), NULL;
         return o;
 }
 
@@ -442,6 +452,8 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
             add(o, "skill_hash", json_string_or_null(r->skill_hash)) < 0 ||
             add(o, "script", json_string_or_null(r->script)) < 0 ||
             add(o, "interpreter", json_string_or_null(r->interpreter)) < 0 ||
+            add(o, "command", cJSON_CreateBool(r->command)) < 0 ||
+            add(o, "cwd", json_string_or_null(r->cwd)) < 0 ||
             add(o, "argv", r->argv ? cJSON_CreateStringArray((const char * const *) r->argv,
                                                              (int) strv_length(r->argv))
                                    : cJSON_CreateArray()) < 0 ||

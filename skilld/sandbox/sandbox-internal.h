@@ -31,6 +31,7 @@ typedef enum ChildMessageType {
         CHILD_MSG_EXEC_FAILED,          /* the skill process could not execve(): error + text */
         CHILD_MSG_EXITED,               /* the skill process ended: wait status and usage */
         CHILD_MSG_NOTIFY_FD,            /* carries the seccomp listener fd (SCM_RIGHTS) */
+        CHILD_MSG_WORK_FD,              /* carries the /work directory fd (a kept /work only) */
 } ChildMessageType;
 
 typedef struct ChildMessage {
@@ -70,6 +71,8 @@ typedef struct SandboxChild {
         char * const *hidden_files;
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
+        const bool *file_folders;       /* which of them are folders: a directory fd to copy */
+        int workspace_fd;               /* a kept /work to copy in (workspace.c), or -1 */
         char * const *file_names;
         size_t n_files;
 
@@ -80,6 +83,7 @@ typedef struct SandboxChild {
         uint64_t out_inodes;
 
         const char *exec_path;          /* argv[0] inside the sandbox */
+        const char *cwd;                /* where the skill starts: "/work" or "/skill" */
         char * const *argv;
         char * const *envp;
         const SandboxRlimit *rlimits;
@@ -153,6 +157,31 @@ void live_copy_end(LiveCopy *l);
  * files and directories and max_bytes of file contents. */
 int sandbox_copy_artifacts(int out_fd, int dest_fd, uint64_t max_entries, uint64_t max_bytes,
                            RunResult *result, char **error);
+
+/* command.c: the command form. sandbox_command_check() is in engine.h. The path execve() gets for
+ * a command's program: looked up in the sandbox's PATH when name holds no '/'; -ENOENT with a
+ * message when it is not there. */
+int sandbox_command_resolve(const char *name, char **ret, char **error);
+
+/* folder-input.c: a folder input unpacked into a private directory of the parent. */
+typedef struct FolderInput {
+        char *dir;                      /* removed by folder_input_done() */
+        int dir_fd;
+        uint64_t bytes;
+        uint64_t entries;               /* files and directories */
+} FolderInput;
+int sandbox_folder_input_unpack(int zip_fd, uint64_t max_bytes, FolderInput *ret, char **error);
+void folder_input_done(FolderInput *f);
+/* The child's side: copies the tree at src_dir_fd into dst_dir_fd (both directories), each file
+ * and directory handed to uid/gid, counting file bytes against *budget (-EFBIG beyond). */
+int sandbox_folder_input_copy(int src_dir_fd, int dst_dir_fd, uid_t uid, gid_t gid, uint64_t *budget,
+                              unsigned depth);
+
+/* workspace.c: a kept /work. Opens workspace_fd's work/ (made if missing) and measures it. */
+int sandbox_workspace_open(int workspace_fd, int *ret_fd, uint64_t *ret_bytes, uint64_t *ret_entries,
+                           char **error);
+/* Replaces workspace_fd's work/ with a copy of run_work_fd, atomically. */
+int sandbox_workspace_save(int workspace_fd, int run_work_fd, char **error);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);

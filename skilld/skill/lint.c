@@ -6,6 +6,7 @@
 #include "error.h"
 #include "lint.h"
 #include "parse-util.h"
+#include "skill-limits.h"
 #include "string-table.h"
 
 #define NAME_MAX_CHARS 64U
@@ -294,15 +295,57 @@ static int lint_metadata(Linter *l) {
         return 0;
 }
 
+/* The limits a skill declares (skill-limits.h): a value skilld cannot read would otherwise be
+ * refused only when the skill runs. */
+static int lint_declared_limits(Linter *l) {
+        const SkillField *f = skill_get_field(l->skill, "timeout");
+        uint64_t usec;
+        int r;
+
+        if (f && (!l->skill->timeout || parse_sec(l->skill->timeout, &usec) < 0 || usec < 100000ULL ||
+                  usec > 7ULL * 24 * 3600 * 1000000)) {
+                r = lint_error(l, "timeout", f->line, "'%s' is not a duration between 100ms and 7d (5s, 2min, 30)",
+                               strempty(l->skill->timeout));
+                if (r < 0)
+                        return r;
+        }
+
+        f = skill_get_field(l->skill, "resources");
+        if (!f)
+                return 0;
+        if (f->kind != SKILL_VALUE_MAPPING)
+                return lint_error(l, "resources", f->line, "must be a mapping (memory, cpu), found a %s",
+                                  kind_name(f->kind));
+        for (size_t i = 0; i < l->skill->n_resources_fields; i++) {
+                const SkillField *e = &l->skill->resources_fields[i];
+                _cleanup_free_ char *key = strdup_printf("resources.%s", strempty(e->key));
+                _cleanup_free_ char *why = NULL;
+
+                if (!key)
+                        return -ENOMEM;
+                r = skill_resource_check(e->key, e->is_scalar ? e->value : NULL, &why);
+                if (r == -ENOENT)
+                        r = lint_warning(l, key, e->line, "ignored: skilld reads memory and cpu");
+                else if (r == -ENOMEM)
+                        return r;
+                else if (r < 0)
+                        r = lint_error(l, key, e->line, "%s", why);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int lint_unknown_keys(Linter *l) {
         int r;
 
         for (size_t i = 0; i < l->skill->n_fields; i++) {
                 const SkillField *f = &l->skill->fields[i];
 
-                /* entry_point is not in the specification, but skilld honours it: no advice to
-                 * give about it. */
-                if (!f->key || skill_key_is_known(f->key) || streq(f->key, "entry_point"))
+                /* entry_point, timeout and resources are not in the specification, but skilld
+                 * honours them: no advice to give about them. */
+                if (!f->key || skill_key_is_known(f->key) || streq(f->key, "entry_point") ||
+                    streq(f->key, "timeout") || streq(f->key, "resources"))
                         continue;
                 r = lint_warning(l, f->key, f->line, "kept but not part of the Agent Skills specification");
                 if (r < 0)
@@ -364,6 +407,9 @@ int skill_lint(const Skill *s, const char *dir_name, LintReport *report) {
         if (r < 0)
                 return r;
         r = skill_deps_lint(s, NULL, report);   /* the dependency keys of metadata */
+        if (r < 0)
+                return r;
+        r = lint_declared_limits(&l);
         if (r < 0)
                 return r;
         r = lint_unknown_keys(&l);

@@ -68,9 +68,11 @@ Skill *skill_free(Skill *s) {
         free(s->compatibility);
         free(s->allowed_tools);
         free(s->entry_point);
+        free(s->timeout);
         strv_free(s->metadata);
         skill_fields_free(s->fields, s->n_fields);
         skill_fields_free(s->metadata_fields, s->n_metadata_fields);
+        skill_fields_free(s->resources_fields, s->n_resources_fields);
         free(s->body);
         free(s);
         return NULL;
@@ -436,10 +438,20 @@ static int check_new_key(Parser *p, const SkillField *fields, size_t n, const Sk
         return 0;
 }
 
-/* metadata: a mapping whose entries are all recorded (with their lines); scalar entries also go
- * into the key/value list. Nested values are skipped, lint reports them. */
-static int parse_metadata(Parser *p, const yaml_event_t *start, void *userdata) {
-        Skill *s = userdata;
+/* A nested mapping whose entries are all recorded with their lines: metadata, resources. */
+typedef struct SubMapping {
+        SkillField **fields;
+        size_t *n_fields;
+        char ***pairs;          /* scalar entries as key, value, ...; NULL: not kept */
+        const char *where;      /* "metadata", for messages */
+        const char *prefix;     /* "metadata.", how its keys are written */
+} SubMapping;
+
+/* metadata and resources: mappings whose entries are all recorded (with their lines); scalar
+ * entries of metadata also go into its key/value list. Nested values are skipped, lint reports
+ * them. */
+static int parse_sub_mapping(Parser *p, const yaml_event_t *start, void *userdata) {
+        const SubMapping *m = userdata;
         int r;
 
         if (start->type != YAML_MAPPING_START_EVENT)
@@ -455,24 +467,24 @@ static int parse_metadata(Parser *p, const yaml_event_t *start, void *userdata) 
                 if (ev.type == YAML_MAPPING_END_EVENT)
                         return 0;
 
-                r = parser_key(p, &ev, "metadata", &f);
+                r = parser_key(p, &ev, m->where, &f);
                 if (r < 0)
                         return r;
-                r = check_new_key(p, s->metadata_fields, s->n_metadata_fields, &f, "metadata", "metadata.");
+                r = check_new_key(p, *m->fields, *m->n_fields, &f, m->where, m->prefix);
                 if (r < 0)
                         return r;
                 r = parser_value(p, &f, NULL, NULL);
                 if (r < 0)
                         return r;
 
-                if (f.is_scalar) {
-                        r = strv_extend(&s->metadata, f.key);
+                if (f.is_scalar && m->pairs) {
+                        r = strv_extend(m->pairs, f.key);
                         if (r >= 0)
-                                r = strv_extend(&s->metadata, f.value);
+                                r = strv_extend(m->pairs, f.value);
                         if (r < 0)
                                 return r;
                 }
-                r = field_append(&s->metadata_fields, &s->n_metadata_fields, &f);
+                r = field_append(m->fields, m->n_fields, &f);
                 if (r < 0)
                         return r;
         }
@@ -545,6 +557,8 @@ static char **skill_known_string(Skill *s, const char *key) {
                 return &s->allowed_tools;
         if (streq(key, "entry_point"))
                 return &s->entry_point;
+        if (streq(key, "timeout"))
+                return &s->timeout;
         return NULL;
 }
 
@@ -562,7 +576,13 @@ static int parse_top_entry(Parser *p, Skill *s, const yaml_event_t *key_ev) {
                 return r;
 
         if (streq(f.key, "metadata"))
-                r = parser_value(p, &f, parse_metadata, s);
+                r = parser_value(p, &f, parse_sub_mapping, &(SubMapping) {
+                        &s->metadata_fields, &s->n_metadata_fields, &s->metadata, "metadata", "metadata.",
+                });
+        else if (streq(f.key, "resources"))
+                r = parser_value(p, &f, parse_sub_mapping, &(SubMapping) {
+                        &s->resources_fields, &s->n_resources_fields, NULL, "resources", "resources.",
+                });
         else if (streq(f.key, "allowed-tools"))
                 r = parser_value(p, &f, parse_tools_list, &tools);
         else

@@ -63,6 +63,7 @@ typedef struct Skill {
         char *compatibility;
         char *allowed_tools;    /* space-separated, as the spec writes it; a YAML list is joined */
         char *entry_point;      /* non-standard but common: "entry_point" */
+        char *timeout;          /* non-standard, Skillbox's: "timeout: 5s" (see limits.h) */
         char **metadata;        /* key, value, key, value, ... for the scalar entries only */
 
         SkillField *fields;     /* every top-level key, known or not, in file order */
@@ -70,6 +71,9 @@ typedef struct Skill {
 
         SkillField *metadata_fields;    /* every metadata entry, scalar or not, with its line */
         size_t n_metadata_fields;
+
+        SkillField *resources_fields;   /* non-standard "resources:" (memory, cpu), as metadata */
+        size_t n_resources_fields;
 
         char *body;             /* the Markdown after the frontmatter */
         unsigned body_line;     /* line where the body starts */

@@ -117,6 +117,94 @@ START_TEST(test_everything) {
 }
 END_TEST
 
+/* The command form (skillctl exec): args is the argv, no script, and the working directory. */
+START_TEST(test_command) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(run_options_done) RunOptions o = {};
+        _cleanup_close_ int skill = archive_fd("PK\003\004rest");
+        _cleanup_free_ char *line = NULL;
+        char *argv[] = { (char *) "sh", (char *) "-c", (char *) "echo 'x' y", (char *) "", NULL };
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}{sv}", "command", "b", 1, "cwd", "s", "/skill"), 0);
+        run_finish(m);
+        ck_assert_int_eq(run_options_parse(m, false, &o, &error), 0);
+        ck_assert(o.command);
+        ck_assert_ptr_null(o.script);
+        ck_assert_str_eq(o.cwd, "/skill");
+        ck_assert_str_eq(o.args[0], "a");
+
+        line = run_command_line(argv);
+        ck_assert_str_eq(line, "sh -c 'echo \\'x\\' y' ''");
+
+        skill = safe_close(skill);
+        skill = archive_fd("PK\003\004rest");
+        m = sd_bus_message_unref(m);
+        m = run_start(skill, "scripts/main.py", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "command", "b", 1), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS, "A command run names no script.");
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "cwd", "s", "/etc"), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS, "The option cwd must be /work or /skill.");
+}
+END_TEST
+
+/* Folder inputs: zips of folders in sealed memfds, beside plain files, one name space. */
+START_TEST(test_folders) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(run_options_done) RunOptions o = {};
+        _cleanup_close_ int skill = archive_fd("PK\003\004rest"), sealed = archive_fd("PK\005\006"),
+                           open_memfd = archive_fd("PK\005\006"), data = -EBADF;
+
+        ck_assert_int_eq(fcntl(sealed, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW), -1);
+        safe_close(sealed);
+        sealed = memfd_create("folder", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        ck_assert_int_ge(sealed, 0);
+        ck_assert_int_eq(loop_write(sealed, "PK\005\006", 4), 0);
+        ck_assert_int_eq(fcntl(sealed, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW), 0);
+        data = openat(dir.fd, "data.txt", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(data, 0);
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(test_client_open_option(m, "files", "a{sh}"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "{sh}", "data.txt", data), 0);
+        ck_assert_int_ge(test_client_close_option(m, "a{sh}"), 0);
+        ck_assert_int_ge(test_client_open_option(m, "folders", "a{sh}"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "{sh}", "tree", sealed), 0);
+        ck_assert_int_ge(test_client_close_option(m, "a{sh}"), 0);
+        run_finish(m);
+        ck_assert_int_eq(run_options_parse(m, false, &o, &error), 0);
+        ck_assert_uint_eq(o.n_files, 2);
+        ck_assert_str_eq(o.file_names[1], "tree");
+        ck_assert(!o.file_folders[0]);
+        ck_assert(o.file_folders[1]);
+
+        m = sd_bus_message_unref(m);
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(test_client_open_option(m, "folders", "a{sh}"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "{sh}", "tree", open_memfd), 0);
+        ck_assert_int_ge(test_client_close_option(m, "a{sh}"), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS,
+                       "The input folder tree is not a memfd sealed against writes, shrinking and growing.");
+
+        m = run_start(skill, "", "");
+        ck_assert_int_ge(test_client_open_option(m, "files", "a{sh}"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "{sh}", "tree", data), 0);
+        ck_assert_int_ge(test_client_close_option(m, "a{sh}"), 0);
+        ck_assert_int_ge(test_client_open_option(m, "folders", "a{sh}"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "{sh}", "tree", sealed), 0);
+        ck_assert_int_ge(test_client_close_option(m, "a{sh}"), 0);
+        run_finish(m);
+        expect_refused(TAKE_PTR(m), false, SD_BUS_ERROR_INVALID_ARGS, "The input file tree is given twice.");
+}
+END_TEST
+
 START_TEST(test_installed) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -237,6 +325,8 @@ int main(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_everything);
         tcase_add_test(tc, test_installed);
+        tcase_add_test(tc, test_command);
+        tcase_add_test(tc, test_folders);
         tcase_add_test(tc, test_options_refused);
         tcase_add_test(tc, test_call_refused);
         suite_add_tcase(s, tc);

@@ -131,10 +131,10 @@ static int fd_of(Recipe *r) {
 }
 
 static const char *const keys[] = {
-        "limits", "env", "files", "network", "stdout", "stderr",
+        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders",
         "Limits", "", "limits\033[31m", "network\n",
 };
-static const char *const key_types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h" };
+static const char *const key_types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}" };
 static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "s", "u", "t", "as", "a{sv}" };
 
 /* Appends a value of type types[t]. Returns the sd-bus error of the append (invalid UTF-8, ...). */
@@ -196,7 +196,8 @@ static int append_options(sd_bus_message *m, Recipe *r) {
                         key = own = string(r);
                 /* Mostly the right type, so that the values get decoded too. */
                 if (k < ELEMENTSOF(key_types) && tb < 0xc0)
-                        t = k < 4 ? k : 4;     /* types[] lists them in that order */
+                        /* types[] lists the first four in that order; h is 4, s is 5 */
+                        t = k < 4 ? k : k < 6 ? 4 : k == 6 ? 3 : k == 7 ? 5 : 2;
                 else
                         t = tb % ELEMENTSOF(types);
 
@@ -252,7 +253,15 @@ static void check_accepted(const RunOptions *c) {
 
                 fuzz_assert(flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY);
                 fuzz_assert(fstat(c->file_fds[i], &st) >= 0 && S_ISREG(st.st_mode));
+                /* A folder's zip cannot change under the loader. */
+                if (c->file_folders[i])
+                        fuzz_assert((fcntl(c->file_fds[i], F_GET_SEALS) & F_SEAL_WRITE) != 0);
         }
+        /* The command form names no script and has a program; cwd is one of the two. */
+        if (c->command)
+                fuzz_assert(!c->script && c->args && !isempty(c->args[0]));
+        if (c->cwd)
+                fuzz_assert(streq(c->cwd, "/work") || streq(c->cwd, "/skill"), "cwd %s", c->cwd);
         if (c->stdout_fd >= 0)
                 fuzz_assert((fcntl(c->stdout_fd, F_GETFL) & O_ACCMODE) != O_RDONLY);
         if (c->stderr_fd >= 0)

@@ -247,6 +247,18 @@ def gen_zip(out, skillctl):
         write(out, 'hostile-%s.zip' % name, data)
 
 
+def gen_folder_input(out):
+    """Folders as skillctl packs them (flat, directories included), the examples among them, a
+    single top-level folder holding SKILL.md (kept as it is), and the hostile zips."""
+    for d in example_dirs():
+        name = os.path.basename(d)
+        write(out, 'folder-%s-flat.zip' % name, zip_tree(d, '', zipfile.ZIP_DEFLATED))
+        write(out, 'folder-%s-in-a-folder.zip' % name, zip_tree(d, name, zipfile.ZIP_STORED))
+    write(out, 'zeros.zip', raw_zip([Entry('a/b/zeros', b'\0' * 100000, mode=stat.S_IFREG | 0o644, deflate=True)]))
+    for name, data in sorted(hostile_zips().items()):
+        write(out, 'hostile-%s.zip' % name, data)
+
+
 # ---- SKILL.md texts -----------------------------------------------------------------------
 
 SKILL_MD_SEEDS = {
@@ -564,6 +576,7 @@ GENERATORS = {
     'run-options': lambda out, a: gen_run_options(out),
     'jsonrpc': lambda out, a: gen_jsonrpc(out),
     'json-exact': lambda out, a: gen_json_exact(out),
+    'folder-input': lambda out, a: gen_folder_input(out),
 }
 
 

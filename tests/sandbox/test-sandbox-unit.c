@@ -53,7 +53,10 @@ START_TEST(test_env_build) {
         ck_assert(strv_contains(env, "SANDBOX_FILES_DIR=/out/files/"));
         ck_assert(strv_contains(env, "SKILL_DIR=/skill"));
         ck_assert(strv_contains(env, "SKILL_ASSETS_DIR=/skill/assets"));
-        ck_assert_uint_eq(strv_length(env), 11);
+        /* The skill root, for skills' own imports (from scripts.helper import ...). */
+        ck_assert(strv_contains(env, "PYTHONPATH=/skill"));
+        ck_assert(strv_contains(env, "NODE_PATH=/skill"));
+        ck_assert_uint_eq(strv_length(env), 13);
 
         /* 128 KiB and more: the input is in the file and on stdin only. */
         big = malloc(SANDBOX_INPUT_ENV_MAX + 1);
@@ -65,6 +68,24 @@ START_TEST(test_env_build) {
         STRV_FOREACH(e, env2)
                 ck_assert(!startswith(*e, "SANDBOX_INPUT="));
         ck_assert(strv_contains(env2, "SKILL_INPUT_FILE=" SANDBOX_INPUT_PATH));
+}
+END_TEST
+
+START_TEST(test_command_check) {
+        char *ok[] = { (char *) "python3", (char *) "-m", (char *) "scripts.tool", NULL };
+        char *empty_name[] = { (char *) "", NULL };
+        char *none[] = { NULL };
+        _cleanup_free_ char *error = NULL;
+
+        ck_assert_int_eq(sandbox_command_check(ok, NULL, NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/work", NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/skill", NULL), 0);
+        ck_assert_int_eq(sandbox_command_check(ok, "/etc", &error), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "/work or /skill"));
+        ck_assert_int_eq(sandbox_command_check(ok, "/skill/..", NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(none, NULL, NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(NULL, NULL, NULL), -EINVAL);
+        ck_assert_int_eq(sandbox_command_check(empty_name, NULL, NULL), -EINVAL);
 }
 END_TEST
 
@@ -263,6 +284,7 @@ static Suite *unit_suite(void) {
         tcase_add_test(tc, test_env_check);
         tcase_add_test(tc, test_env_build);
         tcase_add_test(tc, test_file_names);
+        tcase_add_test(tc, test_command_check);
         tcase_add_test(tc, test_limits_check);
         tcase_add_test(tc, test_request_refused);
         suite_add_tcase(s, tc);

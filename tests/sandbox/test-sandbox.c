@@ -530,7 +530,7 @@ START_TEST(test_environment_from_scratch) {
         char *args[] = { (char *) "env", NULL };
         static const char *const allowed[] = {
                 "PATH", "HOME", "LANG", "TERM", "SKILL_DIR", "SKILL_ASSETS_DIR", "SANDBOX_OUTPUT",
-                "SANDBOX_FILES_DIR", "SKILL_INPUT_FILE", "SANDBOX_INPUT", "GREETING",
+                "SANDBOX_FILES_DIR", "SKILL_INPUT_FILE", "SANDBOX_INPUT", "GREETING", "PYTHONPATH", "NODE_PATH",
         };
         unsigned seen = 0;
 

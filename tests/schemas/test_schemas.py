@@ -83,6 +83,20 @@ def test_skill_show(skill):
     validate(json.loads(out), 'skill-show')
 
 
+DEPS_FIXTURES = os.path.join(ROOT, 'tests', 'deps', 'fixtures')
+
+
+@pytest.mark.parametrize('skill', sorted(os.listdir(DEPS_FIXTURES)))
+def test_skill_show_dependencies(skill):
+    # Skills that declare or import packages: the dependency items are checked too, not only an
+    # empty list.
+    out = subprocess.run([SKILLCTL, 'skill', 'show', os.path.join(DEPS_FIXTURES, skill), '--json'],
+                         check=True, capture_output=True, text=True).stdout
+    doc = json.loads(out)
+    assert doc['dependencies']['dependencies'], 'the fixture names no dependency'
+    validate(doc, 'skill-show')
+
+
 def test_skill_show_archive(tmp_path):
     archive = tmp_path / 'json-transform.skill'
     subprocess.run([SKILLCTL, 'skill', 'package', os.path.join(EXAMPLES, 'json-transform'), '-o', str(archive)],

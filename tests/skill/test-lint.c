@@ -339,8 +339,8 @@ START_TEST(test_unknown_keys) {
         _cleanup_(lint_report_freep) LintReport *r = lint_with("x",
                 "description: d\n"              /* 3 */
                 "version: 1.0.0\n"              /* 4 */
-                "resources:\n"                  /* 5 */
-                "  memory: 1G\n"                /* 6 */
+                "lang: python\n"                /* 5 */
+                "timeout: 5s\n"                 /* 6: skilld reads it */
                 "dependencies: [a, b]\n"        /* 7 */
                 "entry_point: scripts/x.py\n",  /* 8 */
                 "x");
@@ -351,7 +351,7 @@ START_TEST(test_unknown_keys) {
         d = find_diag(r, LINT_WARNING, "version");
         ck_assert_uint_eq(d->line, 4);
         ck_assert_str_eq(d->message, "kept but not part of the Agent Skills specification");
-        ck_assert_uint_eq(find_diag(r, LINT_WARNING, "resources")->line, 5);
+        ck_assert_uint_eq(find_diag(r, LINT_WARNING, "lang")->line, 5);
         ck_assert_uint_eq(find_diag(r, LINT_WARNING, "dependencies")->line, 7);
 }
 END_TEST

@@ -3,6 +3,7 @@
  * that the message names the problem; the suite's timeout catches a hang, speed is not asserted). */
 #include <sys/stat.h>
 
+#include "skill-limits.h"
 #include "skill.h"
 #include "test-util.h"
 
@@ -639,6 +640,64 @@ START_TEST(test_load_at) {
 }
 END_TEST
 
+/* Limits declared the way other formats do (Skillbox's timeout and resources), in their units. */
+START_TEST(test_declared_limits) {
+        static const struct {
+                const char *frontmatter;
+                int r;
+                unsigned set;
+                uint64_t timeout_usec, memory_max;
+                unsigned cpu_percent;
+        } cases[] = {
+                { "timeout: 5s\nresources:\n  memory: 64Mi\n  cpu: \"0.25\"\n", 0,
+                  SANDBOX_LIMIT_TIMEOUT | SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_CPU, 5000000, 64ULL << 20, 25 },
+                { "timeout: 30\n", 0, SANDBOX_LIMIT_TIMEOUT, 30000000, 0, 0 },
+                { "timeout: 2min\nresources: {cpu: 500m, memory: 1G}\n", 0,
+                  SANDBOX_LIMIT_TIMEOUT | SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_CPU, 120000000, 1ULL << 30, 50 },
+                { "resources:\n  cpu: 2\n  gpu: 1\n", 0, SANDBOX_LIMIT_CPU, 0, 0, 200 },
+                { "resources:\n  cpu: 150%\n", 0, SANDBOX_LIMIT_CPU, 0, 0, 150 },
+                { "", 0, 0, 0, 0, 0 },
+                { "timeout: soon\n", -EINVAL, 0, 0, 0, 0 },
+                { "timeout: 10ms\n", -EINVAL, 0, 0, 0, 0 },
+                { "timeout: [5s]\n", -EINVAL, 0, 0, 0, 0 },
+                { "resources: 64Mi\n", -EINVAL, 0, 0, 0, 0 },
+                { "resources:\n  memory: 1Ki\n", -EINVAL, 0, 0, 0, 0 },
+                { "resources:\n  cpu: -1\n", -EINVAL, 0, 0, 0, 0 },
+                { "resources:\n  cpu: 5m\n", -EINVAL, 0, 0, 0, 0 },
+                { "resources:\n  memory: {a: 1}\n", -EINVAL, 0, 0, 0, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *text = strdup_printf("---\nname: x\n%s---\n", cases[i].frontmatter);
+                _cleanup_(skill_freep) Skill *s = parse_ok(text);
+                _cleanup_free_ char *error = NULL;
+                SkillDeclaredLimits d = {};
+                const SandboxLimits dflt = SANDBOX_LIMITS_DEFAULT;
+                SandboxLimits l = dflt;
+                int r;
+
+                r = skill_declared_limits(s, &d, &error);
+                ck_assert_msg(r == cases[i].r, "case %zu: %d (%s)", i, r, strna(error));
+                if (r < 0) {
+                        ck_assert_ptr_nonnull(error);
+                        continue;
+                }
+                ck_assert_uint_eq(d.set, cases[i].set);
+                ck_assert_uint_eq(d.timeout_usec, cases[i].timeout_usec);
+                ck_assert_uint_eq(d.memory_max, cases[i].memory_max);
+                ck_assert_uint_eq(d.cpu_percent, cases[i].cpu_percent);
+
+                /* Requests only lower: 200% stays 100%, 2min stays 60s. */
+                (void) skill_declared_limits_apply(&d, &l);
+                ck_assert_uint_le(l.timeout_usec, dflt.timeout_usec);
+                ck_assert_uint_le(l.cpu_percent, dflt.cpu_percent);
+                ck_assert_uint_le(l.memory_max, dflt.memory_max);
+                if (d.set & SANDBOX_LIMIT_TIMEOUT)
+                        ck_assert_uint_eq(l.timeout_usec, MIN(d.timeout_usec, 60000000ULL));
+        }
+}
+END_TEST
+
 static Suite *skill_suite(void) {
         Suite *s = suite_create("skill");
         TCase *tc;
@@ -654,6 +713,7 @@ static Suite *skill_suite(void) {
         tcase_add_test(tc, test_frontmatter_shapes);
         tcase_add_test(tc, test_syntax_error);
         tcase_add_test(tc, test_load_at);
+        tcase_add_test(tc, test_declared_limits);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("hostile");
