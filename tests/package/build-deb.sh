@@ -67,7 +67,8 @@ for p in /usr/libexec/skilld /lib/systemd/system/skilld.service /lib/systemd/sys
          /usr/share/dbus-1/system.d/io.skilld.Skilld1.conf \
          /usr/share/dbus-1/system-services/io.skilld.Skilld1.service \
          /usr/share/polkit-1/actions/io.skilld.policy /usr/lib/tmpfiles.d/skilld.conf \
-         /usr/share/skilld/policy.yaml /usr/share/man/man8/skilld.8.gz \
+         /usr/share/skilld/policy.yaml /usr/lib/systemd/catalog/skilld.catalog \
+         /usr/share/man/man8/skilld.8.gz \
          /usr/share/man/man5/skilld-policy.5.gz /usr/share/man/man5/io.skilld.Skilld1.5.gz; do
     check_has "$skilld_deb" "$p"
 done
