@@ -45,6 +45,7 @@ static void help(void) {
                "  skill list [--json]                   List the skills installed on the host\n"
                "  skill install FILE|DIR [--replace]    Install a skill on the host\n"
                "  skill remove NAME...                  Remove installed skills\n"
+               "  skill init [--lang py|js|sh] NAME     Create a new skill folder ./NAME\n"
                "\n"
                "Options:\n"
                "  -h --help             Show this help\n"

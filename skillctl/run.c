@@ -23,6 +23,7 @@
 #include "parse-util.h"
 #include "run-result.h"
 #include "run.h"
+#include "skill-path.h"
 #include "verbs.h"
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
@@ -421,16 +422,70 @@ bool run_skill_is_installed_name(const char *skill) {
                skill_name_is_valid(skill);
 }
 
+/* SKILL as given: an existing path is used as it is; a bare name is looked up in the user's
+ * skill folders (skill-path.h), else left for the service's installed skills. Anything else
+ * that does not exist is an error here, before any service is asked. Sets *found to the folder
+ * found, or NULL. Returns 0, or the exit status after printing why. */
+static int resolve_skill(RunArgs *a, char **found) {
+        int r;
+
+        if (access(a->skill, F_OK) >= 0)
+                return 0;
+        if (errno != ENOENT)
+                return run_fail("%s: %m", a->skill);
+        if (!run_skill_is_installed_name(a->skill))
+                return run_fail("%s: no such file or directory (expected a skill folder, a .skill file, "
+                                "or the name of a skill: see 'skillctl skill list')", a->skill);
+        r = skill_path_find(a->skill, found);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return run_fail("%s: cannot search the skill folders: %s", a->skill, strerror(-r));
+        log_debug("Skill %s found in the user's skill folders: %s", a->skill, *found);
+        a->skill = *found;
+        return 0;
+}
+
+/* Whether a skilld service is installed here (its bus activation file is): only then is running
+ * embedded worth a notice, since the caller may have expected the service. */
+static bool service_installed(void) {
+        return access(DBUS_SYSTEM_SERVICE_DIR "/io.skilld.Skilld1.service", F_OK) >= 0;
+}
+
+/* $SKILLCTL_MODE: local (always embedded, as --local), system (as --system) or auto (the
+ * default: the service when one answers). The options win over it. */
+static int apply_mode(RunArgs *a) {
+        const char *mode = getenv("SKILLCTL_MODE");
+
+        if (isempty(mode) || streq(mode, "auto") || a->local || a->system)
+                return 0;
+        if (streq(mode, "local"))
+                a->local = !arg_host;
+        else if (streq(mode, "system"))
+                a->system = true;
+        else
+                return run_fail("$SKILLCTL_MODE=%s: expected local, system or auto", mode);
+        return 0;
+}
+
 int verb_run(int argc, char *argv[]) {
         _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT };
         _cleanup_(client_freep) Client *client = NULL;
-        _cleanup_free_ char *reason = NULL;
+        _cleanup_free_ char *reason = NULL, *found = NULL;
         int r;
 
         /* < 0: bad arguments (already reported), 0: --help, > 0: run. */
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_RUN_FAILED : 0;
+        r = apply_mode(&a);
+        if (r != 0)
+                return r;
+        if (!arg_host) {
+                r = resolve_skill(&a, &found);
+                if (r != 0)
+                        return r;
+        }
 
         if (a.local)
                 return run_embedded(&a);
@@ -449,9 +504,10 @@ int verb_run(int argc, char *argv[]) {
                 return run_fail("no skilld service answered, and %s forbids running embedded: %s",
                                 a.system ? "--system" : "-H", strna(reason));
         if (run_skill_is_installed_name(a.skill))
-                return run_fail("%s: no such file or directory, and no skilld service answered to run "
-                                "an installed skill of that name", a.skill);
-        if (!a.quiet)
-                (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
+                return run_fail("%s: no skill of that name in your skill folders (see 'skillctl skill "
+                                "list'), and no skilld service answered to run an installed one", a.skill);
+        if (!a.quiet && !a.json && service_installed())
+                (void) fputs("skillctl: the skilld service is installed but did not answer, running embedded "
+                             "(--local or SKILLCTL_MODE=local to always do so)\n", stderr);
         return run_embedded(&a);
 }

@@ -29,6 +29,9 @@ int verb_skill_list(int argc, char *argv[]);
 int verb_skill_install(int argc, char *argv[]);
 int verb_skill_remove(int argc, char *argv[]);
 
+/* Scaffolds a new skill folder (skill-init.c). */
+int skill_init_main(int argc, char *argv[]);
+
 /* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
 int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);
 

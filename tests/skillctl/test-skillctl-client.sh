@@ -83,7 +83,8 @@ sc run --system "$EXAMPLES/shell-report"
 check "--system without a service exits 125" test "$(rc)" = 125
 check "--system says why" has "no skilld service answered, and --system forbids running embedded" err
 sc run "$EXAMPLES/shell-report"
-check "no service: falls back, saying so" grep -qx "skillctl: no skilld service answered, running embedded" "$T/err"
+# No skilld installed here (no activation file): the fallback is the normal case, said nothing of.
+check "no service installed: falls back silently" not has "running embedded" err
 # Whether the embedded run succeeds is the sandbox suite's business (test-skillctl-run.sh).
 sc run shell-report
 check "no service: an installed skill cannot run" test "$(rc)" = 125
