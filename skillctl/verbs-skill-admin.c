@@ -14,8 +14,8 @@
 #include "skill-path.h"
 #include "verbs.h"
 
-/* The skills of the user's skill folders (skill-path.h), after the service's, marked "user"; a
- * name the service also has is shown twice, as both can be run (the user's first, by name). */
+/* The skills of the user's skill folders (skill-path.h), after the service's, marked "user". A
+ * name the service also has is listed twice: 'run NAME' takes the user's. */
 static int add_user_skills(Table *t, cJSON *arr, bool quiet) {
         SkillPathEntry *e = NULL;
         size_t n = 0;
@@ -90,10 +90,7 @@ int verb_skill_list(int argc, char *argv[]) {
         arr = cJSON_CreateArray();
         if (!t || !arr)
                 return log_oom(), EXIT_FAILURE;
-        if (add_user_skills(t, arr, quiet) < 0)
-                return EXIT_FAILURE;
-
-        /* The service's skills when one answers; without one, the user's folders are the list. */
+        /* The service's skills when one answers, then the user's; without one, only the user's. */
         r = client_open(&c, &reason);
         if (r < 0 || (r == 0 && arg_host)) {
                 log_error("%s", reason ?: strerror(-r));
@@ -101,6 +98,8 @@ int verb_skill_list(int argc, char *argv[]) {
         }
         if (r == 0) {
                 log_debug("No skilld service, listing the user's skill folders only: %s", strna(reason));
+                if (add_user_skills(t, arr, quiet) < 0)
+                        return EXIT_FAILURE;
                 return quiet ? 0 : listing_print(t, arr, json, "skill", "found");
         }
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSkills", &e, &reply, NULL);
@@ -129,6 +128,8 @@ int verb_skill_list(int argc, char *argv[]) {
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the skill list: %m"), EXIT_FAILURE;
+        if (add_user_skills(t, arr, quiet) < 0)
+                return EXIT_FAILURE;
 
         return quiet ? 0 : listing_print(t, arr, json, "skill", "found");
 }

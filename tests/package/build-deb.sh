@@ -72,7 +72,8 @@ for p in /usr/libexec/skilld /lib/systemd/system/skilld.service /lib/systemd/sys
          /usr/share/man/man5/skilld-policy.5.gz /usr/share/man/man5/io.skilld.Skilld1.5.gz; do
     check_has "$skilld_deb" "$p"
 done
-for p in /usr/bin/skillctl /usr/share/man/man1/skillctl.1.gz; do
+for p in /usr/bin/skillctl /usr/share/man/man1/skillctl.1.gz /usr/share/bash-completion/completions/skillctl \
+         /usr/share/zsh/vendor-completions/_skillctl /usr/share/fish/vendor_completions.d/skillctl.fish; do
     check_has "$skillctl_deb" "$p"
 done
 

@@ -75,6 +75,8 @@ DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address")
 export DBUS_SYSTEM_BUS_ADDRESS
 # Never the host's /run/skilld/bus: a socket that does not exist, until the socket tests.
 export SKILLD_BUS_ADDRESS=unix:path=$T/no-such-socket
+# No skill folders of the user running the tests: only the fake service's skills.
+export SKILLCTL_SKILLS_PATH=
 
 echo hello >"$T/in.txt"
 
@@ -168,6 +170,21 @@ sc list
 check "list: exit 0" test "$(rc)" = 0
 check "list: own runs" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa shell-report" out
 check "list: not someone else's" not has "cccccccccccccccccccccccccccccccc" out
+sc list --quiet
+check "list --quiet: the runs' ids" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa$" out
+check "list --quiet: ids only, one a line" not grep -qv '^[0-9a-f]\{32\}$' "$T/out"
+# The completions ask exactly this for run ids: bash and fish, against the (fake) service.
+comp_words() {
+        bash -c 'source "$1"; COMP_WORDS=(skillctl status ""); COMP_CWORD=2; _skillctl skillctl "" status
+                 printf "%s\n" "${COMPREPLY[@]}"' bash "$SKILLD_SOURCE_ROOT/completions/skillctl.bash" >"$T/out"
+}
+PATH="$(dirname "$SKILLCTL"):$PATH" comp_words
+check "bash completes run ids from the service" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa$" out
+if command -v fish >/dev/null; then
+        PATH="$(dirname "$SKILLCTL"):$PATH" fish --no-config -c \
+                "source '$SKILLD_SOURCE_ROOT/completions/skillctl.fish'; complete -C'skillctl logs '" >"$T/out"
+        check "fish completes run ids from the service" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" out
+fi
 sc list --json
 check "list --json parses" json_ok
 check "list --json: state of the first" test "$(json_get '[0]["state"]')" = finished
@@ -261,6 +278,9 @@ sc skill list
 check "skill list" has "^shell-report vendor" out
 sc skill list --json
 check "skill list --json parses" test "$(json_get '[0]["origin"]')" = vendor
+sc skill list --quiet
+check "skill list --quiet: names only" has "^shell-report$" out
+check "skill list --quiet: nothing else" not has " " out
 sc skill install "$EXAMPLES/shell-report"
 check "install over an existing skill: exit 1" test "$(rc)" = 1
 check "install over an existing skill: says --replace" has "installed already (--replace replaces it)" err

@@ -49,7 +49,7 @@ for lang in py js sh; do
         check "init --lang $lang exits 0" test "$(rc)" = 0
         check "init --lang $lang wrote SKILL.md and scripts/main.$lang" \
                 test -f "demo-$lang/SKILL.md" -a -x "demo-$lang/scripts/main.$lang"
-        check "init --lang $lang leaves no temporary folder" test -z "$(ls -A | grep '^\.')"
+        check "init --lang $lang leaves no temporary folder" test -z "$(find . -maxdepth 1 -name '.demo-*')"
         sc skill lint --strict "demo-$lang"
         check "demo-$lang lints clean with --strict" test "$(rc)" = 0
         sc run "demo-$lang" --input '{"name": "Ada"}' --json
@@ -101,7 +101,7 @@ SKILLCTL_SKILLS_PATH=$T/project sc skill list --quiet
 check "SKILLCTL_SKILLS_PATH replaces the folders" test "$(sort "$T/out" | tr '\n' ' ')" = "demo-py "
 SKILLCTL_SKILLS_PATH=$T/project sc run demo-py
 check "run NAME through SKILLCTL_SKILLS_PATH" test "$(rc)" = 0
-SKILLCTL_SKILLS_PATH= sc run demo-sh
+SKILLCTL_SKILLS_PATH='' sc run demo-sh
 check "an empty SKILLCTL_SKILLS_PATH turns the search off" test "$(rc)" = 125
 
 # --- Words. -----------------------------------------------------------------------------------
