@@ -107,12 +107,18 @@ int main(int argc, char *argv[]) {
 }
 
 int dispatch_verb(const Verb *table, size_t n, int argc, char *argv[], const char *what) {
+        const char *suggestion;
+
         for (size_t i = 0; i < n; i++)
                 if (streq(argv[0], table[i].name)) {
                         optind = 0; /* reset getopt for the verb's own parsing */
+                        verb_path_push(argv[0]);
                         return table[i].run(argc, argv);
                 }
 
-        fprintf(stderr, "skillctl: %s: unknown %s (try 'skillctl --help')\n", argv[0], what);
+        suggestion = verb_suggest(table, n, argv[0]);
+        fprintf(stderr, "skillctl: %s: unknown %s%s%s%s (see 'skillctl%s --help')\n", argv[0], what,
+                suggestion ? "; did you mean '" : "", strempty(suggestion), suggestion ? "'?" : "",
+                verb_path_get());
         return EXIT_USAGE;
 }

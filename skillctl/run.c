@@ -169,13 +169,15 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 case ARG_TIMEOUT:
                         r = parse_sec(optarg, &a->limits.timeout_usec);
                         if (r < 0)
-                                return parse_fail("--timeout %s: not a duration", optarg);
+                                return parse_fail("--timeout %s: not a duration; give seconds, or a number with "
+                                                  "one of the units us, ms, s, min, h, d, w (e.g. 90s, 5min)", optarg);
                         a->limits_set |= SANDBOX_LIMIT_TIMEOUT;
                         break;
                 case ARG_MEMORY:
                         r = parse_size(optarg, &a->limits.memory_max);
                         if (r < 0)
-                                return parse_fail("--memory %s: not a size", optarg);
+                                return parse_fail("--memory %s: not a size; give bytes, or a number with one of "
+                                                  "the units K, M, G, T (binary; KB, MiB... alike), e.g. 256M", optarg);
                         a->limits_set |= SANDBOX_LIMIT_MEMORY;
                         break;
                 case ARG_CPU:
@@ -238,10 +240,22 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                     strerror(-r));
         }
         if (a->input) {
-                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_ParseWithOpts(a->input, NULL, true);
+                const char *end = NULL;
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_ParseWithOpts(a->input, &end, true);
 
-                if (!j)
-                        return parse_fail("the input is not valid JSON");
+                if (!j) {
+                        unsigned line = 1, column = 1;
+
+                        /* cJSON stops where it could not go on: say where, as editors count. */
+                        for (const char *p = a->input; end && p < end && *p; p++)
+                                if (*p == '\n')
+                                        line++, column = 1;
+                                else
+                                        column++;
+                        return parse_fail("%s: not valid JSON at line %u, column %u (near '%.12s')",
+                                          input_file ? input_file : "--input", line, column,
+                                          end && *end ? end : "the end");
+                }
         }
         r = sandbox_limits_check(&a->limits, &error);
         if (r < 0)
@@ -311,6 +325,22 @@ static int cancel_fd_new(void) {
         return fd < 0 ? -errno : fd;
 }
 
+/* What 'skill lint' calls an error is not run, in either mode: the service would refuse it too,
+ * and a run must not record a skill without a name. Warnings do not stop a run. */
+static int run_lint_skill(const char *path, const LocalSkill *skill) {
+        _cleanup_(lint_report_freep) LintReport *report = lint_report_new();
+
+        if (!report || skill_lint(skill->skill, skill->source->dir_name, report) < 0)
+                return log_oom(), EXIT_RUN_FAILED;
+        if (report->n_errors == 0)
+                return 0;
+        for (size_t k = 0; k < report->n_diags; k++)
+                if (report->diags[k].severity == LINT_ERROR)
+                        lint_diag_print(stderr, "skillctl: ", path, &report->diags[k]);
+        return run_fail("%s: not run: the skill is invalid (%zu error%s; see 'skillctl skill lint %s')", path,
+                        report->n_errors, report->n_errors == 1 ? "" : "s", path);
+}
+
 int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_free_ char *error = NULL;
@@ -319,6 +349,9 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         r = local_skill_open(a->skill, &skill, &error);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        r = run_lint_skill(a->skill, &skill);
+        if (r != 0)
+                return r;
         r = skill_resolve_entry(skill.skill, skill.source->dir_fd, a->script, ret_entry, &error);
         if (r < 0) {
                 run_error("%s: %s", a->skill, error ?: strerror(-r));
