@@ -354,17 +354,35 @@ int verb_list(int argc, char *argv[]) {
         return listing_print(t, arr, json, "run", "listed");
 }
 
+/* The API's keys of Limits and Usage as people say them; a key not listed shows as it is. */
+static const char *named_label(const char *name) {
+        static const char *const labels[][2] = {
+                { "memory", "memory" },          { "tasks", "tasks" },
+                { "cpu", "CPU" },                { "timeout", "time" },
+                { "output", "output" },          { "tmpfs", "temporary files" },
+                { "wall-usec", "wall time" },    { "cpu-user-usec", "CPU user" },
+                { "cpu-system-usec", "CPU system" }, { "memory-peak", "peak memory" },
+                { "tasks-peak", "peak tasks" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(labels); i++)
+                if (streq(name, labels[i][0]))
+                        return labels[i][1];
+        return name;
+}
+
 static char *format_named(const NamedValue *v) {
         char buf[FORMAT_BYTES_MAX + FORMAT_TIMESPAN_MAX];
+        const char *label = named_label(v->name);
 
         /* Units by name, as the API documents them: bytes, microseconds, percent, counts. */
         if (streq(v->name, "timeout") || endswith(v->name, "-usec"))
-                return strdup_printf("%s %s", v->name, format_timespan(buf, sizeof(buf), v->value));
+                return strdup_printf("%s %s", label, format_timespan(buf, sizeof(buf), v->value));
         if (streq(v->name, "cpu"))
-                return strdup_printf("%s %" PRIu64 "%%", v->name, v->value);
+                return strdup_printf("%s %" PRIu64 "%%", label, v->value);
         if (streq(v->name, "tasks") || streq(v->name, "tasks-peak"))
-                return strdup_printf("%s %" PRIu64, v->name, v->value);
-        return strdup_printf("%s %s", v->name, format_bytes(buf, sizeof(buf), v->value));
+                return strdup_printf("%s %" PRIu64, label, v->value);
+        return strdup_printf("%s %s", label, format_bytes(buf, sizeof(buf), v->value));
 }
 
 static void print_named(const char *label, const NamedValue *v, size_t n) {

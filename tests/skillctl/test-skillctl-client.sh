@@ -194,6 +194,8 @@ check "list --all denied: says not authorized" has "skillctl: list --all: not au
 
 sc status aaaa
 check "status by prefix" has "State: finished (succeeded, exit 0)" out
+check "status: limits in words, not API keys" has "Limits: memory 512.0M, time 1min 0s$" out
+check "status: usage in words, not API keys" has "Usage: wall time 0.42s, peak memory 3.0M$" out
 sc status --json aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 check "status --json parses" test "$(json_get '["limits"]["memory"]')" = 536870912
 sc status cccccccccccccccccccccccccccccccc
