@@ -18,6 +18,7 @@
 #include <systemd/sd-id128.h>
 
 #include "fileio.h"
+#include "json-format.h"
 #include "lint.h"
 #include "log.h"
 #include "parse-util.h"
@@ -439,9 +440,9 @@ static int run_embedded(const RunArgs *a) {
                 _cleanup_free_ char *text = NULL;
 
                 r = run_result_to_json(res, &j);
-                if (r < 0 || !(text = cJSON_Print(j)))
+                if (r < 0 || !(text = json_format(j)))
                         return log_oom(), EXIT_RUN_FAILED;
-                puts(text);
+                fputs(text, stdout);
         } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
                 run_summary_print(res, res->output_dir);
         if (res->store_error)

@@ -12,10 +12,9 @@
 #include "lint.h"
 #include "loader.h"
 #include "log.h"
+#include "output.h"
 #include "skill.h"
 #include "verbs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
 /* A skill opened for inspection: the validated tree and its parsed SKILL.md. */
 typedef struct Inspected {
@@ -39,12 +38,7 @@ static bool errno_is_io(int r) {
 }
 
 static int print_json(cJSON *j) {
-        _cleanup_free_ char *s = cJSON_Print(j);
-
-        if (!s)
-                return log_oom();
-        puts(s);
-        return 0;
+        return json_print(j) < 0 ? log_oom() : 0;
 }
 
 /* Opens and parses a skill. On failure prints "skillctl: PATH: why" and returns the exit status

@@ -136,6 +136,10 @@ check "--json: no output pipes" reported "input=$"
 sc run "$EXAMPLES/shell-report" --output-dir "$T/od"
 check "--output-dir: result.json" python3 -c "import json; assert json.load(open('$T/od/result.json'))['status'] == 'succeeded'"
 check "--output-dir: stdout.log" grep -q "fake output" "$T/od/stdout.log"
+check "--output-dir: result.json laid out as embedded (two spaces, final newline)" \
+        grep -q '^  "status": "succeeded",$' "$T/od/result.json"
+check "--output-dir: result.json ends with a newline" test "$(tail -c 1 "$T/od/result.json" | od -An -c | tr -d ' ')" = '\n'
+
 
 sc run shell-report
 check "an installed skill runs by name" reported "skill=shell-report installed"
