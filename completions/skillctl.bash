@@ -3,7 +3,7 @@
 # Installed to bash-completion's completionsdir, which loads it on the first "skillctl <TAB>".
 
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is how completions fill it
-__skillctl_verbs="run list status logs result artifacts cancel wait rm skill"
+__skillctl_verbs="run list status logs result artifacts cancel wait rm runs skill"
 __skillctl_skill_verbs="lint show package list install remove init"
 
 # Run ids and skill names ask the service; a host without one answers nothing, quickly.
@@ -41,7 +41,7 @@ _skillctl() {
             break ;;
         esac
     done
-    if [[ $verb == skill ]]; then
+    if [[ $verb == skill || $verb == runs ]]; then
         for ((i = verb_at + 1; i < cword; i++)); do
             [[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
         done
@@ -61,10 +61,10 @@ _skillctl() {
     --input-file | --file | --get)
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
-    --output-dir | -o | --output)
+    --output-dir | -o | --output | --dir)
         COMPREPLY=($(compgen -d -- "$cur"))
         return ;;
-    --script | --input | --timeout | --memory | --cpu | --tasks | --env)
+    --script | --input | --timeout | --memory | --cpu | --tasks | --env | --older-than | --keep)
         return ;;
     esac
 
@@ -106,6 +106,11 @@ _skillctl() {
     cancel | rm)
         opts="-h --help"
         args=$(__skillctl_run_ids) ;;
+    runs)
+        case $sub in
+        "") args="prune" ;;
+        prune) opts="-h --help --older-than --keep --dir --dry-run" ;;
+        esac ;;
     skill)
         case $sub in
         "")

@@ -2,7 +2,7 @@
 # (skillctl skill list --quiet: the user's skill folders and the service's installed skills).
 # Installed to fish's vendor_completions.d.
 
-set -l verbs run list status logs result artifacts cancel wait rm skill
+set -l verbs run list status logs result artifacts cancel wait rm runs skill
 set -l skill_verbs lint show package list install remove init
 set -l id_verbs status logs result artifacts cancel wait rm
 
@@ -46,6 +46,7 @@ complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a artifacts -d
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a cancel -d 'Stop queued or running runs'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a wait -d 'Wait for a run to end'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a rm -d 'Delete ended runs'
+complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a runs -d 'Prune the output folders of runs'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a skill -d 'Lint, show, package, list, install, remove or create skills'
 
 # run
@@ -95,3 +96,10 @@ complete -c skillctl -n '__skillctl_skill_sub package' -s o -l output -r -F -d '
 complete -c skillctl -n '__skillctl_skill_sub install' -l replace -d 'Replace one of that name'
 complete -c skillctl -n '__skillctl_skill_sub remove' -a '(__skillctl_skill_names)' -d 'Skill'
 complete -c skillctl -n '__skillctl_skill_sub init' -l lang -x -a 'py js sh' -d 'Script language'
+
+# runs prune
+complete -c skillctl -n '__fish_seen_subcommand_from runs; and not __fish_seen_subcommand_from prune' -a prune -d 'Remove old run folders from ./skill-out'
+complete -c skillctl -n '__fish_seen_subcommand_from prune' -l older-than -x -d 'Age of the runs to remove'
+complete -c skillctl -n '__fish_seen_subcommand_from prune' -l keep -x -d 'Keep the newest N'
+complete -c skillctl -n '__fish_seen_subcommand_from prune' -l dir -x -a '(__fish_complete_directories)' -d 'The output folder'
+complete -c skillctl -n '__fish_seen_subcommand_from prune' -l dry-run -d 'Remove nothing'

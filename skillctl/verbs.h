@@ -33,6 +33,9 @@ int verb_skill_list(int argc, char *argv[]);
 int verb_skill_install(int argc, char *argv[]);
 int verb_skill_remove(int argc, char *argv[]);
 
+/* The retention of runs' output folders in ./skill-out (runs-prune.c). */
+int verb_runs(int argc, char *argv[]);
+
 /* Scaffolds a new skill folder (skill-init.c). */
 int skill_init_main(int argc, char *argv[]);
 
