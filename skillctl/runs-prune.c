@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bus-client.h"
 #include "fileio.h"
 #include "log.h"
 #include "parse-util.h"
@@ -24,15 +25,6 @@ typedef struct PrunedRun {
         char name[33];
         uint64_t ended_usec;            /* result.json's mtime */
 } PrunedRun;
-
-static bool is_run_id(const char *s) {
-        if (strlen(s) != 32)
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
 
 static int cmp_newest_first(const void *a, const void *b) {
         uint64_t x = ((const PrunedRun *) a)->ended_usec, y = ((const PrunedRun *) b)->ended_usec;
@@ -74,7 +66,7 @@ static int list_runs(int dir_fd, PrunedRun **ret, size_t *ret_n) {
                 struct stat st;
                 PrunedRun *grown;
 
-                if (!is_run_id(de->d_name) ||
+                if (!run_id_is_valid(de->d_name, false) ||
                     fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
                         continue;
                 result = strdup_printf("%s/result.json", de->d_name);
