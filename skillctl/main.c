@@ -20,6 +20,7 @@ static const Verb verbs[] = {
         { "wait",      verb_wait },
         { "rm",        verb_rm },
         { "mcp",       verb_mcp },
+        { "runs",      verb_runs },
 };
 
 static void help(void) {
@@ -42,7 +43,9 @@ static void help(void) {
                "  cancel ID...                          Stop queued or running runs\n"
                "  wait ID [--json]                      Wait for a run to end, then as 'result'\n"
                "  rm ID...                              Delete ended runs\n"
+               "  runs prune [--older-than D] [--keep N]  Remove old run folders from ./skill-out\n"
                "\n"
+               "Agents:\n"
                "  mcp [--skills-dir DIR]...             Serve skills to AI agents over MCP (stdio)\n"
                "\n"
                "Skill commands:\n"
@@ -52,6 +55,7 @@ static void help(void) {
                "  skill list [--json]                   List the skills installed on the host\n"
                "  skill install FILE|DIR [--replace]    Install a skill on the host\n"
                "  skill remove NAME...                  Remove installed skills\n"
+               "  skill init [--lang py|js|sh] NAME     Create a new skill folder ./NAME\n"
                "\n"
                "Options:\n"
                "  -h --help             Show this help\n"
@@ -113,12 +117,18 @@ int main(int argc, char *argv[]) {
 }
 
 int dispatch_verb(const Verb *table, size_t n, int argc, char *argv[], const char *what) {
+        const char *suggestion;
+
         for (size_t i = 0; i < n; i++)
                 if (streq(argv[0], table[i].name)) {
                         optind = 0; /* reset getopt for the verb's own parsing */
+                        verb_path_push(argv[0]);
                         return table[i].run(argc, argv);
                 }
 
-        fprintf(stderr, "skillctl: %s: unknown %s (try 'skillctl --help')\n", argv[0], what);
+        suggestion = verb_suggest(table, n, argv[0]);
+        fprintf(stderr, "skillctl: %s: unknown %s%s%s%s (see 'skillctl%s --help')\n", argv[0], what,
+                suggestion ? "; did you mean '" : "", strempty(suggestion), suggestion ? "'?" : "",
+                verb_path_get());
         return EXIT_USAGE;
 }

@@ -2,14 +2,15 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "json-format.h"
 #include "output.h"
 
 int json_print(const cJSON *j) {
-        _cleanup_free_ char *s = cJSON_Print(j);
+        _cleanup_free_ char *s = json_format(j);
 
         if (!s)
                 return -ENOMEM;
-        puts(s);
+        fputs(s, stdout);
         return 0;
 }
 

@@ -36,6 +36,7 @@ static uint64_t refused_total(const RunResult *r) {
 
 void run_summary_print(const RunResult *r, const char *where) {
         char mem[FORMAT_BYTES_MAX];
+        size_t n_files = 0;
         const char *status = run_status_to_string(r->status);
         /* SECURITY: the error and the backend name may come from a result JSON (the service's
          * store, a result.json) and an error may quote what a skill chose: escaped, so that they
@@ -56,11 +57,14 @@ void run_summary_print(const RunResult *r, const char *where) {
         fprintf(stderr, ", %.2fs", (double) r->usage.wall_usec / 1e6);
         if (r->usage.memory_peak != RUN_USAGE_UNKNOWN)
                 fprintf(stderr, ", peak memory %s", format_bytes(mem, sizeof(mem), r->usage.memory_peak));
+        /* Artifacts are the files a run left; the folders holding them are not counted. */
+        for (size_t i = 0; i < r->n_artifacts; i++)
+                n_files += !r->artifacts[i].directory;
         if (r->n_refused > 0 || r->refused_truncated)
                 fprintf(stderr, ", %" PRIu64 "%s system call%s refused", refused_total(r),
                         r->refused_truncated ? "+" : "", refused_total(r) == 1 && !r->refused_truncated ? "" : "s");
-        fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts,
-                r->n_artifacts == 1 ? "" : "s", strna(where), strna(backend));
+        fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", n_files, n_files == 1 ? "" : "s",
+                strna(where), strna(backend));
         if (r->stdout_stream.truncated || r->stderr_stream.truncated)
                 fprintf(stderr, "skillctl: output was truncated; the kept part is in %s\n", strna(where));
         if (r->n_skipped > 0)

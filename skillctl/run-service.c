@@ -18,6 +18,7 @@
 #include "bus-errors.h"
 #include "fetch.h"
 #include "fileio.h"
+#include "json-format.h"
 #include "log.h"
 #include "output.h"
 #include "run-result.h"
@@ -434,6 +435,8 @@ static void print_kept_output(const cJSON *j) {
 
 /* Lays out what the service kept as an embedded run lays out its output directory. */
 static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json) {
+        _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+        _cleanup_free_ char *formatted = NULL;
         _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF;
         static const char *const streams[] = { "stdout", "stderr" };
         int r, ret = 0;
@@ -463,7 +466,11 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
                 if (r < 0 && ret == 0)
                         ret = log_error_errno(r, "%s/%s: cannot write: %m", dir, name);
         }
-        r = write_file_atomic_at(dir_fd, "result.json", result_json, strlen(result_json), 0644);
+        /* Laid out as an embedded run's result.json is, whatever the service's text looks like. */
+        parsed = cJSON_Parse(result_json);
+        formatted = parsed ? json_format(parsed) : NULL;
+        r = formatted ? write_file_atomic_at(dir_fd, "result.json", formatted, strlen(formatted), 0644)
+                      : write_file_atomic_at(dir_fd, "result.json", result_json, strlen(result_json), 0644);
         if (r < 0 && ret == 0)
                 ret = log_error_errno(r, "%s/result.json: cannot write: %m", dir);
         return ret;

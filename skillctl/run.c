@@ -19,6 +19,7 @@
 #include <systemd/sd-id128.h>
 
 #include "fileio.h"
+#include "json-format.h"
 #include "lint.h"
 #include "loader.h"
 #include "log.h"
@@ -27,6 +28,7 @@
 #include "run.h"
 #include "session-local.h"
 #include "skill-limits.h"
+#include "skill-path.h"
 #include "verbs.h"
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
@@ -215,13 +217,15 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 case ARG_TIMEOUT:
                         r = parse_sec(optarg, &a->limits.timeout_usec);
                         if (r < 0)
-                                return parse_fail("--timeout %s: not a duration", optarg);
+                                return parse_fail("--timeout %s: not a duration; give seconds, or a number with "
+                                                  "one of the units us, ms, s, min, h, d, w (e.g. 90s, 5min)", optarg);
                         a->limits_set |= SANDBOX_LIMIT_TIMEOUT;
                         break;
                 case ARG_MEMORY:
                         r = parse_size(optarg, &a->limits.memory_max);
                         if (r < 0)
-                                return parse_fail("--memory %s: not a size", optarg);
+                                return parse_fail("--memory %s: not a size; give bytes, or a number with one of "
+                                                  "the units K, M, G, T (binary; KB, MiB... alike), e.g. 256M", optarg);
                         a->limits_set |= SANDBOX_LIMIT_MEMORY;
                         break;
                 case ARG_CPU:
@@ -287,10 +291,22 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                                     open_regular_strerror(r));
         }
         if (a->input) {
-                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_ParseWithOpts(a->input, NULL, true);
+                const char *end = NULL;
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_ParseWithOpts(a->input, &end, true);
 
-                if (!j)
-                        return parse_fail("the input is not valid JSON");
+                if (!j) {
+                        unsigned line = 1, column = 1;
+
+                        /* cJSON stops where it could not go on: say where, as editors count. */
+                        for (const char *p = a->input; end && p < end && *p; p++)
+                                if (*p == '\n')
+                                        line++, column = 1;
+                                else
+                                        column++;
+                        return parse_fail("%s: not valid JSON at line %u, column %u (near '%.12s')",
+                                          input_file ? input_file : "--input", line, column,
+                                          end && *end ? end : "the end");
+                }
         }
         r = sandbox_limits_check(&a->limits, &error);
         if (r < 0)
@@ -409,6 +425,22 @@ static int cancel_fd_new(void) {
         return fd < 0 ? -errno : fd;
 }
 
+/* What 'skill lint' calls an error is not run, in either mode: the service would refuse it too,
+ * and a run must not record a skill without a name. Warnings do not stop a run. */
+static int run_lint_skill(const char *path, const LocalSkill *skill) {
+        _cleanup_(lint_report_freep) LintReport *report = lint_report_new();
+
+        if (!report || skill_lint(skill->skill, skill->source->dir_name, report) < 0)
+                return log_oom(), EXIT_RUN_FAILED;
+        if (report->n_errors == 0)
+                return 0;
+        for (size_t k = 0; k < report->n_diags; k++)
+                if (report->diags[k].severity == LINT_ERROR)
+                        lint_diag_print(stderr, "skillctl: ", path, &report->diags[k]);
+        return run_fail("%s: not run: the skill is invalid (%zu error%s; see 'skillctl skill lint %s')", path,
+                        report->n_errors, report->n_errors == 1 ? "" : "s", path);
+}
+
 int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_free_ char *error = NULL;
@@ -417,6 +449,9 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         r = local_skill_open(a->skill, &skill, &error);
         if (r < 0)
                 return run_fail("%s", error ?: strerror(-r));
+        r = run_lint_skill(a->skill, &skill);
+        if (r != 0)
+                return r;
         /* A command needs no entry point: the skill may have no script at all. */
         if (a->exec) {
                 *ret = skill;
@@ -536,9 +571,9 @@ static int run_embedded(const RunArgs *a) {
                 _cleanup_free_ char *text = NULL;
 
                 r = run_result_to_json(res, &j);
-                if (r < 0 || !(text = cJSON_Print(j)))
+                if (r < 0 || !(text = json_format(j)))
                         return log_oom(), EXIT_RUN_FAILED;
-                puts(text);
+                fputs(text, stdout);
         } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
                 run_summary_print(res, res->output_dir);
         if (res->store_error)
@@ -552,16 +587,70 @@ bool run_skill_is_installed_name(const char *skill) {
                skill_name_is_valid(skill);
 }
 
+/* SKILL as given: an existing path is used as it is; a bare name is looked up in the user's
+ * skill folders (skill-path.h), else left for the service's installed skills. Anything else
+ * that does not exist is an error here, before any service is asked. Sets *found to the folder
+ * found, or NULL. Returns 0, or the exit status after printing why. */
+static int resolve_skill(RunArgs *a, char **found) {
+        int r;
+
+        if (access(a->skill, F_OK) >= 0)
+                return 0;
+        if (errno != ENOENT)
+                return run_fail("%s: %m", a->skill);
+        if (!run_skill_is_installed_name(a->skill))
+                return run_fail("%s: no such file or directory (expected a skill folder, a .skill file, "
+                                "or the name of a skill: see 'skillctl skill list')", a->skill);
+        r = skill_path_find(a->skill, found);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return run_fail("%s: cannot search the skill folders: %s", a->skill, strerror(-r));
+        log_debug("Skill %s found in the user's skill folders: %s", a->skill, *found);
+        a->skill = *found;
+        return 0;
+}
+
+/* Whether a skilld service is installed here (its bus activation file is): only then is running
+ * embedded worth a notice, since the caller may have expected the service. */
+static bool service_installed(void) {
+        return access(DBUS_SYSTEM_SERVICE_DIR "/io.skilld.Skilld1.service", F_OK) >= 0;
+}
+
+/* $SKILLCTL_MODE: local (always embedded, as --local), system (as --system) or auto (the
+ * default: the service when one answers). The options win over it. */
+static int apply_mode(RunArgs *a) {
+        const char *mode = getenv("SKILLCTL_MODE");
+
+        if (isempty(mode) || streq(mode, "auto") || a->local || a->system)
+                return 0;
+        if (streq(mode, "local"))
+                a->local = !arg_host;
+        else if (streq(mode, "system"))
+                a->system = true;
+        else
+                return run_fail("$SKILLCTL_MODE=%s: expected local, system or auto", mode);
+        return 0;
+}
+
 static int run_or_exec(int argc, char *argv[], bool exec) {
         _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT, .exec = exec };
         _cleanup_(client_freep) Client *client = NULL;
-        _cleanup_free_ char *reason = NULL;
+        _cleanup_free_ char *reason = NULL, *found = NULL;
         int r;
 
         /* < 0: bad arguments (already reported), 0: --help, > 0: run. */
         r = parse_args(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? EXIT_RUN_FAILED : 0;
+        r = apply_mode(&a);
+        if (r != 0)
+                return r;
+        if (!arg_host) {
+                r = resolve_skill(&a, &found);
+                if (r != 0)
+                        return r;
+        }
 
         /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
         if (a.local || (a.session && !a.system && !arg_host))
@@ -581,10 +670,11 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
                 return run_fail("no skilld service answered, and %s forbids running embedded: %s",
                                 a.system ? "--system" : "-H", strna(reason));
         if (run_skill_is_installed_name(a.skill))
-                return run_fail("%s: no such file or directory, and no skilld service answered to run "
-                                "an installed skill of that name", a.skill);
-        if (!a.quiet)
-                (void) fputs("skillctl: no skilld service answered, running embedded\n", stderr);
+                return run_fail("%s: no skill of that name in your skill folders (see 'skillctl skill "
+                                "list'), and no skilld service answered to run an installed one", a.skill);
+        if (!a.quiet && !a.json && service_installed())
+                (void) fputs("skillctl: the skilld service is installed but did not answer, running embedded "
+                             "(--local or SKILLCTL_MODE=local to always do so)\n", stderr);
         return run_embedded(&a);
 }
 

@@ -12,6 +12,18 @@ void local_skill_done(LocalSkill *s) {
         s->archive_fd = safe_close(s->archive_fd);
 }
 
+/* Whether DIR/NAME exists as a regular file, not following a symlink at NAME. */
+static int access_nofollow_at(const char *dir, const char *name) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return S_ISREG(st.st_mode) ? 0 : -EBADFD;
+}
+
 int local_skill_open(const char *path, LocalSkill *ret, char **error) {
         LoaderLimits limits = LOADER_LIMITS_DEFAULT;
         _cleanup_(skill_source_freep) SkillSource *source = NULL;
@@ -24,16 +36,30 @@ int local_skill_open(const char *path, LocalSkill *ret, char **error) {
                 return error_setf(error, -errno, "%s: %m", path);
 
         if (S_ISREG(st.st_mode)) {
-                /* The archive the loader checks is the very file the service gets. */
-                /* The very file stat() saw, or a clear error if it was swapped for a FIFO. */
+                _cleanup_free_ char *why = NULL;
+
+                /* The archive the loader checks is the very file the service gets; the very
+                 * file stat() saw, or a clear error if it was swapped for a FIFO. */
                 fd = open_regular_at(AT_FDCWD, path, O_RDONLY);
                 if (fd < 0)
                         return error_setf(error, fd, "%s: cannot open: %s", path, open_regular_strerror(fd));
-                r = skill_source_open_fd(fd, path, &limits, &source, error);
-        } else
+                r = skill_source_open_fd(fd, path, &limits, &source, &why);
+                if (r == -EPROTONOSUPPORT)
+                        return error_setf(error, r, "%s: %s; expected a skill folder (holding SKILL.md) or a "
+                                          ".skill file (a zip archive)", path, strna(why));
+                if (r < 0)
+                        return error_setf(error, r, "%s: %s", path, strna(why));
+        } else if (S_ISDIR(st.st_mode)) {
+                /* Said before the tree is walked, which would stop at the first odd file inside. */
+                if (access_nofollow_at(path, "SKILL.md") < 0 && access_nofollow_at(path, "skill.md") < 0)
+                        return error_setf(error, -ENOENT, "%s: a folder without SKILL.md; a skill is a folder "
+                                          "with SKILL.md at its top, or a .skill file", path);
                 r = skill_source_open(path, &limits, &source, error);
-        if (r < 0)
-                return r;
+                if (r < 0)
+                        return r;
+        } else
+                return error_setf(error, -EBADFD, "%s: not a regular file or a folder (a FIFO, socket or "
+                                  "device); expected a skill folder or a .skill file", path);
 
         r = skill_load_at(source->dir_fd, &skill, error);
         if (r < 0)

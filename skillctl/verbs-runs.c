@@ -250,8 +250,9 @@ static int parse_simple(int argc, char *argv[], const char *usage, const char *t
 int verb_list(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
-                { "all",  no_argument, NULL, 'a' },
-                { "json", no_argument, NULL, 'j' },
+                { "all",   no_argument, NULL, 'a' },
+                { "json",  no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, 'q' },
                 {}
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -260,18 +261,22 @@ int verb_list(int argc, char *argv[]) {
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
         const char *id, *path, *skill, *script, *state, *status;
-        bool all = false, json = false;
+        bool all = false, json = false, quiet = false;
         uint64_t created, ended;
         uint32_t owner;
         int32_t exit_code;
         int ch, r;
 
-        while ((ch = getopt_long(argc, argv, "ha", options, NULL)) >= 0)
+        while ((ch = getopt_long(argc, argv, "haq", options, NULL)) >= 0)
                 switch (ch) {
                 case 'h':
-                        printf("Usage: skillctl list [--all] [--json]\n\n"
-                               "List your runs, oldest first (--all: everyone's, as an administrator).\n");
+                        printf("Usage: skillctl list [--all] [--json|--quiet]\n\n"
+                               "List your runs, oldest first (--all: everyone's, as an administrator).\n"
+                               "--quiet prints only their ids, one a line (for scripts and completions).\n");
                         return 0;
+                case 'q':
+                        quiet = true;
+                        break;
                 case 'a':
                         all = true;
                         break;
@@ -302,9 +307,16 @@ int verb_list(int argc, char *argv[]) {
         r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
                                                   &state, &status, &exit_code, &created, &ended)) > 0) {
-                _cleanup_free_ char *user = owner_name(owner), *st = NULL;
+                _cleanup_free_ char *user = NULL, *st = NULL;
                 char ts[FORMAT_TIMESTAMP_MAX];
-                cJSON *o = cJSON_CreateObject();
+                cJSON *o;
+
+                if (quiet && !json) {
+                        printf("%s\n", id);
+                        continue;
+                }
+                user = owner_name(owner);
+                o = cJSON_CreateObject();
 
                 if (!o || !cJSON_AddItemToArray(arr, o) || !user)
                         return log_oom(), EXIT_FAILURE;
@@ -337,21 +349,41 @@ int verb_list(int argc, char *argv[]) {
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the run list: %m"), EXIT_FAILURE;
+        if (quiet && !json)
+                return EXIT_SUCCESS;
 
         return listing_print(t, arr, json, "run", "listed");
 }
 
+/* The API's keys of Limits and Usage as people say them; a key not listed shows as it is. */
+static const char *named_label(const char *name) {
+        static const char *const labels[][2] = {
+                { "memory", "memory" },          { "tasks", "tasks" },
+                { "cpu", "CPU" },                { "timeout", "time" },
+                { "output", "output" },          { "tmpfs", "temporary files" },
+                { "wall-usec", "wall time" },    { "cpu-user-usec", "CPU user" },
+                { "cpu-system-usec", "CPU system" }, { "memory-peak", "peak memory" },
+                { "tasks-peak", "peak tasks" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(labels); i++)
+                if (streq(name, labels[i][0]))
+                        return labels[i][1];
+        return name;
+}
+
 static char *format_named(const NamedValue *v) {
         char buf[FORMAT_BYTES_MAX + FORMAT_TIMESPAN_MAX];
+        const char *label = named_label(v->name);
 
         /* Units by name, as the API documents them: bytes, microseconds, percent, counts. */
         if (streq(v->name, "timeout") || endswith(v->name, "-usec"))
-                return strdup_printf("%s %s", v->name, format_timespan(buf, sizeof(buf), v->value));
+                return strdup_printf("%s %s", label, format_timespan(buf, sizeof(buf), v->value));
         if (streq(v->name, "cpu"))
-                return strdup_printf("%s %" PRIu64 "%%", v->name, v->value);
+                return strdup_printf("%s %" PRIu64 "%%", label, v->value);
         if (streq(v->name, "tasks") || streq(v->name, "tasks-peak"))
-                return strdup_printf("%s %" PRIu64, v->name, v->value);
-        return strdup_printf("%s %s", v->name, format_bytes(buf, sizeof(buf), v->value));
+                return strdup_printf("%s %" PRIu64, label, v->value);
+        return strdup_printf("%s %s", label, format_bytes(buf, sizeof(buf), v->value));
 }
 
 static void print_named(const char *label, const NamedValue *v, size_t n) {

@@ -11,12 +11,46 @@
 #include "log.h"
 #include "output.h"
 #include "skill-fd.h"
+#include "skill-path.h"
 #include "verbs.h"
+
+/* The skills of the user's skill folders (skill-path.h), after the service's, marked "user". A
+ * name the service also has is listed twice: 'run NAME' takes the user's. */
+static int add_user_skills(Table *t, cJSON *arr, bool quiet) {
+        SkillPathEntry *e = NULL;
+        size_t n = 0;
+        int r;
+
+        r = skill_path_list(&e, &n);
+        if (r < 0)
+                return log_error_errno(r, "Failed to list the user's skill folders: %m");
+        for (size_t i = 0; i < n; i++) {
+                cJSON *o;
+
+                if (quiet) {
+                        printf("%s\n", e[i].name);
+                        continue;
+                }
+                o = cJSON_CreateObject();
+                if (!o || !cJSON_AddItemToArray(arr, o) ||
+                    !cJSON_AddStringToObject(o, "name", e[i].name) ||
+                    !cJSON_AddStringToObject(o, "path", e[i].path) ||
+                    !cJSON_AddStringToObject(o, "origin", "user") ||
+                    table_add(t, e[i].name) < 0 || table_add(t, "user") < 0 || table_add(t, "-") < 0 ||
+                    table_add(t, e[i].path) < 0) {
+                        skill_path_entries_free(e, n);
+                        return log_oom();
+                }
+        }
+        skill_path_entries_free(e, n);
+        return 0;
+}
 
 int verb_skill_list(int argc, char *argv[]) {
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "json", no_argument, NULL, 'j' },
+                { "help",  no_argument, NULL, 'h' },
+                { "json",  no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, 'q' },
                 {}
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -24,42 +58,64 @@ int verb_skill_list(int argc, char *argv[]) {
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
+        _cleanup_free_ char *reason = NULL;
         const char *name, *description, *hash, *origin;
-        bool json = false;
+        bool json = false, quiet = false;
         int ch, r;
 
-        while ((ch = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((ch = getopt_long(argc, argv, "hq", options, NULL)) >= 0)
                 switch (ch) {
                 case 'h':
-                        printf("Usage: skillctl skill list [--json]\n\n"
-                               "List the skills installed on the host (vendor, admin and installed ones),\n"
-                               "which 'skillctl run NAME' runs by name.\n");
+                        printf("Usage: skillctl skill list [--json|--quiet]\n\n"
+                               "List the skills 'skillctl run NAME' runs by name: those of your skill folders\n"
+                               "(./.claude/skills, ./.agents/skills, $XDG_DATA_HOME/skills, ~/.claude/skills,\n"
+                               "~/.agents/skills, or $SKILLCTL_SKILLS_PATH) and those installed on the host\n"
+                               "(vendor, admin and installed ones, through the skilld service).\n"
+                               "--quiet prints only their names, one a line.\n");
                         return 0;
                 case 'j':
                         json = true;
+                        break;
+                case 'q':
+                        quiet = true;
                         break;
                 default:
                         return EXIT_USAGE;
                 }
         if (optind < argc)
                 return usage_error("skill list", "takes no arguments");
-
-        r = client_open_or_fail(&c);
-        if (r != 0)
-                return r;
-        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSkills", &e, &reply, NULL);
-        if (r < 0)
-                return client_exit_status(client_log_error("skill list", &e, r));
+        quiet = quiet && !json;
 
         t = table_new(4, "NAME", "ORIGIN", "HASH", "DESCRIPTION");
         arr = cJSON_CreateArray();
         if (!t || !arr)
                 return log_oom(), EXIT_FAILURE;
+        /* The service's skills when one answers, then the user's; without one, only the user's. */
+        r = client_open(&c, &reason);
+        if (r < 0 || (r == 0 && arg_host)) {
+                log_error("%s", reason ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (r == 0) {
+                log_debug("No skilld service, listing the user's skill folders only: %s", strna(reason));
+                if (add_user_skills(t, arr, quiet) < 0)
+                        return EXIT_FAILURE;
+                return quiet ? 0 : listing_print(t, arr, json, "skill", "found");
+        }
+        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSkills", &e, &reply, NULL);
+        if (r < 0)
+                return client_exit_status(client_log_error("skill list", &e, r));
+
         r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
         while (r >= 0 &&
                (r = sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
-                cJSON *o = cJSON_CreateObject();
+                cJSON *o;
 
+                if (quiet) {
+                        printf("%s\n", name);
+                        continue;
+                }
+                o = cJSON_CreateObject();
                 if (!o || !cJSON_AddItemToArray(arr, o) ||
                     !cJSON_AddStringToObject(o, "name", name) ||
                     !cJSON_AddStringToObject(o, "description", description) ||
@@ -72,8 +128,10 @@ int verb_skill_list(int argc, char *argv[]) {
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the skill list: %m"), EXIT_FAILURE;
+        if (add_user_skills(t, arr, quiet) < 0)
+                return EXIT_FAILURE;
 
-        return listing_print(t, arr, json, "skill", "installed");
+        return quiet ? 0 : listing_print(t, arr, json, "skill", "found");
 }
 
 int verb_skill_install(int argc, char *argv[]) {

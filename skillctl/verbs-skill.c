@@ -17,10 +17,9 @@
 #include "skill-deps.h"
 #include "parse-util.h"
 #include "skill-limits.h"
+#include "output.h"
 #include "skill.h"
 #include "verbs.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
 /* A skill opened for inspection: the validated tree and its parsed SKILL.md. */
 typedef struct Inspected {
@@ -44,12 +43,7 @@ static bool errno_is_io(int r) {
 }
 
 static int print_json(cJSON *j) {
-        _cleanup_free_ char *s = cJSON_Print(j);
-
-        if (!s)
-                return log_oom();
-        puts(s);
-        return 0;
+        return json_print(j) < 0 ? log_oom() : 0;
 }
 
 /* Opens and parses a skill. On failure prints "skillctl: PATH: why" and returns the exit status
@@ -111,22 +105,23 @@ static int inspect_and_lint(const char *path, Inspected *i, LintReport **ret_rep
         return 0;
 }
 
-static void print_diag(const char *path, const LintDiag *d) {
+void lint_diag_print(FILE *f, const char *prefix, const char *path, const LintDiag *d) {
         _cleanup_free_ char *msg = cescape(d->message);
 
+        fputs(prefix, f);
         /* "." stands for the skill as a whole (say, an archive the loader refused). */
         if (streq(d->file, "."))
-                printf("%s", path);
+                fprintf(f, "%s", path);
         else
-                printf("%s/%s", path, d->file);
+                fprintf(f, "%s/%s", path, d->file);
         if (d->line > 0)
-                printf(":%u", d->line);
-        printf(": %s: ", lint_severity_to_string(d->severity));
+                fprintf(f, ":%u", d->line);
+        fprintf(f, ": %s: ", lint_severity_to_string(d->severity));
         if (d->key) {
                 _cleanup_free_ char *key = cescape(d->key);
-                printf("%s: ", key ?: d->key);
+                fprintf(f, "%s: ", key ?: d->key);
         }
-        printf("%s\n", msg ?: d->message);
+        fprintf(f, "%s\n", msg ?: d->message);
 }
 
 static cJSON *diag_to_json(const LintDiag *d) {
@@ -208,7 +203,7 @@ static int skill_lint_main(int argc, char *argv[]) {
                         return EXIT_USAGE;
         } else {
                 for (size_t k = 0; k < report->n_diags; k++)
-                        print_diag(path, &report->diags[k]);
+                        lint_diag_print(stdout, "", path, &report->diags[k]);
                 printf("%s: %s (%zu error%s, %zu warning%s%s)\n", path, valid ? "valid" : "invalid",
                        report->n_errors, report->n_errors == 1 ? "" : "s",
                        report->n_warnings, report->n_warnings == 1 ? "" : "s",
@@ -450,7 +445,7 @@ static int skill_package_main(int argc, char *argv[]) {
         if (r == EXIT_USAGE)
                 return r;
         for (size_t k = 0; k < report->n_diags; k++)
-                print_diag(path, &report->diags[k]);
+                lint_diag_print(stdout, "", path, &report->diags[k]);
         if (report->n_errors > 0) {
                 fprintf(stderr, "skillctl: %s: refusing to package an invalid skill (%zu error%s)\n", path,
                         report->n_errors, report->n_errors == 1 ? "" : "s");
@@ -508,13 +503,14 @@ int verb_skill(int argc, char *argv[]) {
                 { "list",    verb_skill_list },
                 { "install", verb_skill_install },
                 { "remove",  verb_skill_remove },
+                { "init",    skill_init_main },
         };
 
         if (argc < 2)
                 return usage_error("skill",
-                                   "missing subcommand (lint, show, package, list, install, remove)");
+                                   "missing subcommand (lint, show, package, list, install, remove, init)");
         if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
-                printf("Usage: skillctl skill {lint|show|package|list|install|remove} ...\n");
+                printf("Usage: skillctl skill {lint|show|package|list|install|remove|init} ...\n");
                 return 0;
         }
         return dispatch_verb(subverbs, ELEMENTSOF(subverbs), argc - 1, argv + 1, "skill subcommand");

@@ -96,7 +96,8 @@ int inspect_tree(int dir_fd, const char *dir_name, const char *script, InspectFl
         if (r < 0)
                 return refuse(ret, -EBADMSG, error);
         if (flags & INSPECT_ENTRY) {
-                r = skill_resolve_entry(s, dir_fd, script, &entry, &error);
+                /* In the API's words: its callers have no --script. */
+                r = skill_resolve_entry_named(s, dir_fd, script, "the script argument", &entry, &error);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

@@ -1085,6 +1085,12 @@ static int setup_store(Manager *m) {
                 log_notice("Results store: %u runs, %u left unfinished by an earlier instance (now "
                            "interrupted), %u finished ones settled, %u unreadable ones quarantined.",
                            stats.loaded, stats.interrupted, stats.repaired, stats.quarantined);
+        if (stats.migrated > 0)
+                log_info("Results store: %u runs brought up to record format %u.", stats.migrated,
+                         STORE_FORMAT_VERSION);
+        if (stats.newer > 0)
+                log_warning("Results store: %u runs of a record format newer than %u (a later skilld's) "
+                            "left as they are and not loaded.", stats.newer, STORE_FORMAT_VERSION);
         report_settled(m, now);
         if (m->policy) {
                 r = store_gc(m->store, &m->policy->retention, 0, NULL);

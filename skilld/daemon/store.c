@@ -258,6 +258,7 @@ static int write_state(int run_fd, const StoreRun *run) {
 
         j = cJSON_CreateObject();
         if (!j ||
+            !cJSON_AddNumberToObject(j, "format_version", STORE_FORMAT_VERSION) ||
             !cJSON_AddStringToObject(j, "state", run_state_to_string(run->state)) ||
             !cJSON_AddNumberToObject(j, "started_usec", (double) run->started_usec) ||
             !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
@@ -405,6 +406,7 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
 
         j = cJSON_CreateObject();
         if (!j ||
+            !cJSON_AddNumberToObject(j, "format_version", STORE_FORMAT_VERSION) ||
             !cJSON_AddStringToObject(j, "id", run->id) ||
             !cJSON_AddNumberToObject(j, "owner", (double) run->owner) ||
             !(skill = cJSON_AddObjectToObject(j, "skill")) ||
@@ -739,13 +741,34 @@ static int remove_temporaries(int run_fd, unsigned *n) {
 }
 
 /* Reads one record and settles it. -EBADMSG: corrupted, to be quarantined. */
+/* Brings a record of format *version up to STORE_FORMAT_VERSION in memory, one step at a time;
+ * the caller writes the files. Each step is the whole difference between two formats. */
+static int migrate_record(cJSON *request, uint64_t *version) {
+        cJSON *v;
+
+        if (*version == 0) {
+                /* 0 -> 1: the keys stayed; only the number is new (state.json gets it from
+                 * write_state()). */
+                *version = 1;
+        }
+        if (*version != STORE_FORMAT_VERSION)
+                return -EBADMSG;        /* a format with no step up from it */
+
+        v = cJSON_CreateNumber(STORE_FORMAT_VERSION);
+        if (!v)
+                return -ENOMEM;
+        cJSON_DeleteItemFromObjectCaseSensitive(request, "format_version");
+        cJSON_AddItemToObject(request, "format_version", v);
+        return 0;
+}
+
 static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stats, StoreRun **ret) {
         _cleanup_(cJSON_Deletep) cJSON *request = NULL, *state = NULL, *result = NULL;
         _cleanup_(store_run_freep) StoreRun *run = NULL;
         _cleanup_free_ char *state_name = NULL, *request_id = NULL;
         _cleanup_close_ int fd = -EBADF;
         const cJSON *skill;
-        uint64_t owner;
+        uint64_t owner, version, state_version = STORE_FORMAT_VERSION;
         bool dirty = false;
         struct stat st;
         int r;
@@ -774,9 +797,13 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
             json_get_str(skill, "name", false, &run->skill_name) < 0 ||
             json_get_str(skill, "hash", false, &run->skill_hash) < 0 ||
             json_get_str(request, "script", false, &run->script) < 0 ||
-            json_get_u64(request, "created_usec", false, &run->created_usec) < 0)
+            json_get_u64(request, "created_usec", false, &run->created_usec) < 0 ||
+            json_get_u64(request, "format_version", true, &version) < 0)
                 return -EBADMSG;
         run->owner = (uid_t) owner;
+        /* A later skilld's record: not ours to read or rewrite (nor to quarantine). */
+        if (version > STORE_FORMAT_VERSION)
+                return -EPROTONOSUPPORT;
 
         /* state.json: where it got to. Absent only if written by a tool other than us. */
         r = read_json_object(fd, "state.json", STATE_MAX, &state);
@@ -787,6 +814,7 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
                 return r;
         else {
                 if (json_get_str(state, "state", false, &state_name) < 0 ||
+                    json_get_u64(state, "format_version", true, &state_version) < 0 ||
                     json_get_u64(state, "started_usec", true, &run->started_usec) < 0 ||
                     json_get_u64(state, "finished_usec", true, &run->finished_usec) < 0 ||
                     json_get_str(state, "reason", true, &run->reason) < 0)
@@ -794,6 +822,23 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
                 run->state = run_state_from_string(state_name);
                 if (run->state < 0)
                         return -EBADMSG;
+                if (state_version > STORE_FORMAT_VERSION)
+                        return -EPROTONOSUPPORT;
+                dirty = dirty || state_version < STORE_FORMAT_VERSION;
+        }
+
+        /* An older record: migrated in memory now, its files rewritten below (request.json here,
+         * state.json with the other repairs). A crash in between leaves a record that loads and
+         * migrates again. */
+        if (version < STORE_FORMAT_VERSION) {
+                r = migrate_record(request, &version);
+                if (r < 0)
+                        return r;
+                r = json_write_at(fd, "request.json", request);
+                if (r < 0)
+                        return r;
+                stats->migrated++;
+                dirty = true;
         }
 
         /* result.json: the only proof that the run finished. */
@@ -887,6 +932,10 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                 if (q == -ENOMEM) {
                         r = q;
                         break;
+                }
+                if (q == -EPROTONOSUPPORT) {
+                        stats.newer++;
+                        continue;
                 }
                 if (q < 0) {
                         /* An I/O error: the record may be fine; leave it for the next start. */

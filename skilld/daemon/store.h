@@ -15,6 +15,10 @@
  * running means the service died under it, and the run becomes interrupted. Temporary files of
  * interrupted writes are deleted; a record that cannot be read is quarantined, never fatal.
  *
+ * request.json and state.json carry "format_version" (STORE_FORMAT_VERSION). store_load() brings
+ * older records up to it, step by step, rewriting their files atomically; a record of a newer
+ * format (written by a later skilld, before a downgrade) is left as it is and not loaded.
+ *
  * Everything is root-only (directories 0700, files 0600): owners read their runs through the
  * service, which checks ownership and passes file descriptors. Nothing here knows about D-Bus. */
 #pragma once
@@ -29,6 +33,10 @@
 #endif
 
 #define STORE_DEFAULT_ROOT LOCALSTATEDIR "/lib/skilld"
+/* The format of the records written now. 0 is that of skilld before formats were numbered (the
+ * same keys, no "format_version"); 1 numbers them. A change of format raises this and adds a step
+ * to the migration in store.c. */
+#define STORE_FORMAT_VERSION 1
 /* A run id is a 128-bit random id in lowercase hex, the form sd_id128_to_string() gives. */
 #define STORE_RUN_ID_LEN 32
 #define STORE_REQUEST_MAX (1024U * 1024U)
@@ -87,6 +95,8 @@ typedef struct StoreLoadStats {
         unsigned repaired;      /* result written, state.json not yet updated */
         unsigned quarantined;
         unsigned leftovers;     /* temporary files and half-created or half-removed records */
+        unsigned migrated;      /* records of an older format, brought up to STORE_FORMAT_VERSION */
+        unsigned newer;         /* records of a newer format, left alone and not loaded */
 } StoreLoadStats;
 
 typedef struct Store Store;

@@ -26,6 +26,7 @@
 #include "fileio.h"
 #include "loader.h"
 #include "json-exact.h"
+#include "json-format.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -1417,15 +1418,11 @@ static void run_store(SandboxRun *run) {
 
         r = run_result_to_json(res, &json);
         if (r >= 0) {
-                text = cJSON_Print(json);
+                text = json_format(json);
                 r = text ? 0 : -ENOMEM;
         }
-        if (r >= 0) {
-                char *nl = strdup_printf("%s\n", text);
-
-                r = nl ? write_file_atomic_at(run->dest_fd, "result.json", nl, strlen(nl), 0644) : -ENOMEM;
-                free(nl);
-        }
+        if (r >= 0)
+                r = write_file_atomic_at(run->dest_fd, "result.json", text, strlen(text), 0644);
         if (r < 0)
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
 }

@@ -450,7 +450,7 @@ int skill_list_scripts(int dir_fd, char ***ret) {
         return 0;
 }
 
-static int entry_not_found(int dir_fd, char **error) {
+static int entry_not_found(int dir_fd, const char *override_name, char **error) {
         _cleanup_strv_free_ char **all = NULL;
         _cleanup_free_ char *listing = NULL;
         size_t n, len = 0;
@@ -492,15 +492,20 @@ static int entry_not_found(int dir_fd, char **error) {
         if (n > SCRIPTS_LISTED_MAX)
                 return error_setf(error, -ENOENT,
                                   "no entry point found among %zu scripts (%s, and %zu more); "
-                                  "choose one with --script or entry_point", n, listing,
-                                  n - SCRIPTS_LISTED_MAX);
+                                  "choose one with %s or entry_point", n, listing,
+                                  n - SCRIPTS_LISTED_MAX, override_name);
         return error_setf(error, -ENOENT,
                           "no entry point found among the scripts %s; "
-                          "choose one with --script or entry_point", listing);
+                          "choose one with %s or entry_point", listing, override_name);
 }
 
 int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override, SkillEntry *ret,
                         char **error) {
+        return skill_resolve_entry_named(s, dir_fd, script_override, "--script", ret, error);
+}
+
+int skill_resolve_entry_named(const Skill *s, int dir_fd, const char *script_override,
+                              const char *override_name, SkillEntry *ret, char **error) {
         _cleanup_strv_free_ char **direct = NULL;
         int r;
 
@@ -508,7 +513,7 @@ int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override,
                 return -EINVAL;
 
         if (script_override)
-                return entry_explicit(dir_fd, script_override, "--script", ret, error);
+                return entry_explicit(dir_fd, script_override, override_name, ret, error);
         if (s && s->entry_point)
                 return entry_explicit(dir_fd, s->entry_point, "entry_point", ret, error);
 
@@ -532,5 +537,5 @@ int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override,
         if (strv_length(direct) == 1)
                 return entry_open(dir_fd, direct[0], NULL, "only script in scripts/", ret, error);
 
-        return entry_not_found(dir_fd, error);
+        return entry_not_found(dir_fd, override_name, error);
 }

@@ -38,6 +38,10 @@ void skill_entry_done(SkillEntry *e);
  * ret is untouched on failure. */
 int skill_resolve_entry(const Skill *s, int dir_fd, const char *script_override, SkillEntry *ret,
                         char **error);
+/* The same, with messages (and ret->how) naming the override as override_name, a static string:
+ * skillctl's "--script", the D-Bus API's "the script argument". */
+int skill_resolve_entry_named(const Skill *s, int dir_fd, const char *script_override,
+                              const char *override_name, SkillEntry *ret, char **error);
 
 /* Interpreter from the extension (.py python3, .js/.mjs/.cjs node, .sh bash), else from the
  * shebang line of the file (env and its options are looked through), else INTERPRETER_NONE.

@@ -9,7 +9,7 @@ set -u
 SKILLCTL=${SKILLCTL:?}
 SRC=${SKILLD_SOURCE_ROOT:?}
 EXAMPLES=$SRC/examples/skills
-CORPUS=$SRC/tests/compat/skill
+CORPUS=$SRC/tests/compat/compat-corpus
 
 if [ "$(id -u)" != 0 ]; then
         echo "1..0 # SKIP running skills needs root here"

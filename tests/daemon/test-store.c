@@ -1,8 +1,9 @@
 /* Tests for skilld/daemon/store: records appear whole and root-only, a service killed at any point
  * leaves runs that the next start settles (interrupted unless a complete result exists), temporary
  * files of interrupted writes and corrupted records do not stop the store, retention removes the
- * right runs and never an active one, a full disk refuses instead of storing half a result, and
- * artifacts are opened without following anything a sandbox could have planted. */
+ * right runs and never an active one, a full disk refuses instead of storing half a result,
+ * artifacts are opened without following anything a sandbox could have planted, and records carry
+ * their format: an old one (fixtures/store-format-0) is migrated, a newer one left alone. */
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -376,6 +377,103 @@ START_TEST(test_corrupted_records_quarantined) {
 }
 END_TEST
 
+/* Copies the fixture folder FIXTURE/runs/ID (tests/daemon/fixtures/) into the store's runs/. */
+static void put_fixture(const char *fixture, const char *id) {
+        static const char *const files[] = { "request.json", "state.json", "result.json", "stdout.log",
+                                             "stderr.log" };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *src = strdup_printf("tests/daemon/fixtures/%s/runs/%s/%s", fixture, id,
+                                                         files[i]),
+                                    *path = test_source_path(src), *text = NULL,
+                                    *rel = strdup_printf("runs/%s/%s", id, files[i]);
+                int r = read_full_file_at(AT_FDCWD, path, 1 << 20, true, &text, NULL);
+
+                if (r == -ENOENT)
+                        continue;
+                ck_assert_int_eq(r, 0);
+                put(rel, text);
+        }
+}
+
+START_TEST(test_format_0_migrated) {
+        static const char *const id = "5a1e0c0ffee0000000000000000000a1";
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *request = NULL, *state = NULL, *result = NULL;
+        StoreLoadStats stats;
+        const StoreRun *run;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        put_fixture("store-format-0", id);
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 1);
+        ck_assert_uint_eq(stats.migrated, 1);
+        ck_assert_uint_eq(stats.quarantined, 0);
+        ck_assert_uint_eq(stats.interrupted, 0);
+        run = store_get_run(s, id);
+        ck_assert_ptr_nonnull(run);
+        ck_assert_int_eq(run->state, RUN_FINISHED);
+        ck_assert_uint_eq(run->owner, 1000);
+        ck_assert_str_eq(run->skill_name, "make-artifacts");
+        ck_assert_str_eq(run->script, "scripts/main.py");
+        ck_assert_str_eq(run->status, "succeeded");
+        ck_assert_int_eq(run->exit_code, 0);
+        ck_assert_uint_eq(run->created_usec, 1764000000000000ULL);
+        ck_assert_uint_eq(run->finished_usec, 1764000001200000ULL);
+
+        /* On disk: both files carry the current format, with everything they held. */
+        request = read_in_root("runs/5a1e0c0ffee0000000000000000000a1/request.json");
+        state = read_in_root("runs/5a1e0c0ffee0000000000000000000a1/state.json");
+        ck_assert_ptr_nonnull(strstr(request, "\"format_version\":1"));
+        ck_assert_ptr_nonnull(strstr(request, "\"request\":{\"args\":[],\"limits\":{\"memory\":268435456}}"));
+        ck_assert_ptr_nonnull(strstr(state, "\"format_version\":1"));
+        result = read_in_root("runs/5a1e0c0ffee0000000000000000000a1/result.json");
+        ck_assert_ptr_nonnull(strstr(result, "\"output\":{\"rows\":1}"));
+
+        /* Once is enough: the next start finds nothing to migrate. */
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 1);
+        ck_assert_uint_eq(stats.migrated, 0);
+}
+END_TEST
+
+START_TEST(test_newer_format_left_alone) {
+        static const char *const id = "5a1e0c0ffee0000000000000000000b2";
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        StoreLoadStats stats;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        create(s, 1, 1000, 10 * SEC);
+        put_fixture("store-format-99", id);
+        before = read_in_root("runs/5a1e0c0ffee0000000000000000000b2/request.json");
+
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 1);
+        ck_assert_uint_eq(stats.newer, 1);
+        ck_assert_uint_eq(stats.quarantined, 0);
+        ck_assert_uint_eq(stats.interrupted, 1);        /* run 1, queued when the store closed */
+        ck_assert_ptr_null(store_get_run(s, id));
+        after = read_in_root("runs/5a1e0c0ffee0000000000000000000b2/request.json");
+        ck_assert_str_eq(before, after);
+        ck_assert(!exists("quarantine/5a1e0c0ffee0000000000000000000b2"));
+}
+END_TEST
+
+START_TEST(test_records_carry_format) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *request = NULL, *state = NULL;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        create(s, 7, 1000, 10 * SEC);
+        request = read_in_root("runs/00000000000000000000000000000007/request.json");
+        state = read_in_root("runs/00000000000000000000000000000007/state.json");
+        ck_assert_ptr_nonnull(strstr(request, "\"format_version\":1,"));
+        ck_assert_ptr_nonnull(strstr(state, "\"format_version\":1,"));
+}
+END_TEST
+
 static StoreRun *finished_run(Store *s, unsigned n, uid_t owner, uint64_t end) {
         _cleanup_free_ char *error = NULL;
         StoreRun *run = create(s, n, owner, end - 5 * SEC);
@@ -670,6 +768,9 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_logs);
         tcase_add_test(tc, test_artifacts);
         tcase_add_test(tc, test_names);
+        tcase_add_test(tc, test_records_carry_format);
+        tcase_add_test(tc, test_format_0_migrated);
+        tcase_add_test(tc, test_newer_format_left_alone);
         suite_add_tcase(s, tc);
         return s;
 }

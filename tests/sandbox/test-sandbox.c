@@ -299,7 +299,7 @@ START_TEST(test_output_exact) {
                                                    NULL), 0);
                 ck_assert_ptr_nonnull(strstr(result_json, "12345678901234567890"));
                 ck_assert_ptr_nonnull(strstr(result_json, "9007199254740993"));
-                ck_assert_ptr_nonnull(strstr(result_json, "\"f\":\t1.0"));
+                ck_assert_ptr_nonnull(strstr(result_json, "\"f\": 1.0"));
         }
 }
 END_TEST

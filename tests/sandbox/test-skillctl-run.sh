@@ -59,7 +59,11 @@ check "make-artifacts report copied" grep -q '^# Stock' "$T/ma/files/report/summ
 check "artifact hash matches the file" \
         test "$(json_get "$T/ma/result.json" '["artifacts"][2]["sha256"]')" = \
         "$(sha256sum "$T/ma/files/table.csv" | cut -d' ' -f1)"
-check "summary line names the artifacts" grep -q 'succeeded, exit 0, .* 3 artifacts in' "$T/err"
+check "result.json is indented with two spaces" grep -q '^  "status": "succeeded",$' "$T/ma/result.json"
+check "result.json has no tab" test "$(grep -c "$(printf '\t')" "$T/ma/result.json")" = 0
+check "result.json ends with a newline" test "$(tail -c 1 "$T/ma/result.json" | od -An -c | tr -d ' ')" = '\n'
+# Two files; the folder report/ holding one of them is not an artifact.
+check "summary line counts the artifacts, not their folders" grep -q 'succeeded, exit 0, .* 2 artifacts in' "$T/err"
 
 # node-greet reads stdin; the input comes from a file, and from our stdin.
 echo '{"names": ["Ada"]}' >"$T/in.json"

@@ -192,6 +192,19 @@ START_TEST(test_not_found_lists_scripts) {
         e2 = entry_fail(NULL, many.fd, NULL, -ENOENT);
         ck_assert_str_eq(e2, "no entry point found among the scripts scripts/a.py, scripts/b.sh, tool.js; "
                              "choose one with --script or entry_point");
+        {
+                /* The service's callers have no flags: the D-Bus API's words, never skillctl's. */
+                _cleanup_(skill_entry_done) SkillEntry e = {};
+                _cleanup_free_ char *msg = NULL, *msg2 = NULL;
+
+                ck_assert_int_eq(skill_resolve_entry_named(NULL, many.fd, NULL, "the script argument", &e, &msg),
+                                 -ENOENT);
+                ck_assert_str_eq(msg, "no entry point found among the scripts scripts/a.py, scripts/b.sh, "
+                                      "tool.js; choose one with the script argument or entry_point");
+                ck_assert_int_eq(skill_resolve_entry_named(NULL, many.fd, "nope.py", "the script argument", &e,
+                                                           &msg2), -ENOENT);
+                ck_assert_str_eq(msg2, "the script argument nope.py: no such file in the skill");
+        }
 
         for (unsigned i = 0; i < 25; i++) {
                 _cleanup_free_ char *p = strdup_printf("scripts/s%02u.py", i);

@@ -75,6 +75,8 @@ DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address")
 export DBUS_SYSTEM_BUS_ADDRESS
 # Never the host's /run/skilld/bus: a socket that does not exist, until the socket tests.
 export SKILLD_BUS_ADDRESS=unix:path=$T/no-such-socket
+# No skill folders of the user running the tests: only the fake service's skills.
+export SKILLCTL_SKILLS_PATH=
 
 echo hello >"$T/in.txt"
 
@@ -83,7 +85,8 @@ sc run --system "$EXAMPLES/shell-report"
 check "--system without a service exits 125" test "$(rc)" = 125
 check "--system says why" has "no skilld service answered, and --system forbids running embedded" err
 sc run "$EXAMPLES/shell-report"
-check "no service: falls back, saying so" grep -qx "skillctl: no skilld service answered, running embedded" "$T/err"
+# No skilld installed here (no activation file): the fallback is the normal case, said nothing of.
+check "no service installed: falls back silently" not has "running embedded" err
 # Whether the embedded run succeeds is the sandbox suite's business (test-skillctl-run.sh).
 sc run shell-report
 check "no service: an installed skill cannot run" test "$(rc)" = 125
@@ -133,6 +136,10 @@ check "--json: no output pipes" reported "input=$"
 sc run "$EXAMPLES/shell-report" --output-dir "$T/od"
 check "--output-dir: result.json" python3 -c "import json; assert json.load(open('$T/od/result.json'))['status'] == 'succeeded'"
 check "--output-dir: stdout.log" grep -q "fake output" "$T/od/stdout.log"
+check "--output-dir: result.json laid out as embedded (two spaces, final newline)" \
+        grep -q '^  "status": "succeeded",$' "$T/od/result.json"
+check "--output-dir: result.json ends with a newline" test "$(tail -c 1 "$T/od/result.json" | od -An -c | tr -d ' ')" = '\n'
+
 
 sc run shell-report
 check "an installed skill runs by name" reported "skill=shell-report installed"
@@ -167,6 +174,21 @@ sc list
 check "list: exit 0" test "$(rc)" = 0
 check "list: own runs" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa shell-report" out
 check "list: not someone else's" not has "cccccccccccccccccccccccccccccccc" out
+sc list --quiet
+check "list --quiet: the runs' ids" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa$" out
+check "list --quiet: ids only, one a line" not grep -qv '^[0-9a-f]\{32\}$' "$T/out"
+# The completions ask exactly this for run ids: bash and fish, against the (fake) service.
+comp_words() {
+        bash -c 'source "$1"; COMP_WORDS=(skillctl status ""); COMP_CWORD=2; _skillctl skillctl "" status
+                 printf "%s\n" "${COMPREPLY[@]}"' bash "$SKILLD_SOURCE_ROOT/completions/skillctl.bash" >"$T/out"
+}
+PATH="$(dirname "$SKILLCTL"):$PATH" comp_words
+check "bash completes run ids from the service" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa$" out
+if command -v fish >/dev/null; then
+        PATH="$(dirname "$SKILLCTL"):$PATH" fish --no-config -c \
+                "source '$SKILLD_SOURCE_ROOT/completions/skillctl.fish'; complete -C'skillctl logs '" >"$T/out"
+        check "fish completes run ids from the service" has "^aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" out
+fi
 sc list --json
 check "list --json parses" json_ok
 check "list --json: state of the first" test "$(json_get '[0]["state"]')" = finished
@@ -176,6 +198,8 @@ check "list --all denied: says not authorized" has "skillctl: list --all: not au
 
 sc status aaaa
 check "status by prefix" has "State: finished (succeeded, exit 0)" out
+check "status: limits in words, not API keys" has "Limits: memory 512.0M, time 1min 0s$" out
+check "status: usage in words, not API keys" has "Usage: wall time 0.42s, peak memory 3.0M$" out
 sc status --json aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 check "status --json parses" test "$(json_get '["limits"]["memory"]')" = 536870912
 sc status cccccccccccccccccccccccccccccccc
@@ -262,6 +286,9 @@ sc skill list
 check "skill list" has "^shell-report vendor" out
 sc skill list --json
 check "skill list --json parses" test "$(json_get '[0]["origin"]')" = vendor
+sc skill list --quiet
+check "skill list --quiet: names only" has "^shell-report$" out
+check "skill list --quiet: nothing else" not has " " out
 sc skill install "$EXAMPLES/shell-report"
 check "install over an existing skill: exit 1" test "$(rc)" = 1
 check "install over an existing skill: says --replace" has "installed already (--replace replaces it)" err

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# The per-run overlay: the project as `meson install --destdir` lays it out, the rig's own files
+# The per-run overlay: the project as `meson install --destdir` lays it out (or, with
+# SKILLD_VM_INSTALL=deb, its Debian packages for the VM to install at boot), the rig's own files
 # (rootfs/: units, users, polkit rules, the runner), the in-VM tests (tests.d/) and the build's
 # meson tests of the suites that must run on the real system. Packed as a second, small cpio
 # archive that the kernel unpacks over the cached base. Sourced by run-vm.sh.
@@ -12,6 +13,12 @@ VM_TIMEOUT_MULTIPLIER=${SKILLD_VM_TIMEOUT_MULTIPLIER:-4}
 # /tmp, which the VM's tmpfiles.d empties at boot.
 VM_SOURCE_ROOT=/srv/skilld-vm/source
 VM_BUILD_ROOT=/srv/skilld-vm/build
+# How the project gets into the image: meson (`meson install --destdir` into the overlay) or deb
+# (the packages tests/package/build-deb.sh builds, installed by `apt-get install ./*.deb` in
+# the VM before the tests, as an admin would: see test-main and tests.d/12-debian-package.sh).
+VM_INSTALL=${SKILLD_VM_INSTALL:-meson}
+# Where the packages wait in the image (test-main installs them from there).
+VM_DEB_DIR=/usr/lib/skilld-vm/debs
 
 # The build directory `meson install` stages the project from: $1 itself when its prefix is /usr,
 # as a package's is, else a second build of the same source with --prefix=/usr and $1's build
@@ -84,7 +91,7 @@ vm_stage_trees() {
             vm_copy_list "$src" "$stage$VM_SOURCE_ROOT"
     fi
     (cd "$build" && find . \( -name '*.p' -o -name 'meson-*' -o -path ./tests/vm/work \
-        -o -path ./tests/vm/last -o -path ./tests/vm/prefix-usr \) -prune -o \( -type f -o -type l \) \
+        -o -path ./tests/vm/last -o -path ./tests/vm/prefix-usr -o -path ./package \) -prune -o \( -type f -o -type l \) \
         ! -name '.ninja_*' ! -name build.ninja ! -name compile_commands.json -print0) |
         vm_copy_list "$build" "$stage$VM_BUILD_ROOT"
 }
@@ -154,6 +161,30 @@ vm_pack_overlay() {
         cpio --create --format=newc --quiet --owner=0:0) | gzip -1 >"$out"
 }
 
+# SKILLD_VM_INSTALL=deb: builds the packages of source tree $1 into build directory $2
+# (BUILD/package/), puts them in the stage $3 for test-main to install, and replaces the file list
+# the tests check (written from meson's install list by meson-stage.py) with the packages' own,
+# and the prefix with the packages' (/usr).
+vm_stage_debs() {
+    local src=$1 build=$2 stage=$3 lib_dir="$3/usr/lib/skilld-vm" deb
+
+    "$VM_DIR/../package/build-deb.sh" "$src" "$build" >"$VM_WORK/package.log" 2>&1 || {
+        cat "$VM_WORK/package.log" >&2
+        vm_die "building the Debian packages failed (tests/package/build-deb.sh)"
+    }
+    mkdir -p "$stage$VM_DEB_DIR"
+    : >"$lib_dir/installed.list"
+    for deb in "$build"/package/*.deb; do
+        [[ "$(basename "$deb")" == *-dbgsym_* ]] && continue
+        cp "$deb" "$stage$VM_DEB_DIR/"
+        # Files and symlinks, not directories; the packaging's own files (doc, lintian) aside.
+        dpkg-deb --fsys-tarfile "$deb" | tar -tvf - | awk '$1 !~ /^d/ { print $6 }' |
+            sed 's,^\.,,' | grep -v '^/usr/share/doc/\|^/usr/share/lintian/' >>"$lib_dir/installed.list"
+    done
+    sort -o "$lib_dir/installed.list" "$lib_dir/installed.list"
+    sed -i 's,^SKILLD_PREFIX=.*,SKILLD_PREFIX=/usr,' "$lib_dir/project.env"
+}
+
 # Builds $VM_WORK/overlay.cpio.gz for build directory $1.
 vm_build_overlay() {
     local build=$1 stage="$VM_WORK/overlay" lib_dir tests_dir src n_meson start install_build
@@ -167,7 +198,12 @@ vm_build_overlay() {
         vm_die "building $build failed"
     }
 
-    install_build=$(vm_install_build "$build")
+    case $VM_INSTALL in
+    meson) install_build=$(vm_install_build "$build") ;;
+    # Only for meson-stage.py's version and paths; vm_stage_debs replaces what comes from it.
+    deb) install_build=$build ;;
+    *) vm_die "SKILLD_VM_INSTALL must be meson or deb, not '$VM_INSTALL'" ;;
+    esac
 
     rm -rf "$stage"
     lib_dir="$stage/usr/lib/skilld-vm"
@@ -188,15 +224,19 @@ vm_build_overlay() {
     vm_stage_trees "$src" "$build" "$stage"
     chmod -R u+w,go-w,a+rX "$stage"
 
-    meson install -C "$install_build" --no-rebuild --destdir "$stage" --quiet \
-        >"$VM_WORK/install.log" 2>&1 || {
-        cat "$VM_WORK/install.log" >&2
-        vm_die "meson install --destdir failed"
-    }
+    if [[ $VM_INSTALL == deb ]]; then
+        vm_stage_debs "$src" "$build" "$stage"
+    else
+        meson install -C "$install_build" --no-rebuild --destdir "$stage" --quiet \
+            >"$VM_WORK/install.log" 2>&1 || {
+            cat "$VM_WORK/install.log" >&2
+            vm_die "meson install --destdir failed"
+        }
+    fi
 
     vm_check_libraries "$stage"
     vm_pack_overlay "$stage" "$VM_WORK/overlay.cpio.gz"
-    vm_log "overlay: project installed, $(find "$tests_dir" -type f | wc -l) in-VM tests" \
+    vm_log "overlay: project $([[ $VM_INSTALL == deb ]] && echo "packaged (installed at boot)" || echo installed), $(find "$tests_dir" -type f | wc -l) in-VM tests" \
         "($n_meson from meson suites '$VM_MESON_SUITES'), packed in $(vm_since "$start") s" \
         "($(du -h "$VM_WORK/overlay.cpio.gz" | cut -f1))"
 }
