@@ -227,7 +227,7 @@ static cJSON *run_answer(McpRun *run, char *text) {
                 fprintf(f, ", exit code %d", (int) exit_code->valuedouble);
         if (cJSON_IsNumber(wall))
                 fprintf(f, ", %.2f s", wall->valuedouble / 1e6);
-        fputs(".\n", f);
+        (void) fputs(".\n", f);
         if (error)
                 fprintf(f, "Error: %s\n", error);
         if (raw_output && output_size > MCP_TEXT_OUTPUT_MAX)
