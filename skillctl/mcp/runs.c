@@ -336,7 +336,7 @@ static int write_new_file(int dir_fd, const char *name, const char *data, size_t
 /* Checks run_skill's arguments and writes its inputs into dir_fd; the child's command line goes
  * into *argv. Returns 0, or 1 with *ret a tool error. */
 static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, int dir_fd,
-                   const char *dir, char ***argv, cJSON **ret) {
+                   char ***argv, cJSON **ret) {
         const cJSON *script = cJSON_GetObjectItemCaseSensitive(args, "script");
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(args, "args");
         const cJSON *input = cJSON_GetObjectItemCaseSensitive(args, "input");
@@ -537,7 +537,7 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 mcp_run_free(run);
                 return r;
         }
-        r = prepare(s, m, args, k, dir_fd, run->dir, &argv, ret);
+        r = prepare(s, m, args, k, dir_fd, &argv, ret);
         if (r != 0) {
                 mcp_run_free(run);
                 return r < 0 ? r : 0;
