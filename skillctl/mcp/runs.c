@@ -398,7 +398,7 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                 if (mkdirat(dir_fd, "in", 0700) < 0)
                         return -errno;
                 cJSON_ArrayForEach(f, files) {
-                        _cleanup_free_ char *error = NULL, *data = NULL, *spec = NULL, *path = NULL;
+                        _cleanup_free_ char *error = NULL, *data = NULL, *spec = NULL;
                         _cleanup_close_ int in_fd = -EBADF;
                         size_t size;
 
