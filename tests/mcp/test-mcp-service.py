@@ -7,7 +7,7 @@
 #   test-mcp-service.py SKILLCTL SKILLD SKILLS-DIR
 #   test-mcp-service.py --system-bus SKILLCTL SKILLS-DIR
 #
-# With --system-bus (the VM suite, tests/vm/tests.d/63-skillctl-mcp.sh), the service is the
+# With --system-bus (the VM suite, tests/vm/tests.d/78-skillctl-mcp.sh), the service is the
 # installed one on the system bus, activated by D-Bus, asking polkit, running in systemd scopes,
 # and the caller installed svc-only (a copy of exact-output) on it beforehand.
 import json
