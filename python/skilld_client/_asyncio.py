@@ -155,14 +155,7 @@ class AsyncClient:
             skill_fd, name = await loop.run_in_executor(None, c.open_skill, skill)
             if skill_fd is not None:
                 to_close.append(skill_fd)
-            file_fds = c.open_files(files)
-            to_close += list(file_fds.values())
-            writers = [None, None]
-            for i, sink in enumerate(sinks):
-                if sink:
-                    r, writers[i] = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-                    to_close.append(writers[i])
-                    readers.append((r, sink))
+            file_fds, writers, readers = c.run_fds(files, sinks, to_close, nonblocking=True)
             options = c.run_options(limits, timeout, env, file_fds, network, writers[0], writers[1])
 
             bus.watches.append(watch)

@@ -136,14 +136,8 @@ class Client:
             skill_fd, name = c.open_skill(skill)
             if skill_fd is not None:
                 to_close.append(skill_fd)
-            file_fds = c.open_files(files)
-            to_close += list(file_fds.values())
-            writers = [None, None]
-            for i, sink in enumerate(sinks):
-                if sink:
-                    reader, writers[i] = os.pipe2(os.O_CLOEXEC)
-                    to_close.append(writers[i])
-                    pumps.append(_Pump(reader, sink))
+            file_fds, writers, readers = c.run_fds(files, sinks, to_close)
+            pumps = [_Pump(fd, sink) for fd, sink in readers]
             options = c.run_options(limits, timeout, env, file_fds, network, writers[0], writers[1])
 
             queue = deque()

@@ -231,6 +231,21 @@ def open_files(files: Optional[Dict[str, Any]]) -> Dict[str, int]:
     return fds
 
 
+def run_fds(files: Optional[Dict[str, Any]], sinks, to_close: List[int], nonblocking: bool = False):
+    """The input files' fds and a pipe per output sink. What the service gets a copy of goes to
+    to_close (to close once Run() returned); returns the files' fds, the pipes' write ends
+    (stdout, stderr; None without a sink) and [(read end, sink)], which the caller owns."""
+    file_fds = open_files(files)
+    to_close += list(file_fds.values())
+    writers, readers = [None, None], []
+    for i, sink in enumerate(sinks):
+        if sink:
+            r, writers[i] = os.pipe2(os.O_CLOEXEC | (os.O_NONBLOCK if nonblocking else 0))
+            to_close.append(writers[i])
+            readers.append((r, sink))
+    return file_fds, writers, readers
+
+
 def run_options(limits: Optional[Dict[str, int]], timeout: Optional[float], env: Optional[Dict[str, str]],
                 files: Dict[str, int], network: bool, stdout_fd: Optional[int],
                 stderr_fd: Optional[int]) -> Dict[str, tuple]:
