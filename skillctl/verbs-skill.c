@@ -459,13 +459,14 @@ int verb_skill(int argc, char *argv[]) {
                 { "list",    verb_skill_list },
                 { "install", verb_skill_install },
                 { "remove",  verb_skill_remove },
+                { "tools",   verb_skill_tools },
         };
 
         if (argc < 2)
                 return usage_error("skill",
-                                   "missing subcommand (lint, show, package, list, install, remove)");
+                                   "missing subcommand (lint, show, package, list, install, remove, tools)");
         if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
-                printf("Usage: skillctl skill {lint|show|package|list|install|remove} ...\n");
+                printf("Usage: skillctl skill {lint|show|package|list|install|remove|tools} ...\n");
                 return 0;
         }
         return dispatch_verb(subverbs, ELEMENTSOF(subverbs), argc - 1, argv + 1, "skill subcommand");

@@ -31,6 +31,9 @@ int verb_skill_list(int argc, char *argv[]);
 int verb_skill_install(int argc, char *argv[]);
 int verb_skill_remove(int argc, char *argv[]);
 
+/* Tool definitions of skills for model APIs (tools/verb-tools.c). */
+int verb_skill_tools(int argc, char *argv[]);
+
 /* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
 int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);
 

@@ -262,6 +262,8 @@ sc skill list
 check "skill list" has "^shell-report vendor" out
 sc skill list --json
 check "skill list --json parses" test "$(json_get '[0]["origin"]')" = vendor
+sc skill tools --format anthropic
+check "skill tools: the installed skills" test "$(json_get '[0]["name"]')" = shell-report
 sc skill install "$EXAMPLES/shell-report"
 check "install over an existing skill: exit 1" test "$(rc)" = 1
 check "install over an existing skill: says --replace" has "installed already (--replace replaces it)" err
