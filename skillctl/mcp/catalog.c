@@ -45,8 +45,8 @@ const McpSkill *mcp_catalog_find(const McpCatalog *c, const char *name) {
 }
 
 static int catalog_add(McpCatalog *c, const char *name, const char *description, const char *dir,
-                       const char *source) {
-        McpSkill *l, k = {};
+                       const char *source, bool installed) {
+        McpSkill *l, k = { .installed = installed };
 
         if (!skill_name_is_valid(name) || mcp_catalog_find(c, name))
                 return 0;
@@ -81,7 +81,7 @@ static int catalog_add_folder(McpCatalog *c, int dir_fd, const char *path, const
                 log_debug("Not offering %s: its SKILL.md names no valid skill", path);
                 return 0;
         }
-        return catalog_add(c, skill->name, skill->description, path, source);
+        return catalog_add(c, skill->name, skill->description, path, source, false);
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -131,10 +131,28 @@ static int catalog_add_dir(McpCatalog *c, const char *dir) {
         return 0;
 }
 
+/* Where the files of an installed skill can be read: the administrator's and the packages' folders
+ * are world-readable, the service's own (installed through it) is not. Only on this host, and
+ * only a folder that still is that skill (the service lists what it found a moment ago). */
+static const char *installed_folder(const char *origin, const char *name, char buf[static PATH_MAX]) {
+        const char *base = streq(origin, "admin") ? SYSCONFDIR "/skilld/skills" :
+                           streq(origin, "vendor") ? PKGDATADIR "/skills" : NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(skill_freep) Skill *skill = NULL;
+
+        if (!base || arg_host || snprintf(buf, PATH_MAX, "%s/%s", base, name) >= PATH_MAX)
+                return NULL;
+        fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || skill_load_at(fd, &skill, NULL) < 0 || !streq_ptr(skill->name, name))
+                return NULL;
+        return buf;
+}
+
 static int catalog_add_installed(McpServer *s, McpCatalog *c) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *name, *description, *hash, *origin;
+        char folder[PATH_MAX];
         int r;
 
         if (!s->client)
@@ -155,7 +173,7 @@ static int catalog_add_installed(McpServer *s, McpCatalog *c) {
                 source = strdup_printf("service:%s", origin);
                 if (!source)
                         return -ENOMEM;
-                r = catalog_add(c, name, description, NULL, source);
+                r = catalog_add(c, name, description, installed_folder(origin, name, folder), source, true);
         }
         return r < 0 ? r : 0;
 }
@@ -188,7 +206,7 @@ static int open_skill_dir(const McpSkill *k, char **error) {
 
         if (!k->dir)
                 return error_setf(error, -ENOENT,
-                                  "%s is installed on the skilld service; its files are not readable here", k->name);
+                                  "%s is installed on the skilld service, which keeps its files to itself", k->name);
         fd = open(k->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return error_setf(error, -errno, "%s: %m", k->dir);

@@ -30,12 +30,13 @@
 typedef struct McpServer McpServer;
 typedef struct McpRun McpRun;
 
-/* One skill offered: a folder here, or one the service has installed (dir NULL). */
+/* One skill offered: a folder here, or one the service has installed. */
 typedef struct McpSkill {
         char *name;
         char *description;
-        char *dir;                      /* absolute folder, NULL for an installed skill */
+        char *dir;                      /* absolute folder; NULL where its files are not readable */
         char *source;                   /* the folder searched, or "service:ORIGIN" */
+        bool installed;                 /* the service's: runs by name (io.skilld.run) */
 } McpSkill;
 
 typedef struct McpCatalog {

@@ -451,9 +451,10 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                 ARG(value);
         }
 
-        /* A folder by its path; an installed skill by its name, which nothing in our cwd (the
-         * run's folder, whose entries hold dots or are not skill names) can shadow. */
-        ARG(k->dir ?: k->name);
+        /* An installed skill by its name (the service runs its own copy, io.skilld.run), which
+         * nothing in our cwd (the run's folder, whose entries are not skill names) can shadow; a
+         * folder by its path. */
+        ARG(k->installed ? k->name : k->dir);
         ARG("--");
         if (list) {
                 if (!cJSON_IsArray(list))

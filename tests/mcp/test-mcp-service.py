@@ -9,7 +9,9 @@
 #
 # With --system-bus (the VM suite, tests/vm/tests.d/78-skillctl-mcp.sh), the service is the
 # installed one on the system bus, activated by D-Bus, asking polkit, running in systemd scopes,
-# and the caller installed svc-only (a copy of exact-output) on it beforehand.
+# and the caller installed svc-only (a copy of exact-output) on it beforehand, and put
+# vendor-echo (a copy of echo-input) in the packages' folder of installed skills, which anyone
+# may read: its files are offered as a folder skill's are, and it still runs by name.
 import json
 import os
 import shutil
@@ -105,6 +107,22 @@ with tempfile.TemporaryDirectory() as tmp:
         check(skills.get('svc-only', {}).get('source') == 'service:installed' and
               skills['svc-only']['files_readable'] is False, 'the installed skill is listed, from the service')
         check(skills.get('sleeper', {}).get('files_readable') is True, 'the folder skills too')
+
+        if SYSTEM_BUS:
+            v = skills.get('vendor-echo', {})
+            check(v.get('source') == 'service:vendor' and v.get('files_readable') is True,
+                  'a vendor skill is listed with readable files: %s' % v)
+            res = s.tool(20, 'read_skill', {'skill': 'vendor-echo'})
+            check(res and 'Input: any JSON object' in (res['structuredContent']['body'] or ''),
+                  'read_skill of a vendor skill gives its body')
+            _, m = s.call(json.dumps({'jsonrpc': '2.0', 'id': 21, 'method': 'skills/get',
+                                      'params': {'uri': 'skill://vendor-echo/SKILL.md'}}))
+            check(m and m.get('result', {}).get('skill', {}).get('frontmatter', {}).get('name') == 'vendor-echo',
+                  'skills/get of a vendor skill')
+            res = s.tool(22, 'run_skill', {'skill': 'vendor-echo', 'input': {'n': 1}})
+            sc = res and res.get('structuredContent')
+            check(sc and sc['status'] == 'succeeded' and sc['output'] == {'input': {'n': 1}, 'file': ''},
+                  'a vendor skill runs through the service, by name')
 
         res = s.tool(3, 'read_skill', {'skill': 'svc-only'})
         check(res and res['structuredContent']['body'] is None and not res['isError'],
