@@ -398,7 +398,7 @@ static int parse_args(int argc, char *argv[], McpServer *s) {
 int verb_mcp(int argc, char *argv[]) {
         _cleanup_(server_done) McpServer s = {};
         _cleanup_free_ char *reason = NULL;
-        const char *tmp = getenv("XDG_RUNTIME_DIR");
+        const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
         _cleanup_free_ char *template = NULL;
         sigset_t mask;
         int r;
@@ -435,7 +435,6 @@ int verb_mcp(int argc, char *argv[]) {
 
         /* Inputs and outputs of runs, private to us, removed when we go: in our runtime folder,
          * or /tmp where there is none (or it is another user's, inherited through su). */
-        const char *bases[] = { tmp, "/tmp" };
         for (size_t i = 0; i < ELEMENTSOF(bases) && !s.work_dir; i++) {
                 if (isempty(bases[i]))
                         continue;
