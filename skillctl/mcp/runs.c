@@ -252,14 +252,12 @@ static cJSON *run_answer(McpRun *run, char *text) {
         cJSON_ArrayForEach(a, artifacts) {
                 const char *path = json_str(a, "path"), *type = json_str(a, "type");
                 const cJSON *sz = cJSON_GetObjectItemCaseSensitive(a, "size");
-                _cleanup_free_ char *uri = NULL, *enc = NULL;
+                _cleanup_free_ char *uri = NULL;
                 cJSON *l;
 
                 if (!path || !streq_ptr(type, "file"))
                         continue;
-                /* skill://-style encoding of the path, under our own scheme. */
-                enc = mcp_skill_uri(run_id, path);
-                uri = enc ? strdup_printf("skilld-run://%s", enc + strlen("skill://")) : NULL;
+                uri = mcp_resource_uri("skilld-run", run_id, path);
                 l = cJSON_CreateObject();
                 if (!uri || !l || !cJSON_AddItemToArray(content, l) ||
                     !cJSON_AddStringToObject(l, "type", "resource_link") || !cJSON_AddStringToObject(l, "uri", uri) ||
