@@ -24,6 +24,8 @@
 #define MCP_SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 /* How often a run with a progress token reports that it still goes. */
 #define MCP_HEARTBEAT_USEC (1ULL * 1000 * 1000)
+/* Runs going at once for one client: each is a sandbox (or a slot of the service's). */
+#define MCP_RUNS_MAX 16U
 /* Ended runs whose artifacts stay readable; the oldest go first. */
 #define MCP_KEPT_RUNS_MAX 64U
 /* What resources/read hands out in one piece. */

@@ -503,8 +503,17 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
         _cleanup_close_ int dir_fd = -EBADF;
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(m->params, "_meta");
         const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+        unsigned n_going = 0;
         McpRun *run;
         int r;
+
+        for (McpRun *i = s->runs; i; i = i->next)
+                n_going++;
+        if (n_going >= MCP_RUNS_MAX) {
+                *ret = mcp_tool_error("%u runs are going, the most this server runs at once: wait for one to "
+                                      "end, or cancel one.", n_going);
+                return *ret ? 0 : -ENOMEM;
+        }
 
         run = calloc(1, sizeof(McpRun));
         if (!run)
