@@ -4,7 +4,7 @@
 
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is how completions fill it
 __skillctl_verbs="run exec session list status logs result artifacts cancel wait rm runs mcp skill"
-__skillctl_skill_verbs="lint show package list install remove init"
+__skillctl_skill_verbs="lint show package list install remove init tools"
 
 # Run ids and skill names ask the service; a host without one answers nothing, quickly.
 __skillctl_run_ids() {
@@ -60,6 +60,9 @@ _skillctl() {
         return ;;
     --lang)
         COMPREPLY=($(compgen -W "py js sh" -- "$cur"))
+        return ;;
+    --format)
+        COMPREPLY=($(compgen -W "openai openai-responses anthropic mcp" -- "$cur"))
         return ;;
     --input-file | --file | --get)
         COMPREPLY=($(compgen -f -- "$cur"))
@@ -151,6 +154,9 @@ _skillctl() {
             opts="-h --help"
             args=$(__skillctl_skill_names) ;;
         init) opts="-h --help --lang" ;;
+        tools)
+            opts="-h --help --format"
+            COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.skill' -- "$cur")) ;;
         esac ;;
     esac
 

@@ -3,7 +3,7 @@
 # Installed to fish's vendor_completions.d.
 
 set -l verbs run exec session list status logs result artifacts cancel wait rm runs mcp skill
-set -l skill_verbs lint show package list install remove init
+set -l skill_verbs lint show package list install remove init tools
 set -l id_verbs status logs result artifacts cancel wait rm
 
 function __skillctl_run_ids
@@ -111,6 +111,9 @@ complete -c skillctl -n '__skillctl_skill_sub package' -s o -l output -r -F -d '
 complete -c skillctl -n '__skillctl_skill_sub install' -l replace -d 'Replace one of that name'
 complete -c skillctl -n '__skillctl_skill_sub remove' -a '(__skillctl_skill_names)' -d 'Skill'
 complete -c skillctl -n '__skillctl_skill_sub init' -l lang -x -a 'py js sh' -d 'Script language'
+complete -c skillctl -n '__skillctl_skill_sub' -a tools -d 'Print tool definitions for model APIs'
+complete -c skillctl -n '__skillctl_skill_sub tools' -l format -x -a 'openai openai-responses anthropic mcp' -d 'Format'
+complete -c skillctl -n '__skillctl_skill_sub tools' -a '(__fish_complete_directories) (__fish_complete_suffix .skill)'
 
 # runs prune
 complete -c skillctl -n '__fish_seen_subcommand_from runs; and not __fish_seen_subcommand_from prune' -a prune -d 'Remove old run folders from ./skill-out'

@@ -504,13 +504,14 @@ int verb_skill(int argc, char *argv[]) {
                 { "install", verb_skill_install },
                 { "remove",  verb_skill_remove },
                 { "init",    skill_init_main },
+                { "tools",   verb_skill_tools },
         };
 
         if (argc < 2)
                 return usage_error("skill",
-                                   "missing subcommand (lint, show, package, list, install, remove, init)");
+                                   "missing subcommand (lint, show, package, list, install, remove, init, tools)");
         if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
-                printf("Usage: skillctl skill {lint|show|package|list|install|remove|init} ...\n");
+                printf("Usage: skillctl skill {lint|show|package|list|install|remove|init|tools} ...\n");
                 return 0;
         }
         return dispatch_verb(subverbs, ELEMENTSOF(subverbs), argc - 1, argv + 1, "skill subcommand");

@@ -47,6 +47,9 @@ int skill_init_main(int argc, char *argv[]);
 struct LintDiag;
 void lint_diag_print(FILE *f, const char *prefix, const char *path, const struct LintDiag *d);
 
+/* Tool definitions of skills for model APIs (tools/verb-tools.c). */
+int verb_skill_tools(int argc, char *argv[]);
+
 /* Runs the verb named by argv[0], resetting getopt so the verb parses its own options. */
 int dispatch_verb(const Verb *verbs, size_t n, int argc, char *argv[], const char *what);
 

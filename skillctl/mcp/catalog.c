@@ -45,8 +45,8 @@ const McpSkill *mcp_catalog_find(const McpCatalog *c, const char *name) {
 }
 
 static int catalog_add(McpCatalog *c, const char *name, const char *description, const char *dir,
-                       const char *source) {
-        McpSkill *l, k = {};
+                       const char *source, bool installed) {
+        McpSkill *l, k = { .installed = installed };
 
         if (!skill_name_is_valid(name) || mcp_catalog_find(c, name))
                 return 0;
@@ -81,7 +81,7 @@ static int catalog_add_folder(McpCatalog *c, int dir_fd, const char *path, const
                 log_debug("Not offering %s: its SKILL.md names no valid skill", path);
                 return 0;
         }
-        return catalog_add(c, skill->name, skill->description, path, source);
+        return catalog_add(c, skill->name, skill->description, path, source, false);
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -131,10 +131,28 @@ static int catalog_add_dir(McpCatalog *c, const char *dir) {
         return 0;
 }
 
+/* Where the files of an installed skill can be read: the administrator's and the packages' folders
+ * are world-readable, the service's own (installed through it) is not. Only on this host, and
+ * only a folder that still is that skill (the service lists what it found a moment ago). */
+static const char *installed_folder(const char *origin, const char *name, char buf[static PATH_MAX]) {
+        const char *base = streq(origin, "admin") ? SYSCONFDIR "/skilld/skills" :
+                           streq(origin, "vendor") ? PKGDATADIR "/skills" : NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(skill_freep) Skill *skill = NULL;
+
+        if (!base || arg_host || snprintf(buf, PATH_MAX, "%s/%s", base, name) >= PATH_MAX)
+                return NULL;
+        fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || skill_load_at(fd, &skill, NULL) < 0 || !streq_ptr(skill->name, name))
+                return NULL;
+        return buf;
+}
+
 static int catalog_add_installed(McpServer *s, McpCatalog *c) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *name, *description, *hash, *origin;
+        char folder[PATH_MAX];
         int r;
 
         if (!s->client)
@@ -155,7 +173,7 @@ static int catalog_add_installed(McpServer *s, McpCatalog *c) {
                 source = strdup_printf("service:%s", origin);
                 if (!source)
                         return -ENOMEM;
-                r = catalog_add(c, name, description, NULL, source);
+                r = catalog_add(c, name, description, installed_folder(origin, name, folder), source, true);
         }
         return r < 0 ? r : 0;
 }
@@ -188,7 +206,7 @@ static int open_skill_dir(const McpSkill *k, char **error) {
 
         if (!k->dir)
                 return error_setf(error, -ENOENT,
-                                  "%s is installed on the skilld service; its files are not readable here", k->name);
+                                  "%s is installed on the skilld service, which keeps its files to itself", k->name);
         fd = open(k->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return error_setf(error, -errno, "%s: %m", k->dir);
@@ -355,145 +373,4 @@ cJSON *mcp_frontmatter_json(const Skill *k) {
                 }
         }
         return TAKE_PTR(o);
-}
-
-static bool uri_char_plain(unsigned char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               strchr("-._~/!$&'()*+,;=:@", c);
-}
-
-char *mcp_skill_uri(const char *name, const char *path) {
-        size_t n = strlen(path);
-        char *uri = malloc(strlen("skill://") + strlen(name) + 1 + 3 * n + 1), *p;
-
-        if (!uri)
-                return NULL;
-        p = stpcpy(stpcpy(stpcpy(uri, "skill://"), name), "/");
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = path[i];
-
-                if (c && uri_char_plain(c))
-                        *p++ = c;
-                else
-                        p += sprintf(p, "%%%02X", c);
-        }
-        *p = '\0';
-        return uri;
-}
-
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -EINVAL;
-}
-
-int mcp_uri_split(const char *uri, const char *scheme, char **ret_authority, char **ret_path) {
-        _cleanup_free_ char *authority = NULL, *path = NULL;
-        const char *p = startswith(uri, scheme), *slash;
-        char *o;
-
-        if (!p || !(p = startswith(p, "://")) || !(slash = strchr(p, '/')) || slash == p)
-                return -EINVAL;
-        authority = strndup(p, slash - p);
-        path = malloc(strlen(slash + 1) + 1);
-        if (!authority || !path)
-                return -ENOMEM;
-        o = path;
-        for (p = slash + 1; *p; p++) {
-                if (*p == '%') {
-                        int h = unhex(p[1]), l = h < 0 ? -EINVAL : unhex(p[2]);
-
-                        if (h < 0 || l < 0 || (h == 0 && l == 0))
-                                return -EINVAL;
-                        *o++ = (char) (h * 16 + l);
-                        p += 2;
-                } else if (*p == '?' || *p == '#')
-                        return -EINVAL;
-                else
-                        *o++ = *p;
-        }
-        *o = '\0';
-        *ret_authority = TAKE_PTR(authority);
-        *ret_path = TAKE_PTR(path);
-        return 0;
-}
-
-const char *mcp_mime_type(const char *path) {
-        static const struct {
-                const char *suffix, *type;
-        } table[] = {
-                { ".md", "text/markdown" },     { ".txt", "text/plain" },      { ".py", "text/x-python" },
-                { ".sh", "text/x-shellscript" }, { ".js", "text/javascript" }, { ".mjs", "text/javascript" },
-                { ".ts", "text/plain" },        { ".json", "application/json" }, { ".yaml", "application/yaml" },
-                { ".yml", "application/yaml" }, { ".csv", "text/csv" },        { ".html", "text/html" },
-                { ".xml", "application/xml" },  { ".png", "image/png" },       { ".jpg", "image/jpeg" },
-                { ".jpeg", "image/jpeg" },      { ".gif", "image/gif" },       { ".svg", "image/svg+xml" },
-                { ".pdf", "application/pdf" },  { ".zip", "application/zip" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (endswith(path, table[i].suffix))
-                        return table[i].type;
-        return "application/octet-stream";
-}
-
-bool mcp_is_text(const char *data, size_t size) {
-        return !memchr(data, '\0', size) && utf8_is_valid(data, size);
-}
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *mcp_base64_encode(const char *data, size_t size) {
-        const unsigned char *d = (const unsigned char *) data;
-        char *out = malloc((size + 2) / 3 * 4 + 1), *p = out;
-
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < size; i += 3) {
-                uint32_t v = (uint32_t) d[i] << 16 | (i + 1 < size ? (uint32_t) d[i + 1] << 8 : 0) |
-                             (i + 2 < size ? d[i + 2] : 0);
-
-                *p++ = b64[v >> 18 & 63];
-                *p++ = b64[v >> 12 & 63];
-                *p++ = i + 1 < size ? b64[v >> 6 & 63] : '=';
-                *p++ = i + 2 < size ? b64[v & 63] : '=';
-        }
-        *p = '\0';
-        return out;
-}
-
-int mcp_base64_decode(const char *text, char **ret, size_t *ret_size) {
-        size_t n = strlen(text), pad = 0, k = 0;
-        _cleanup_free_ char *out = NULL;
-        uint32_t v = 0;
-
-        if (n % 4 != 0)
-                return -EINVAL;
-        if (n > 0 && text[n - 1] == '=')
-                pad = n > 1 && text[n - 2] == '=' ? 2 : 1;
-        out = malloc(n / 4 * 3 + 1);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const char *c = i < n - pad ? strchr(b64, text[i]) : NULL;
-
-                if (i < n - pad && (!c || !text[i]))
-                        return -EINVAL;
-                v = v << 6 | (c ? (uint32_t) (c - b64) : 0);
-                if (i % 4 == 3) {
-                        out[k++] = (char) (v >> 16);
-                        out[k++] = (char) (v >> 8);
-                        out[k++] = (char) v;
-                        v = 0;
-                }
-        }
-        k -= pad;
-        out[k] = '\0';
-        *ret = TAKE_PTR(out);
-        *ret_size = k;
-        return 0;
 }

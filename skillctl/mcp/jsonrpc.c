@@ -132,23 +132,50 @@ const char *json_find_raw(const char *text, const char *path, size_t *ret_size) 
         return p;
 }
 
-bool json_depth_ok(const char *text, size_t size, unsigned max) {
+int json_check_text(const char *text, size_t size, unsigned max_depth) {
         const char *p = text, *end = text + size;
         unsigned depth = 0;
+        bool in_string = false;
 
-        while (p < end) {
-                if (*p == '"') {
-                        p = skip_string(p, end);
+        for (; p < end; p++) {
+                unsigned char c = *p;
+
+                if (in_string) {
+                        /* RFC 8259: no control character unescaped in a string. */
+                        if (c < 0x20)
+                                return -EBADMSG;
+                        if (c == '\\')
+                                p++;
+                        else if (c == '"')
+                                in_string = false;
                         continue;
                 }
-                if (*p == '{' || *p == '[') {
-                        if (++depth > max)
-                                return false;
-                } else if ((*p == '}' || *p == ']') && depth > 0)
-                        depth--;
-                p++;
+                switch (c) {
+                case '"':
+                        in_string = true;
+                        break;
+                case '{':
+                case '[':
+                        if (++depth > max_depth)
+                                return -E2BIG;
+                        break;
+                case '}':
+                case ']':
+                        if (depth > 0)
+                                depth--;
+                        break;
+                case ' ':
+                case '\t':
+                case '\n':
+                case '\r':
+                        break;
+                default:
+                        /* cJSON takes any control character for white space; JSON does not. */
+                        if (c < 0x20)
+                                return -EBADMSG;
+                }
         }
-        return true;
+        return 0;
 }
 
 int jsonrpc_error_setv(JsonRpcError *e, int code, const char *id, const char *fmt, va_list ap) {
@@ -181,15 +208,20 @@ static char *value_text(const char *text, const char *key, const cJSON *item) {
 int jsonrpc_decode(const char *line, size_t size, JsonRpcMessage *ret, JsonRpcError *ret_error) {
         _cleanup_(jsonrpc_message_done) JsonRpcMessage m = {};
         const cJSON *id, *version, *method, *params;
+        int r;
 
         if (memchr(line, '\0', size))
                 return fail(ret_error, JSONRPC_PARSE_ERROR, NULL, "Parse error: the message holds a NUL byte");
         if (!utf8_is_valid(line, size))
                 return fail(ret_error, JSONRPC_PARSE_ERROR, NULL, "Parse error: the message is not valid UTF-8");
-        /* Before cJSON, which recurses once per level. */
-        if (!json_depth_ok(line, size, JSONRPC_DEPTH_MAX))
+        /* Before cJSON, which recurses once per level and is lenient about control characters. */
+        r = json_check_text(line, size, JSONRPC_DEPTH_MAX);
+        if (r == -E2BIG)
                 return fail(ret_error, JSONRPC_INVALID_REQUEST, NULL,
                             "Invalid Request: the message nests deeper than %u levels", JSONRPC_DEPTH_MAX);
+        if (r < 0)
+                return fail(ret_error, JSONRPC_PARSE_ERROR, NULL,
+                            "Parse error: a control character where JSON allows none");
 
         m.text = strndup(line, size);
         if (!m.text)

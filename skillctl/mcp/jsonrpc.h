@@ -75,8 +75,9 @@ void line_reader_done(LineReader *r);
  * the value's start and length, or NULL. path is keys separated by '\n', walked down objects. */
 const char *json_find_raw(const char *text, const char *path, size_t *ret_size);
 
-/* Checks that text (valid JSON) nests no deeper than max. */
-bool json_depth_ok(const char *text, size_t size, unsigned max);
+/* What cJSON does not check: nesting no deeper than max_depth (-E2BIG), and no control character
+ * but JSON's white space outside strings and none inside (-EBADMSG). */
+int json_check_text(const char *text, size_t size, unsigned max_depth);
 
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT} and the error twin, as one line with its newline.
  * result is taken. */

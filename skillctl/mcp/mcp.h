@@ -3,6 +3,7 @@
  *   jsonrpc.c    framing and decoding of JSON-RPC lines, the exact JSON text of values
  *   server.c     the event loop, the MCP lifecycle (initialize, ping) and method dispatch
  *   catalog.c    which skills are offered: the skill folders and the service's installed ones
+ *   encode.c     resource URIs, base64, media types
  *   tools.c      the tools: list_skills, read_skill, run_skill
  *   runs.c       runs of run_skill: a child "skillctl run --json", progress, cancellation
  *   resources.c  resources/list, read: skill files as skill://NAME/PATH, artifacts of runs
@@ -16,12 +17,15 @@
 
 #include "bus-client.h"
 #include "jsonrpc.h"
+#include "mcp-encode.h"
 #include "skill.h"
 
 #define MCP_PROTOCOL_VERSION "2025-11-25"
 #define MCP_SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 /* How often a run with a progress token reports that it still goes. */
 #define MCP_HEARTBEAT_USEC (1ULL * 1000 * 1000)
+/* Runs going at once for one client: each is a sandbox (or a slot of the service's). */
+#define MCP_RUNS_MAX 16U
 /* Ended runs whose artifacts stay readable; the oldest go first. */
 #define MCP_KEPT_RUNS_MAX 64U
 /* What resources/read hands out in one piece. */
@@ -30,12 +34,13 @@
 typedef struct McpServer McpServer;
 typedef struct McpRun McpRun;
 
-/* One skill offered: a folder here, or one the service has installed (dir NULL). */
+/* One skill offered: a folder here, or one the service has installed. */
 typedef struct McpSkill {
         char *name;
         char *description;
-        char *dir;                      /* absolute folder, NULL for an installed skill */
+        char *dir;                      /* absolute folder; NULL where its files are not readable */
         char *source;                   /* the folder searched, or "service:ORIGIN" */
+        bool installed;                 /* the service's: runs by name (io.skilld.run) */
 } McpSkill;
 
 typedef struct McpCatalog {
@@ -63,16 +68,6 @@ int mcp_skill_load(const McpSkill *k, Skill **ret, char **error);
 cJSON *mcp_frontmatter_json(const Skill *k);
 /* Reads one file of a folder skill (no symlinks followed); -ENOENT, -EFBIG, -EINVAL. */
 int mcp_skill_read(const McpSkill *k, const char *path, char **ret, size_t *ret_size);
-
-/* "skill://NAME/PATH" with PATH percent-encoded where needed. */
-char *mcp_skill_uri(const char *name, const char *path);
-/* Splits a URI "SCHEME://AUTHORITY/PATH" of scheme into authority and the decoded path. */
-int mcp_uri_split(const char *uri, const char *scheme, char **ret_authority, char **ret_path);
-const char *mcp_mime_type(const char *path);
-/* Text for a resource's "text", or NULL when data must go as a base64 "blob". */
-bool mcp_is_text(const char *data, size_t size);
-char *mcp_base64_encode(const char *data, size_t size);
-int mcp_base64_decode(const char *text, char **ret, size_t *ret_size);
 
 typedef struct McpKept {
         char *run_id;

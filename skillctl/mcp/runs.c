@@ -227,7 +227,7 @@ static cJSON *run_answer(McpRun *run, char *text) {
                 fprintf(f, ", exit code %d", (int) exit_code->valuedouble);
         if (cJSON_IsNumber(wall))
                 fprintf(f, ", %.2f s", wall->valuedouble / 1e6);
-        fputs(".\n", f);
+        (void) fputs(".\n", f);
         if (error)
                 fprintf(f, "Error: %s\n", error);
         if (raw_output && output_size > MCP_TEXT_OUTPUT_MAX)
@@ -252,14 +252,12 @@ static cJSON *run_answer(McpRun *run, char *text) {
         cJSON_ArrayForEach(a, artifacts) {
                 const char *path = json_str(a, "path"), *type = json_str(a, "type");
                 const cJSON *sz = cJSON_GetObjectItemCaseSensitive(a, "size");
-                _cleanup_free_ char *uri = NULL, *enc = NULL;
+                _cleanup_free_ char *uri = NULL;
                 cJSON *l;
 
                 if (!path || !streq_ptr(type, "file"))
                         continue;
-                /* skill://-style encoding of the path, under our own scheme. */
-                enc = mcp_skill_uri(run_id, path);
-                uri = enc ? strdup_printf("skilld-run://%s", enc + strlen("skill://")) : NULL;
+                uri = mcp_resource_uri("skilld-run", run_id, path);
                 l = cJSON_CreateObject();
                 if (!uri || !l || !cJSON_AddItemToArray(content, l) ||
                     !cJSON_AddStringToObject(l, "type", "resource_link") || !cJSON_AddStringToObject(l, "uri", uri) ||
@@ -336,7 +334,7 @@ static int write_new_file(int dir_fd, const char *name, const char *data, size_t
 /* Checks run_skill's arguments and writes its inputs into dir_fd; the child's command line goes
  * into *argv. Returns 0, or 1 with *ret a tool error. */
 static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, int dir_fd,
-                   const char *dir, char ***argv, cJSON **ret) {
+                   char ***argv, cJSON **ret) {
         const cJSON *script = cJSON_GetObjectItemCaseSensitive(args, "script");
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(args, "args");
         const cJSON *input = cJSON_GetObjectItemCaseSensitive(args, "input");
@@ -398,7 +396,7 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                 if (mkdirat(dir_fd, "in", 0700) < 0)
                         return -errno;
                 cJSON_ArrayForEach(f, files) {
-                        _cleanup_free_ char *error = NULL, *data = NULL, *spec = NULL, *path = NULL;
+                        _cleanup_free_ char *error = NULL, *data = NULL, *spec = NULL;
                         _cleanup_close_ int in_fd = -EBADF;
                         size_t size;
 
@@ -451,9 +449,10 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                 ARG(value);
         }
 
-        /* A folder by its path; an installed skill by its name, which nothing in our cwd (the
-         * run's folder, whose entries hold dots or are not skill names) can shadow. */
-        ARG(k->dir ?: k->name);
+        /* An installed skill by its name (the service runs its own copy, io.skilld.run), which
+         * nothing in our cwd (the run's folder, whose entries are not skill names) can shadow; a
+         * folder by its path. */
+        ARG(k->installed ? k->name : k->dir);
         ARG("--");
         if (list) {
                 if (!cJSON_IsArray(list))
@@ -504,8 +503,17 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
         _cleanup_close_ int dir_fd = -EBADF;
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(m->params, "_meta");
         const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+        unsigned n_going = 0;
         McpRun *run;
         int r;
+
+        for (McpRun *i = s->runs; i; i = i->next)
+                n_going++;
+        if (n_going >= MCP_RUNS_MAX) {
+                *ret = mcp_tool_error("%u runs are going, the most this server runs at once: wait for one to "
+                                      "end, or cancel one.", n_going);
+                return *ret ? 0 : -ENOMEM;
+        }
 
         run = calloc(1, sizeof(McpRun));
         if (!run)
@@ -537,7 +545,7 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 mcp_run_free(run);
                 return r;
         }
-        r = prepare(s, m, args, k, dir_fd, run->dir, &argv, ret);
+        r = prepare(s, m, args, k, dir_fd, &argv, ret);
         if (r != 0) {
                 mcp_run_free(run);
                 return r < 0 ? r : 0;

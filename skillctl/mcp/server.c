@@ -398,7 +398,7 @@ static int parse_args(int argc, char *argv[], McpServer *s) {
 int verb_mcp(int argc, char *argv[]) {
         _cleanup_(server_done) McpServer s = {};
         _cleanup_free_ char *reason = NULL;
-        const char *tmp = getenv("XDG_RUNTIME_DIR");
+        const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
         _cleanup_free_ char *template = NULL;
         sigset_t mask;
         int r;
@@ -433,13 +433,20 @@ int verb_mcp(int argc, char *argv[]) {
         if (!s.self)
                 return log_error_errno(errno, "Failed to find our own executable: %m"), EXIT_FAILURE;
 
-        /* Inputs and outputs of runs, private to us, removed when we go. */
-        template = strdup_printf("%s/skillctl-mcp-XXXXXX", isempty(tmp) ? "/tmp" : tmp);
-        if (!template)
-                return log_oom(), EXIT_FAILURE;
-        s.work_dir = mkdtemp(template) ? TAKE_PTR(template) : NULL;
+        /* Inputs and outputs of runs, private to us, removed when we go: in our runtime folder,
+         * or /tmp where there is none (or it is another user's, inherited through su). */
+        for (size_t i = 0; i < ELEMENTSOF(bases) && !s.work_dir; i++) {
+                if (isempty(bases[i]))
+                        continue;
+                free(template);
+                template = strdup_printf("%s/skillctl-mcp-XXXXXX", bases[i]);
+                if (!template)
+                        return log_oom(), EXIT_FAILURE;
+                if (mkdtemp(template))
+                        s.work_dir = TAKE_PTR(template);
+        }
         if (!s.work_dir)
-                return log_error_errno(errno, "Failed to create a work folder: %m"), EXIT_FAILURE;
+                return log_error_errno(errno, "Failed to create a work folder in /tmp: %m"), EXIT_FAILURE;
 
         /* Signals and children come through the loop; runs are our children. */
         sigemptyset(&mask);

@@ -172,13 +172,13 @@ static int tool_list_skills(McpServer *s, const cJSON *args, cJSON **ret) {
                 cJSON *e = cJSON_CreateObject();
 
                 if (!e || !cJSON_AddItemToArray(arr, e) || add_summary(e, &c.skills[i]) < 0) {
-                        fclose(f);
+                        (void) fclose(f);
                         return -ENOMEM;
                 }
                 fprintf(f, "- %s: %s\n", c.skills[i].name, c.skills[i].description);
         }
         if (c.n == 0)
-                fputs("No skills found. Put skill folders in ~/.agents/skills or pass --skills-dir.\n", f);
+                (void) fputs("No skills found. Put skill folders in ~/.agents/skills or pass --skills-dir.\n", f);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = tool_result(TAKE_PTR(o), text, false);
@@ -236,7 +236,7 @@ static int tool_read_skill(McpServer *s, const cJSON *args, cJSON **ret) {
             !cJSON_AddItemToObject(o, "body", skill ? cJSON_CreateString(strempty(skill->body)) : cJSON_CreateNull()) ||
             !(arr = cJSON_AddArrayToObject(o, "files"))) {
                 if (f)
-                        fclose(f);
+                        (void) fclose(f);
                 mcp_files_free(files, n_files);
                 return -ENOMEM;
         }
@@ -256,7 +256,7 @@ static int tool_read_skill(McpServer *s, const cJSON *args, cJSON **ret) {
                     !cJSON_AddStringToObject(e, "path", files[i].path) ||
                     !cJSON_AddItemToObject(e, "size", json_u64(files[i].size)) ||
                     !cJSON_AddStringToObject(e, "uri", uri)) {
-                        fclose(f);
+                        (void) fclose(f);
                         mcp_files_free(files, n_files);
                         return -ENOMEM;
                 }

@@ -4,7 +4,7 @@
 // Environment (run-interop.sh sets it): SKILLCTL, MCP_TEST_SKILLS (the fixture skills).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import Ajv from 'ajv';
+import Ajv2020 from 'ajv/dist/2020.js';
 
 const SKILLCTL = process.env.SKILLCTL;
 const SKILLS = process.env.MCP_TEST_SKILLS;
@@ -21,10 +22,27 @@ const EXACT = '{"big":12345678901234567890,"id":9007199254740993,"f":1.0}';
 let home, client, transport, tools;
 const ajv = new Ajv({ strict: false });
 
+// The result schema skilld publishes (schemas/result.schema.json, JSON Schema 2020-12): every
+// run_skill result must be one, besides matching the tool's outputSchema.
+const RESULT_SCHEMA = join(SKILLS, '../../../schemas/result.schema.json');
+const ajv2020 = new Ajv2020({ strict: false });
+function loadResultSchema() {
+  if (!existsSync(RESULT_SCHEMA))
+    return null;
+  const schema = JSON.parse(readFileSync(RESULT_SCHEMA, 'utf8'));
+  // Its $id "urn:io.skilld:..." is no URN ajv's URI library takes (a namespace id has no dots),
+  // and nothing here refers to it.
+  delete schema.$id;
+  return ajv2020.compile(schema);
+}
+const validateResult = loadResultSchema();
+
 function validate(tool, structured) {
   const schema = tools.find((t) => t.name === tool).outputSchema;
   const ok = ajv.validate(schema, structured);
   assert.ok(ok, `structuredContent does not match ${tool}'s outputSchema: ${ajv.errorsText()}`);
+  if (tool === 'run_skill' && validateResult)
+    assert.ok(validateResult(structured), `not a result per ${RESULT_SCHEMA}: ${ajv2020.errorsText(validateResult.errors)}`);
 }
 
 function childrenOf(pid) {

@@ -54,6 +54,10 @@ with tempfile.TemporaryDirectory() as home:
     check(error_code(m) == -32700, 'invalid UTF-8: -32700')
     _, m = s.call(b'{"jsonrpc":"2.0","id":10,"method":"ping"}\x00')
     check(error_code(m) == -32700, 'a NUL byte: -32700')
+    _, m = s.call(b'{"jsonrpc":"2.0","id":\x1a"x","method":"ping"}')
+    check(error_code(m) == -32700, 'a control character as white space: -32700')
+    _, m = s.call(b'{"jsonrpc":"2.0","id":"a\tb","method":"ping"}')
+    check(error_code(m) == -32700, 'a control character in a string: -32700')
     _, m = s.call('{"jsonrpc":"2.0","id":null,"method":"ping"}')
     check(error_code(m) == -32600, 'id null: -32600')
     _, m = s.call('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}')
@@ -111,6 +115,17 @@ with tempfile.TemporaryDirectory() as home:
                     '"arguments":{"skill":"exact-output"}}}', 60)
     check(raw and '"output":{"big":12345678901234567890,"id":9007199254740993,"f":1.0}' in raw,
           'output exactly as the skill printed it')
+
+    # At most 16 runs at once: the 17th is a tool error, the others run.
+    for i in range(17):
+        s.send(json.dumps({'jsonrpc': '2.0', 'id': 100 + i, 'method': 'tools/call',
+                           'params': {'name': 'run_skill', 'arguments': {'skill': 'sleeper', 'args': ['2']}}}) + '\n')
+    answers = [json.loads(s.line(120) or 'null') for _ in range(17)]
+    refused = [a for a in answers if a and a['result'].get('isError')]
+    check(len(refused) == 1 and refused[0]['id'] == 116 and 'runs are going' in refused[0]['result']['content'][0]['text'],
+          'a 17th run at once is refused')
+    check(sum(1 for a in answers if a and a['result'].get('structuredContent', {}).get('status') == 'succeeded') == 16,
+          'the 16 others ran')
 
     _, m = s.call(init('1999-01-01', 3))
     check(error_code(m) == -32600, 'initialize again, unknown version: still -32600')

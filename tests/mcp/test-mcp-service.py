@@ -5,6 +5,13 @@
 # the service, fetches artifacts from it, and a cancelled request cancels the service's run.
 #
 #   test-mcp-service.py SKILLCTL SKILLD SKILLS-DIR
+#   test-mcp-service.py --system-bus SKILLCTL SKILLS-DIR
+#
+# With --system-bus (the VM suite, tests/vm/tests.d/78-skillctl-mcp.sh), the service is the
+# installed one on the system bus, activated by D-Bus, asking polkit, running in systemd scopes,
+# and the caller installed svc-only (a copy of exact-output) on it beforehand, and put
+# vendor-echo (a copy of echo-input) in the packages' folder of installed skills, which anyone
+# may read: its files are offered as a folder skill's are, and it still runs by name.
 import json
 import os
 import shutil
@@ -17,7 +24,11 @@ import time
 import mcpstdio
 from mcpstdio import initialize
 
-SKILLCTL, SKILLD, SKILLS = sys.argv[1], sys.argv[2], sys.argv[3]
+SYSTEM_BUS = sys.argv[1] == '--system-bus'
+if SYSTEM_BUS:
+    SKILLCTL, SKILLD, SKILLS = sys.argv[2], None, sys.argv[3]
+else:
+    SKILLCTL, SKILLD, SKILLS = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 
 
@@ -27,7 +38,7 @@ def check(cond, what):
         failures.append(what)
 
 
-if os.geteuid() != 0 or not shutil.which('dbus-daemon'):
+if not SYSTEM_BUS and (os.geteuid() != 0 or not shutil.which('dbus-daemon')):
     print('SKIP: needs root and dbus-daemon')
     sys.exit(77)
 
@@ -45,40 +56,46 @@ BUS_CONF = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configur
   </policy>
 </busconfig>
 '''
-
 procs = []
+
+
+def private_service(tmp):
+    """A private system-type bus and skilld on it, svc-only installed; the clients' environment."""
+    with open(os.path.join(tmp, 'bus.conf'), 'w') as f:
+        f.write(BUS_CONF % tmp)
+    procs.append(subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(tmp, 'bus.conf'),
+                                   '--nofork', '--nopidfile'], stderr=subprocess.DEVNULL))
+    address = 'unix:path=%s/bus' % tmp
+    for _ in range(200):
+        if os.path.exists(os.path.join(tmp, 'bus')):
+            break
+        time.sleep(0.05)
+    with open(os.path.join(tmp, 'policy.yaml'), 'w') as f:
+        f.write('service:\n  idle-timeout: 600s\n')
+    procs.append(subprocess.Popen([SKILLD, '--bus-address=' + address, '--state-dir=' + tmp + '/state',
+                                   '--runtime-dir=' + tmp + '/run', '--policy=' + tmp + '/policy.yaml',
+                                   '--no-idle-exit']))
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
+    for _ in range(200):
+        if subprocess.run([SKILLCTL, 'skill', 'list'], env=env, capture_output=True).returncode == 0:
+            break
+        time.sleep(0.05)
+
+    # An installed skill that exists nowhere else: a copy of exact-output under a new name.
+    src = os.path.join(tmp, 'svc-only')
+    shutil.copytree(os.path.join(SKILLS, 'exact-output'), src)
+    with open(os.path.join(src, 'SKILL.md')) as f:
+        md = f.read().replace('name: exact-output', 'name: svc-only')
+    with open(os.path.join(src, 'SKILL.md'), 'w') as f:
+        f.write(md)
+    r = subprocess.run([SKILLCTL, 'skill', 'install', src], env=env, capture_output=True, text=True)
+    check(r.returncode == 0, 'installed svc-only on the service: ' + r.stderr.strip())
+    return env
+
+
 with tempfile.TemporaryDirectory() as tmp:
     try:
-        with open(os.path.join(tmp, 'bus.conf'), 'w') as f:
-            f.write(BUS_CONF % tmp)
-        procs.append(subprocess.Popen(['dbus-daemon', '--config-file=' + os.path.join(tmp, 'bus.conf'),
-                                       '--nofork', '--nopidfile'], stderr=subprocess.DEVNULL))
-        address = 'unix:path=%s/bus' % tmp
-        for _ in range(200):
-            if os.path.exists(os.path.join(tmp, 'bus')):
-                break
-            time.sleep(0.05)
-        with open(os.path.join(tmp, 'policy.yaml'), 'w') as f:
-            f.write('service:\n  idle-timeout: 600s\n')
-        procs.append(subprocess.Popen([SKILLD, '--bus-address=' + address, '--state-dir=' + tmp + '/state',
-                                       '--runtime-dir=' + tmp + '/run', '--policy=' + tmp + '/policy.yaml',
-                                       '--no-idle-exit']))
-        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
-        for _ in range(200):
-            if subprocess.run([SKILLCTL, 'skill', 'list'], env=env, capture_output=True).returncode == 0:
-                break
-            time.sleep(0.05)
-
-        # An installed skill that exists nowhere else: a copy of exact-output under a new name.
-        src = os.path.join(tmp, 'svc-only')
-        shutil.copytree(os.path.join(SKILLS, 'exact-output'), src)
-        with open(os.path.join(src, 'SKILL.md')) as f:
-            md = f.read().replace('name: exact-output', 'name: svc-only')
-        with open(os.path.join(src, 'SKILL.md'), 'w') as f:
-            f.write(md)
-        r = subprocess.run([SKILLCTL, 'skill', 'install', src], env=env, capture_output=True, text=True)
-        check(r.returncode == 0, 'installed svc-only on the service: ' + r.stderr.strip())
-
+        env = dict(os.environ) if SYSTEM_BUS else private_service(tmp)
         home = os.path.join(tmp, 'home')
         os.mkdir(home)
         s = mcpstdio.Server([SKILLCTL, 'mcp', '--system', '--skills-dir', SKILLS], home, env)
@@ -90,6 +107,22 @@ with tempfile.TemporaryDirectory() as tmp:
         check(skills.get('svc-only', {}).get('source') == 'service:installed' and
               skills['svc-only']['files_readable'] is False, 'the installed skill is listed, from the service')
         check(skills.get('sleeper', {}).get('files_readable') is True, 'the folder skills too')
+
+        if SYSTEM_BUS:
+            v = skills.get('vendor-echo', {})
+            check(v.get('source') == 'service:vendor' and v.get('files_readable') is True,
+                  'a vendor skill is listed with readable files: %s' % v)
+            res = s.tool(20, 'read_skill', {'skill': 'vendor-echo'})
+            check(res and 'Input: any JSON object' in (res['structuredContent']['body'] or ''),
+                  'read_skill of a vendor skill gives its body')
+            _, m = s.call(json.dumps({'jsonrpc': '2.0', 'id': 21, 'method': 'skills/get',
+                                      'params': {'uri': 'skill://vendor-echo/SKILL.md'}}))
+            check(m and m.get('result', {}).get('skill', {}).get('frontmatter', {}).get('name') == 'vendor-echo',
+                  'skills/get of a vendor skill')
+            res = s.tool(22, 'run_skill', {'skill': 'vendor-echo', 'input': {'n': 1}})
+            sc = res and res.get('structuredContent')
+            check(sc and sc['status'] == 'succeeded' and sc['output'] == {'input': {'n': 1}, 'file': ''},
+                  'a vendor skill runs through the service, by name')
 
         res = s.tool(3, 'read_skill', {'skill': 'svc-only'})
         check(res and res['structuredContent']['body'] is None and not res['isError'],

@@ -289,6 +289,8 @@ check "skill list --json parses" test "$(json_get '[0]["origin"]')" = vendor
 sc skill list --quiet
 check "skill list --quiet: names only" has "^shell-report$" out
 check "skill list --quiet: nothing else" not has " " out
+sc skill tools --format anthropic
+check "skill tools: the installed skills" test "$(json_get '[0]["name"]')" = shell-report
 sc skill install "$EXAMPLES/shell-report"
 check "install over an existing skill: exit 1" test "$(rc)" = 1
 check "install over an existing skill: says --replace" has "installed already (--replace replaces it)" err

@@ -1,0 +1,364 @@
+"""What the blocking and the asyncio clients share: the service's names, the result, the errors,
+packing a skill folder the way skillctl does, and the messages of a run."""
+import fcntl
+import json
+import os
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from jeepney import DBusAddress, MatchRule, new_method_call
+
+BUS_NAME = 'io.skilld.Skilld1'
+MANAGER_PATH = '/io/skilld/Skilld1'
+MANAGER = DBusAddress(MANAGER_PATH, bus_name=BUS_NAME, interface='io.skilld.Skilld1.Manager')
+RUN_INTERFACE = 'io.skilld.Skilld1.Run'
+
+# The service is not there (not installed, not activatable): the embedded engine stands in.
+NO_SERVICE_ERRORS = (
+    'org.freedesktop.DBus.Error.ServiceUnknown',
+    'org.freedesktop.DBus.Error.NameHasNoOwner',
+    'org.freedesktop.DBus.Error.Spawn.ServiceNotFound',
+    'org.freedesktop.DBus.Error.Spawn.ExecFailed',
+)
+
+# What the loader leaves out of a package (skilld/loader/path.c).
+EXCLUDED_NAMES = ('__pycache__', 'node_modules', '.DS_Store')
+# 1980-01-02 00:00: what skillctl stamps on every entry, so that packages are reproducible.
+PACKAGE_DATE = (1980, 1, 2, 0, 0, 0)
+
+FINAL_STATES = ('finished', 'interrupted')
+
+
+class SkilldError(Exception):
+    """A run could not be made: the service refused it (name is the D-Bus error, such as
+    io.skilld.Skilld1.Error.InvalidSkill or org.freedesktop.DBus.Error.AccessDenied), or skillctl
+    failed before the skill ran."""
+
+    def __init__(self, message: str, name: Optional[str] = None):
+        super().__init__(message)
+        self.name = name
+
+
+class ServiceUnavailable(SkilldError):
+    """No skilld service answers on the system bus (mode="service" only: "auto" runs embedded)."""
+
+
+@dataclass
+class Result:
+    """How a run ended, from its result document (schemas/result.schema.json)."""
+    document: Dict[str, Any]
+    json: str
+    via: str                            # "service" or "embedded"
+    output_dir: Optional[str] = None    # embedded: where result.json and the artifacts are
+    run_path: Optional[str] = None      # service: the run's object path
+    run_id: str = field(init=False)
+    status: str = field(init=False)
+    exit_code: Optional[int] = field(init=False)
+    output: Any = field(init=False)
+
+    def __post_init__(self):
+        d = self.document
+        self.run_id = d.get('run_id')
+        self.status = d.get('status')
+        self.exit_code = d.get('exit_code')
+        self.output = d.get('output')
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 'succeeded'
+
+    @property
+    def signal(self) -> Optional[int]:
+        return self.document.get('signal')
+
+    @property
+    def error(self) -> Optional[str]:
+        return self.document.get('error')
+
+    @property
+    def stdout(self) -> Optional[str]:
+        """The standard output when small and text (the whole is in stdout.log)."""
+        return (self.document.get('stdout') or {}).get('text')
+
+    @property
+    def stderr(self) -> Optional[str]:
+        return (self.document.get('stderr') or {}).get('text')
+
+    @property
+    def artifacts(self) -> List[Dict[str, Any]]:
+        return self.document.get('artifacts') or []
+
+
+def parse_result(text: str, via: str, parse_float=None, **kw) -> Result:
+    try:
+        doc = json.loads(text, parse_float=parse_float)
+    except ValueError as e:
+        raise SkilldError('The result of the run is not JSON: %s' % e) from None
+    if not isinstance(doc, dict) or 'status' not in doc:
+        raise SkilldError('The result of the run is not a result document')
+    return Result(document=doc, json=text, via=via, **kw)
+
+
+def input_text(input: Any) -> str:
+    """The input JSON as text: a str is taken as JSON text already, anything else is dumped."""
+    if input is None:
+        return ''
+    if isinstance(input, (bytes, bytearray)):
+        input = bytes(input).decode('utf-8')
+    if isinstance(input, str):
+        try:
+            json.loads(input)
+        except ValueError as e:
+            raise SkilldError('The input is not valid JSON: %s' % e) from None
+        return input
+    return json.dumps(input)
+
+
+def skill_name_of(folder: str) -> str:
+    """The name in SKILL.md's frontmatter, else the folder's name: the top folder of the package.
+    The service checks the skill; this only picks the folder name as skillctl does."""
+    try:
+        with open(os.path.join(folder, 'SKILL.md'), encoding='utf-8') as f:
+            lines = f.read(65536).splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    if lines and lines[0].strip() == '---':
+        for line in lines[1:]:
+            if line.strip() == '---':
+                break
+            if line.startswith('name:'):
+                name = line[5:].strip().strip('"\'')
+                if name:
+                    return name
+    return os.path.basename(os.path.normpath(os.path.abspath(folder)))
+
+
+def _walk(folder: str):
+    """(relative path, lstat) of the tree, sorted bytewise by path as the loader sorts; symlinks
+    and special files are refused here with the loader's reasons rather than by the service."""
+    out = []
+
+    def visit(rel):
+        full = os.path.join(folder, rel) if rel else folder
+        with os.scandir(full) as it:
+            entries = sorted(it, key=lambda e: os.fsencode(e.name))
+        for e in entries:
+            if e.name in EXCLUDED_NAMES:
+                continue
+            path = rel + '/' + e.name if rel else e.name
+            st = os.lstat(e.path)
+            if stat.S_ISLNK(st.st_mode):
+                raise SkilldError('%s: symlinks are not allowed in a skill' % path)
+            if stat.S_ISDIR(st.st_mode):
+                out.append((path, st))
+                visit(path)
+            elif stat.S_ISREG(st.st_mode):
+                out.append((path, st))
+            else:
+                raise SkilldError('%s: only regular files and folders are allowed in a skill' % path)
+    visit('')
+    out.sort(key=lambda p: os.fsencode(p[0]))
+    return out
+
+
+def package_folder(folder: str) -> int:
+    """Zips a skill folder into a sealed memfd, every entry under "<name>/" as skillctl packs it
+    (skillctl/skill-fd.c); returns the fd, at offset 0."""
+    name = skill_name_of(folder)
+    fd = os.memfd_create('skill', os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        with os.fdopen(os.dup(fd), 'wb') as raw, \
+                zipfile.ZipFile(raw, 'w', compression=zipfile.ZIP_DEFLATED) as z:
+            def header(path, mode, is_dir):
+                zi = zipfile.ZipInfo(path, date_time=PACKAGE_DATE)
+                zi.create_system = 3    # Unix: the mode bits below count
+                zi.external_attr = ((stat.S_IFDIR if is_dir else stat.S_IFREG) | (mode & 0o777)) << 16
+                if is_dir:
+                    zi.external_attr |= 0x10
+                zi.compress_type = zipfile.ZIP_STORED if is_dir else zipfile.ZIP_DEFLATED
+                return zi
+            z.writestr(header(name + '/', 0o755, True), b'')
+            for path, st in _walk(folder):
+                if stat.S_ISDIR(st.st_mode):
+                    z.writestr(header('%s/%s/' % (name, path), st.st_mode, True), b'')
+                else:
+                    with open(os.path.join(folder, path), 'rb') as f:
+                        z.writestr(header('%s/%s' % (name, path), st.st_mode, False), f.read())
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                    fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_skill(skill: str):
+    """(fd, None) for a folder or a .skill file, (None, name) for an installed skill's name."""
+    if os.path.isdir(skill):
+        return package_folder(skill), None
+    if os.path.exists(skill):
+        return os.open(skill, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY), None
+    if '/' not in skill:
+        return None, skill
+    raise SkilldError('%s: no such skill folder or file' % skill)
+
+
+def open_files(files: Optional[Dict[str, Any]]) -> Dict[str, int]:
+    """Input files as fds open for reading: a path, bytes (into a memfd) or a binary file."""
+    fds = {}
+    try:
+        for name, what in (files or {}).items():
+            if isinstance(what, (bytes, bytearray, memoryview)):
+                fd = os.memfd_create('input', os.MFD_CLOEXEC)
+                os.write(fd, bytes(what))
+                os.lseek(fd, 0, os.SEEK_SET)
+            elif hasattr(what, 'fileno'):
+                fd = os.dup(what.fileno())
+            else:
+                try:
+                    fd = os.open(os.fspath(what), os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+                except OSError as e:
+                    raise SkilldError('Input file %s: %s: %s' % (name, what, e.strerror)) from None
+            fds[name] = fd
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
+
+
+def run_fds(files: Optional[Dict[str, Any]], sinks, to_close: List[int], nonblocking: bool = False):
+    """The input files' fds and a pipe per output sink. What the service gets a copy of goes to
+    to_close (to close once Run() returned); returns the files' fds, the pipes' write ends
+    (stdout, stderr; None without a sink) and [(read end, sink)], which the caller owns."""
+    file_fds = open_files(files)
+    to_close += list(file_fds.values())
+    writers, readers = [None, None], []
+    for i, sink in enumerate(sinks):
+        if sink:
+            r, writers[i] = os.pipe2(os.O_CLOEXEC | (os.O_NONBLOCK if nonblocking else 0))
+            to_close.append(writers[i])
+            readers.append((r, sink))
+    return file_fds, writers, readers
+
+
+def run_options(limits: Optional[Dict[str, int]], timeout: Optional[float], env: Optional[Dict[str, str]],
+                files: Dict[str, int], network: bool, stdout_fd: Optional[int],
+                stderr_fd: Optional[int]) -> Dict[str, tuple]:
+    """Run()'s a{sv} options, as jeepney takes variants: {key: (signature, value)}
+    (schemas/run-options.schema.json)."""
+    lim = dict(limits or {})
+    if timeout is not None:
+        if timeout <= 0:
+            raise SkilldError('The timeout must be positive, in seconds')
+        lim['timeout'] = int(timeout * 1000000)
+    opts = {}
+    if lim:
+        opts['limits'] = ('a{st}', {k: int(v) for k, v in lim.items()})
+    if env:
+        opts['env'] = ('a{ss}', dict(env))
+    if files:
+        opts['files'] = ('a{sh}', dict(files))
+    if network:
+        opts['network'] = ('b', True)
+    if stdout_fd is not None:
+        opts['stdout'] = ('h', stdout_fd)
+    if stderr_fd is not None:
+        opts['stderr'] = ('h', stderr_fd)
+    return opts
+
+
+def options_as_json(options: Dict[str, tuple]) -> Dict[str, Any]:
+    """The options as the JSON of schemas/run-options.schema.json (fds as their numbers)."""
+    return {k: v for k, (_sig, v) in options.items()}
+
+
+def run_message(skill_fd: Optional[int], name: Optional[str], script: str, args: List[str], input_json: str,
+                options: Dict[str, tuple]):
+    if skill_fd is not None:
+        return new_method_call(MANAGER, 'Run', 'hsassa{sv}',
+                               (skill_fd, script, list(args), input_json, options))
+    return new_method_call(MANAGER, 'RunInstalled', 'ssassa{sv}', (name, script, list(args), input_json, options))
+
+
+def finished_rule(for_bus: bool = False) -> MatchRule:
+    """RunFinished. The bus daemon resolves the sender's well-known name; a message carries the
+    unique name, so the rule matched locally names no sender (the run's State is checked anyway:
+    anyone may send a signal)."""
+    return MatchRule(type='signal', sender=BUS_NAME if for_bus else None, interface='io.skilld.Skilld1.Manager',
+                     member='RunFinished', path=MANAGER_PATH)
+
+
+def get_property(path: str, name: str):
+    return new_method_call(DBusAddress(path, bus_name=BUS_NAME, interface='org.freedesktop.DBus.Properties'),
+                           'Get', 'ss', (RUN_INTERFACE, name))
+
+
+def run_method(path: str, method: str, signature: Optional[str] = None, body=()):
+    return new_method_call(DBusAddress(path, bus_name=BUS_NAME, interface=RUN_INTERFACE), method, signature, body)
+
+
+def output_sink(dest) -> Optional[Callable[[bytes], None]]:
+    """A callable taking bytes, from a callable or a binary file."""
+    if dest is None:
+        return None
+    if callable(dest):
+        return dest
+    if hasattr(dest, 'write'):
+        def write(b, f=dest):
+            f.write(b)
+            if hasattr(f, 'flush'):
+                f.flush()
+        return write
+    raise TypeError('stdout and stderr take a callable or a binary file')
+
+
+def embedded_command(skillctl: str, skill: str, script: str, args: List[str], input_json: str,
+                     files: Dict[str, str], limits: Optional[Dict[str, int]], timeout: Optional[float],
+                     env: Optional[Dict[str, str]], network: bool, output_dir: str) -> List[str]:
+    """skillctl run --local --json: the embedded engine, for where no service answers."""
+    cmd = [skillctl, 'run', '--local', skill, '--json', '--output-dir', output_dir]
+    if script:
+        cmd += ['--script', script]
+    if input_json:
+        cmd += ['--input-file', '-']    # on stdin: no limit on a command line's length
+    for name, path in files.items():
+        cmd += ['--file', '%s=%s' % (name, path)]
+    lim = dict(limits or {})
+    if timeout is not None:
+        cmd += ['--timeout', '%g' % timeout]
+    flags = {'memory': '--memory', 'tasks': '--tasks', 'cpu': '--cpu'}
+    for k, v in lim.items():
+        if k not in flags:
+            raise SkilldError('The limit %s can only be asked of the service' % k)
+        cmd += [flags[k], str(int(v))]
+    for k, v in (env or {}).items():
+        cmd += ['--env', '%s=%s' % (k, v)]
+    if network:
+        cmd += ['--network']
+    return cmd + ['--'] + list(args)
+
+
+def find_skillctl(prog: Optional[str]) -> str:
+    prog = prog or os.environ.get('SKILLCTL') or shutil.which('skillctl')
+    if not prog:
+        raise SkilldError('No skilld service answers and skillctl is not installed')
+    return prog
+
+
+def stage_files(files: Optional[Dict[str, Any]], tmp: str) -> Dict[str, str]:
+    """Input files as paths for skillctl --file: bytes and binary files are written to tmp."""
+    paths = {}
+    for name, what in (files or {}).items():
+        if isinstance(what, (bytes, bytearray, memoryview)) or hasattr(what, 'read'):
+            data = what.read() if hasattr(what, 'read') else bytes(what)
+            paths[name] = os.path.join(tmp, 'in-%d' % len(paths))
+            with open(paths[name], 'wb') as f:
+                f.write(data)
+        else:
+            paths[name] = os.fspath(what)
+    return paths

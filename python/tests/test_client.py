@@ -1,0 +1,258 @@
+"""The Python client against the real thing: packages checked by the real skillctl, runs made
+embedded through the real skillctl (the fallback where no service answers), and runs made
+through the real skilld on a private bus, blocking and with asyncio.
+
+Environment: SKILLCTL (the built skillctl), SKILLD_BUILD_ROOT (for skilld), SKILLD_SOURCE_ROOT.
+Runs need root here (namespaces, and skilld); the VM runs the client against the system service
+(tests/vm/tests.d/62-python-client.sh)."""
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from skilld_client import AsyncClient, Client, ServiceUnavailable, SkilldError
+from skilld_client import _common
+
+ROOT = os.environ.get('SKILLD_SOURCE_ROOT',
+                      os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BUILD = os.environ.get('SKILLD_BUILD_ROOT', '')
+SKILLCTL = os.environ.get('SKILLCTL') or shutil.which('skillctl')
+EXAMPLES = os.path.join(ROOT, 'examples', 'skills')
+NO_BUS = 'unix:path=/nonexistent/skilld-test-bus'
+EXACT = '{"big": 12345678901234567890, "id": 9007199254740993, "f": 1.0}'
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason='runs need root here (namespaces)')
+
+
+def example(name):
+    return os.path.join(EXAMPLES, name)
+
+
+def show(path):
+    out = subprocess.run([SKILLCTL, 'skill', 'show', path, '--json'], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
+
+
+def validate_result(result):
+    jsonschema = pytest.importorskip('jsonschema')
+    with open(os.path.join(ROOT, 'schemas', 'result.schema.json'), encoding='utf-8') as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(result.document)
+
+
+@pytest.fixture
+def exact_skill(tmp_path):
+    """A skill printing integers past 2^53 and 1.0, and echoing an input file."""
+    d = tmp_path / 'exact'
+    (d / 'scripts').mkdir(parents=True)
+    (d / 'SKILL.md').write_text('---\nname: exact\ndescription: Prints big numbers as written.\n---\n')
+    (d / 'scripts' / 'main.sh').write_text(
+        "#!/bin/bash\necho \"got: $(cat /work/in.txt 2>/dev/null) $*\" >&2\necho '%s'\n" % EXACT)
+    (d / 'scripts' / 'sleep.sh').write_text('#!/bin/bash\necho started\nsleep 60\n')
+    for s in ('main.sh', 'sleep.sh'):
+        (d / 'scripts' / s).chmod(0o755)
+    return str(d)
+
+
+# ---- without running anything ----
+
+@pytest.mark.parametrize('name', sorted(os.listdir(EXAMPLES)))
+def test_package_is_what_skillctl_loads(name, tmp_path):
+    """The memfd the client sends is a .skill that loads to the folder's own content hash."""
+    fd = _common.package_folder(example(name))
+    archive = tmp_path / (name + '.skill')
+    with os.fdopen(fd, 'rb') as f:
+        archive.write_bytes(f.read())
+    packed, folder = show(str(archive)), show(example(name))
+    assert packed['source'] == 'archive'
+    assert packed['content_hash'] == folder['content_hash']
+    assert packed['name'] == folder['name']
+
+
+def test_package_is_sealed():
+    import fcntl
+    fd = _common.package_folder(example('shell-report'))
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        assert seals & fcntl.F_SEAL_WRITE and seals & fcntl.F_SEAL_SEAL
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0
+    finally:
+        os.close(fd)
+
+
+def test_package_refuses_symlinks(tmp_path):
+    d = tmp_path / 's'
+    d.mkdir()
+    (d / 'SKILL.md').write_text('---\nname: s\ndescription: x.\n---\n')
+    (d / 'link').symlink_to('/etc/passwd')
+    with pytest.raises(SkilldError, match='link: symlinks are not allowed'):
+        _common.package_folder(str(d))
+
+
+def test_options_follow_the_schema(tmp_path):
+    jsonschema = pytest.importorskip('jsonschema')
+    with open(os.path.join(ROOT, 'schemas', 'run-options.schema.json'), encoding='utf-8') as f:
+        schema = json.load(f)
+    (tmp_path / 'a').write_text('x')
+    fds = _common.open_files({'a.txt': str(tmp_path / 'a'), 'b.bin': b'\0\1'})
+    try:
+        opts = _common.run_options({'memory': 256 << 20, 'tasks': 10}, 2.5, {'LANG': 'C'}, fds, True, 7, 8)
+        assert opts['limits'] == ('a{st}', {'memory': 256 << 20, 'tasks': 10, 'timeout': 2500000})
+        jsonschema.Draft202012Validator(schema).validate(_common.options_as_json(opts))
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(schema).validate({'limits': {'colour': 1}})
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def test_bad_input_is_refused_before_anything():
+    with pytest.raises(SkilldError, match='not valid JSON'):
+        Client(mode='local').run(example('shell-report'), input='{nope')
+
+
+def test_service_mode_without_a_bus():
+    with pytest.raises(ServiceUnavailable):
+        Client(mode='service', bus=NO_BUS).run(example('shell-report'))
+
+
+# ---- embedded: the fallback where no service answers ----
+
+@needs_root
+def test_embedded_fallback(exact_skill, tmp_path):
+    (tmp_path / 'in.txt').write_text('from a path')
+    streamed = []
+    r = Client(bus=NO_BUS, skillctl=SKILLCTL).run(exact_skill, files={'in.txt': str(tmp_path / 'in.txt')},
+                                                  args=['a1'], timeout=30, stderr=streamed.append)
+    assert r.via == 'embedded' and r.ok and r.exit_code == 0
+    assert r.output == {'big': 12345678901234567890, 'id': 9007199254740993, 'f': 1.0}
+    assert '12345678901234567890' in r.json and '1.0' in r.json
+    assert b''.join(streamed) == b'got: from a path a1\n'
+    with open(os.path.join(r.output_dir, 'result.json'), encoding='utf-8') as f:
+        assert json.load(f)['run_id'] == r.run_id
+    validate_result(r)
+
+
+@needs_root
+def test_embedded_failure_and_artifacts():
+    c = Client(mode='local', skillctl=SKILLCTL)
+    r = c.run(example('always-fails'))
+    assert r.status == 'failed' and r.exit_code == 3 and not r.ok
+    r = c.run(example('make-artifacts'), input={'rows': [{'item': 'figs', 'qty': 4}]})
+    assert r.ok
+    assert c.read_artifact(r, 'table.csv') == b'item,qty\r\nfigs,4\r\n'
+
+
+@needs_root
+def test_embedded_asyncio(exact_skill):
+    async def main():
+        async with AsyncClient(bus=NO_BUS, skillctl=SKILLCTL) as a:
+            return await asyncio.gather(a.run(exact_skill, files={'in.txt': b'bytes'}),
+                                        a.run(example('json-transform'), input={'numbers': [2, 3], 'text': 'x'}))
+    exact, jt = asyncio.run(main())
+    assert exact.via == 'embedded' and exact.output['big'] == 12345678901234567890
+    assert 'got: bytes' in exact.stderr
+    assert jt.output['sum'] == 5
+
+
+# ---- through the real skilld, on a private bus ----
+
+@pytest.fixture(scope='module')
+def service(tmp_path_factory):
+    """skilld on a dbus-daemon of its own; root skips polkit, as on the system bus."""
+    if os.geteuid() != 0 or not shutil.which('dbus-daemon') or not BUILD:
+        pytest.skip('needs root, dbus-daemon and the build tree')
+    tmp = tmp_path_factory.mktemp('service')
+    r, w = os.pipe()
+    bus = subprocess.Popen(['dbus-daemon', '--session', '--nofork', '--nopidfile', '--print-address=%d' % w],
+                           pass_fds=(w,), stdout=subprocess.DEVNULL)
+    os.close(w)
+    with os.fdopen(r) as f:
+        address = f.readline().strip()
+    (tmp / 'policy.yaml').write_text('service:\n  idle-timeout: 60s\n')
+    daemon = subprocess.Popen([os.path.join(BUILD, 'skilld', 'skilld'), '--bus-address=' + address,
+                               '--state-dir=%s/state' % tmp, '--runtime-dir=%s/run' % tmp,
+                               '--policy=%s/policy.yaml' % tmp, '--no-idle-exit'])
+    deadline = time.monotonic() + 20
+    while subprocess.run(['busctl', '--address=' + address, 'status', _common.BUS_NAME],
+                         capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, 'skilld never took its name'
+        time.sleep(0.1)
+    yield address
+    daemon.terminate()
+    daemon.wait(30)
+    bus.terminate()
+    bus.wait(10)
+
+
+def test_service_run(service, exact_skill):
+    out, err = [], []
+    with Client(mode='service', bus=service) as c:
+        r = c.run(exact_skill, files={'in.txt': b'sent as a memfd'}, args=['x'], timeout=30,
+                  stdout=out.append, stderr=err.append)
+        assert r.via == 'service' and r.ok
+        assert r.output == {'big': 12345678901234567890, 'id': 9007199254740993, 'f': 1.0}
+        assert '"big":12345678901234567890' in r.json and '"f":1.0' in r.json
+        assert b''.join(out) == EXACT.encode() + b'\n'
+        assert b''.join(err) == b'got: sent as a memfd x\n'
+        validate_result(r)
+
+        r = c.run(example('always-fails'))
+        assert r.status == 'failed' and r.exit_code == 3
+        r = c.run(example('make-artifacts'), input={'rows': [{'item': 'kiwi', 'qty': 1}]})
+        assert c.read_artifact(r, 'table.csv') == b'item,qty\r\nkiwi,1\r\n'
+        r = c.run(exact_skill, script='scripts/sleep.sh', timeout=1)
+        assert r.status == 'timeout'
+        with pytest.raises(SkilldError) as e:
+            c.run('no-such-installed-skill')
+        assert e.value.name.startswith('io.skilld.Skilld1.Error.')
+
+
+def test_service_asyncio(service, exact_skill):
+    async def main():
+        async with AsyncClient(mode='service', bus=service) as a:
+            out = []
+            rs = await asyncio.gather(*[a.run(example('json-transform'), input={'numbers': [i], 'text': 'y'},
+                                              stdout=out.append) for i in range(4)])
+            assert sorted(r.output['sum'] for r in rs) == [0, 1, 2, 3]
+            assert len(b''.join(out).splitlines()) == 4
+
+            # Cancelling the task cancels the run.
+            started = asyncio.Event()
+            task = asyncio.ensure_future(a.run(exact_skill, script='scripts/sleep.sh',
+                                               stdout=lambda b: started.set()))
+            await asyncio.wait_for(started.wait(), 30)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return await a.run(exact_skill)
+    last = asyncio.run(main())
+    assert last.ok
+
+    # The run left behind by the cancelled task ended as canceled.
+    from jeepney import new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+    with open_dbus_connection(bus=service) as conn:
+        runs = conn.send_and_get_reply(new_method_call(_common.MANAGER, 'ListRuns')).body[0]
+    statuses = [run[6] for run in runs if run[2] == 'exact']
+    assert 'canceled' in statuses, statuses
+
+
+def test_pip_installs_offline(tmp_path):
+    """pip installs the package from the tree with Debian's setuptools and no package index."""
+    pip = subprocess.run(['/usr/bin/python3', '-m', 'pip', '--version'], capture_output=True)
+    if pip.returncode != 0:
+        pytest.skip('no pip for /usr/bin/python3 (python3-pip)')
+    src = tmp_path / 'src'
+    shutil.copytree(os.path.join(ROOT, 'python'), src, ignore=shutil.ignore_patterns('build', '*.egg-info',
+                                                                                    '__pycache__'))
+    subprocess.run(['/usr/bin/python3', '-m', 'pip', '--isolated', 'install', '--no-index', '--no-build-isolation',
+                    '--no-deps', '--target', str(tmp_path / 'site'), str(src)], check=True, capture_output=True)
+    out = subprocess.run(['/usr/bin/python3', '-c', 'import skilld_client; print(skilld_client.__file__)'],
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path / 'site')), check=True, capture_output=True,
+                         text=True).stdout
+    assert out.startswith(str(tmp_path / 'site'))
