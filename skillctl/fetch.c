@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "loader.h"
 #include "log.h"
+#include "term-escape.h"
 
 int open_dir_beneath(int dir_fd, const char *rel, bool create, int *ret_fd) {
         _cleanup_free_ char *copy = strdup(rel);
@@ -148,6 +149,11 @@ fail:
  * broken and no longer written, and the reading goes on; without, its failure is the error. */
 static int copy_chunks(Client *c, const char *what, const char *path, const char *member, const char *arg,
                        uint64_t *offset, int dest, bool *dest_broken) {
+        TermEscape esc;
+
+        /* Logs copied to a terminal are escaped (term-escape.h); to a file or pipe, byte for byte.
+         * A sequence cut between two calls shows as bytes. */
+        term_escape_init(&esc, dest_broken ? dest : -EBADF);
         for (;;) {
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -166,13 +172,16 @@ static int copy_chunks(Client *c, const char *what, const char *path, const char
                         log_error("%s: the service sent more than was asked for", what);
                         return -EBADMSG;
                 }
-                if (n == 0)
+                if (n == 0) {
+                        if (dest_broken && !*dest_broken && term_escape_flush(&esc, dest) < 0)
+                                *dest_broken = true;
                         return 0;
+                }
                 if (!dest_broken) {
                         r = loop_write(dest, data, n);
                         if (r < 0)
                                 return log_error_errno(r, "%s: cannot keep what the service sent: %m", what);
-                } else if (!*dest_broken && loop_write(dest, data, n) < 0)
+                } else if (!*dest_broken && term_escape_write(&esc, dest, data, n) < 0)
                         *dest_broken = true;
                 *offset += n;
         }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <signal.h>
 
+#include "json-exact.h"
 #include "log.h"
 #include "parse-util.h"
 #include "run-result.h"
@@ -175,7 +176,8 @@ int run_result_from_json(const char *text, cJSON **ret_json, RunResult **ret) {
         const cJSON *usage, *limits;
         int errno_value;
 
-        j = cJSON_ParseWithOpts(text, NULL, true);
+        /* The skill's output as it wrote it; the rest is ours and reads well as doubles. */
+        j = json_parse_keeping_exact(text, "output");
         if (!cJSON_IsObject(j))
                 return -EBADMSG;
 

@@ -22,6 +22,7 @@
 #include "output.h"
 #include "run-result.h"
 #include "run.h"
+#include "term-escape.h"
 
 /* How long to wait, after the run finished, for the service to close our pipes. */
 #define OUTPUT_GRACE_USEC (3ULL * 1000000)
@@ -35,6 +36,7 @@ typedef struct OutputCopy {
         int fd;                         /* our read end, -EBADF at EOF */
         int dest;                       /* STDOUT_FILENO or STDERR_FILENO */
         bool dest_broken;               /* the reader went away: drain, do not write */
+        TermEscape esc;                 /* escaping when dest is a terminal */
         sd_event_source *source;
 } OutputCopy;
 
@@ -114,12 +116,14 @@ static int on_output(sd_event_source *source, int fd, uint32_t revents, void *us
         if (k < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         if (k <= 0) {
+                if (!c->dest_broken)
+                        (void) term_escape_flush(&c->esc, c->dest);
                 output_copy_close(c);
                 maybe_exit(c->run);
                 return 0;
         }
         progress_clear(c->run);
-        if (!c->dest_broken && loop_write(c->dest, buf, k) < 0)
+        if (!c->dest_broken && term_escape_write(&c->esc, c->dest, buf, k) < 0)
                 c->dest_broken = true;
         return 0;
 }
@@ -269,6 +273,7 @@ static int output_pipe(ServiceRun *s, OutputCopy *c, int dest, int *ret_write_fd
         c->run = s;
         c->fd = fds[0];         /* closed by output_copy_close() from here on */
         c->dest = dest;
+        term_escape_init(&c->esc, dest);
         if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
         r = sd_event_add_io(s->event, &c->source, c->fd, EPOLLIN, on_output, c);
@@ -401,8 +406,14 @@ static void print_kept_output(const cJSON *j) {
                 const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, streams[i].key);
                 const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text");
 
-                if (cJSON_IsString(text))
-                        (void) loop_write(streams[i].fd, text->valuestring, strlen(text->valuestring));
+                if (cJSON_IsString(text)) {
+                        TermEscape esc;
+
+                        term_escape_init(&esc, streams[i].fd);
+                        (void) term_escape_write(&esc, streams[i].fd, text->valuestring,
+                                                 strlen(text->valuestring));
+                        (void) term_escape_flush(&esc, streams[i].fd);
+                }
                 else if (cJSON_IsObject(o))
                         fprintf(stderr, "skillctl: the %s of the run is too large or not text to "
                                 "show here\n", streams[i].key);
@@ -622,6 +633,7 @@ int run_via_service(Client *c, RunArgs *a) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);      /* Ctrl-\: the same, not a core dump of skillctl */
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         (void) signal(SIGPIPE, SIG_IGN);
         r = 0;

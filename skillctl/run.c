@@ -93,9 +93,9 @@ static int read_input_file(const char *path, char **ret) {
         int r;
 
         if (!streq(path, "-")) {
-                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                fd = open_regular_at(AT_FDCWD, path, O_RDONLY);
                 if (fd < 0)
-                        return -errno;
+                        return fd;
         }
         r = read_full_fd(fd >= 0 ? fd : STDIN_FILENO, INPUT_MAX, ret, &size);
         if (r < 0)
@@ -234,7 +234,7 @@ static int parse_args(int argc, char *argv[], RunArgs *a) {
                 if (r < 0)
                         return parse_fail("--input-file %s: %s", input_file,
                                     r == -EFBIG ? "larger than 64M" : r == -EINVAL ? "holds a NUL byte" :
-                                    strerror(-r));
+                                    open_regular_strerror(r));
         }
         if (a->input) {
                 _cleanup_(cJSON_Deletep) cJSON *j = cJSON_ParseWithOpts(a->input, NULL, true);
@@ -276,9 +276,9 @@ int run_open_files(char **specs, RunFile **ret, int **ret_fds, size_t *ret_n) {
                         r = run_fail("--file: %s", error);
                         break;
                 }
-                fds[opened] = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                fds[opened] = open_regular_at(AT_FDCWD, path, O_RDONLY);
                 if (fds[opened] < 0) {
-                        r = run_fail("--file %s: %m", path);
+                        r = run_fail("--file %s: %s", path, open_regular_strerror(fds[opened]));
                         break;
                 }
                 files[opened] = (RunFile) { .name = spec, .fd = fds[opened], .path = path };
@@ -304,6 +304,9 @@ static int cancel_fd_new(void) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
+        /* Ctrl-\ too: its default (a core dump of skillctl) would leave the run's cgroups for
+         * the next run to sweep instead of ending the run in order. */
+        sigaddset(&mask, SIGQUIT);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return -errno;
         fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "error.h"
+#include "fileio.h"
 #include "skill-fd.h"
 
 void local_skill_done(LocalSkill *s) {
@@ -24,9 +25,10 @@ int local_skill_open(const char *path, LocalSkill *ret, char **error) {
 
         if (S_ISREG(st.st_mode)) {
                 /* The archive the loader checks is the very file the service gets. */
-                fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+                /* The very file stat() saw, or a clear error if it was swapped for a FIFO. */
+                fd = open_regular_at(AT_FDCWD, path, O_RDONLY);
                 if (fd < 0)
-                        return error_setf(error, -errno, "%s: cannot open: %m", path);
+                        return error_setf(error, fd, "%s: cannot open: %s", path, open_regular_strerror(fd));
                 r = skill_source_open_fd(fd, path, &limits, &source, error);
         } else
                 r = skill_source_open(path, &limits, &source, error);

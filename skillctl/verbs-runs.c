@@ -17,6 +17,7 @@
 #include "parse-util.h"
 #include "run-result.h"
 #include "verbs.h"
+#include "term-escape.h"
 
 /* How often logs -f looks for more output of a running run. */
 #define FOLLOW_INTERVAL_USEC (250ULL * 1000)
@@ -505,9 +506,11 @@ int verb_status(int argc, char *argv[]) {
         return ret;
 }
 
-/* Copies what fd has now to dest; *eof is set at the end of a pipe, and of a regular file when
- * final (a stored log grows while its run goes). Returns bytes copied or a negative errno. */
-static ssize_t drain(int fd, int dest, bool *dest_broken, bool regular, bool final, bool *eof) {
+/* Copies what fd has now to dest, escaped by esc when dest is a terminal (term-escape.h); *eof is
+ * set at the end of a pipe, and of a regular file when final (a stored log grows while its run
+ * goes). Returns bytes copied or a negative errno. */
+static ssize_t drain(int fd, int dest, TermEscape *esc, bool *dest_broken, bool regular, bool final,
+                     bool *eof) {
         ssize_t total = 0;
 
         for (;;) {
@@ -522,9 +525,11 @@ static ssize_t drain(int fd, int dest, bool *dest_broken, bool regular, bool fin
                         return -errno;
                 if (k == 0) {
                         *eof = !regular || final;
+                        if (*eof && !*dest_broken && term_escape_flush(esc, dest) < 0)
+                                *dest_broken = true;
                         return total;
                 }
-                if (!*dest_broken && loop_write(dest, buf, k) < 0)
+                if (!*dest_broken && term_escape_write(esc, dest, buf, k) < 0)
                         *dest_broken = true;
                 total += k;
         }
@@ -558,6 +563,7 @@ int verb_logs(int argc, char *argv[]) {
         _cleanup_free_ char *id = NULL, *path = NULL, *state = NULL;
         _cleanup_close_pair_ int fds[2] = { -EBADF, -EBADF };
         bool follow = false, want[2] = { true, true }, eof[2] = {}, regular[2] = {}, broken[2] = {};
+        TermEscape esc[2];
         uint64_t offset[2] = {};        /* over SSH: how far ReadLog has been read */
         Follow f = {};
         int ch, r;
@@ -621,6 +627,8 @@ int verb_logs(int argc, char *argv[]) {
                         return log_error_errno(errno, "run %s: %s: %m", id, names[k]), EXIT_FAILURE;
         }
 
+        term_escape_init(&esc[0], STDOUT_FILENO);
+        term_escape_init(&esc[1], STDERR_FILENO);
         (void) signal(SIGPIPE, SIG_IGN);
         for (uint64_t waited = 0;;) {
                 bool final = f.finished;
@@ -634,7 +642,7 @@ int verb_logs(int argc, char *argv[]) {
                                 eof[k] = final;
                         } else if (!eof[k]) {
                                 ssize_t n = drain(fds[k], k == 0 ? STDOUT_FILENO : STDERR_FILENO,
-                                                  &broken[k], regular[k], final, &eof[k]);
+                                                  &esc[k], &broken[k], regular[k], final, &eof[k]);
                                 if (n < 0)
                                         return log_error_errno(n, "run %s: cannot read %s: %m", id,
                                                                names[k]), EXIT_FAILURE;
@@ -920,13 +928,15 @@ int verb_artifacts(int argc, char *argv[]) {
 
         if (to_stdout) {
                 _cleanup_close_ int fd = -EBADF;
+                TermEscape esc;
 
                 r = client_open_artifact(c, id, path, get[0], &fd);
                 if (r < 0)
                         return client_exit_status(r);
                 (void) signal(SIGPIPE, SIG_IGN);
+                term_escape_init(&esc, STDOUT_FILENO);
                 for (bool eof = false, broken = false; !eof;) {
-                        ssize_t n = drain(fd, STDOUT_FILENO, &broken, true, true, &eof);
+                        ssize_t n = drain(fd, STDOUT_FILENO, &esc, &broken, true, true, &eof);
 
                         if (n < 0)
                                 return log_error_errno(n, "run %s: cannot read %s: %m", id, get[0]),

@@ -57,7 +57,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Cgroup1 *, cgroup1_free);
 
 /* Creates the run's cgroup in one hierarchy: /sys/fs/cgroup/<name> must be a v1 mount. */
 static int create_in(Cgroup1 *cg, Hierarchy h, const char *run_id, char **error) {
-        _cleanup_free_ char *own = NULL, *mnt = NULL;
+        _cleanup_free_ char *own = NULL, *mnt = NULL, *parent = NULL;
         struct statfs sf;
         int r;
 
@@ -72,19 +72,24 @@ static int create_in(Cgroup1 *cg, Hierarchy h, const char *run_id, char **error)
                 return error_setf(error, -EOPNOTSUPP, "this process is in no v1 %s cgroup",
                                   hierarchy_name[h]);
 
-        cg->path[h] = strdup_printf("%s%s/skilld-run-%s", mnt, streq(own, "/") ? "" : own, run_id);
+        parent = strdup_printf("%s%s", mnt, streq(own, "/") ? "" : own);
+        cg->path[h] = parent ? strdup_printf("%s/skilld-run-%s", parent, run_id) : NULL;
         if (!cg->path[h])
                 return -ENOMEM;
-        /* cpu and cpuacct co-mounted: the same directory, created once. */
-        if (mkdir(cg->path[h], 0755) < 0 && !(errno == EEXIST && h == HIERARCHY_CPUACCT)) {
-                r = error_setf(error, -errno, "Failed to create %s: %m", cg->path[h]);
+        /* The runs of engines that were killed (SIGKILL) left theirs behind. */
+        cg_sweep_dead(parent, "skilld-run-");
+        /* cpu and cpuacct co-mounted: the same directory, created once (and locked by cpu's fd). */
+        r = cg_create_locked(cg->path[h], &cg->fd[h]);
+        if (r == -EEXIST && h == HIERARCHY_CPUACCT) {
+                cg->fd[h] = open(cg->path[h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                r = cg->fd[h] < 0 ? -errno : 0;
+        }
+        if (r < 0) {
+                r = error_setf(error, r, "Failed to create %s: %s", cg->path[h], strerror(-r));
                 free(cg->path[h]);
                 cg->path[h] = NULL;
                 return r;
         }
-        cg->fd[h] = open(cg->path[h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cg->fd[h] < 0)
-                return error_setf(error, -errno, "Failed to open %s: %m", cg->path[h]);
         return 0;
 }
 
@@ -122,6 +127,17 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
                 r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.swappiness", "0");
         if (r < 0)
                 return error_setf(error, r, "Failed to keep the run out of swap: %s", strerror(-r));
+
+        /* Socket buffers: v1 charges them to the group (to a counter of their own, the TCP one,
+         * which every inet socket of the group uses) only once this limit is written. Without it a
+         * skill pins any amount of host memory in loopback queues it never reads. The same size
+         * as the memory limit: the two counters are separate, so a run may hold up to twice it,
+         * which the README states. */
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->memory_max);
+        r = cg_write(cg->fd[HIERARCHY_MEMORY], "memory.kmem.tcp.limit_in_bytes", buf);
+        if (r < 0)
+                return error_setf(error, r, "Failed to set memory.kmem.tcp.limit_in_bytes: %s",
+                                  strerror(-r));
 
         (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->tasks_max);
         r = cg_write(cg->fd[HIERARCHY_PIDS], "pids.max", buf);

@@ -149,15 +149,12 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
         cg->path = name ? strjoin_path(parent, name) : NULL;
         if (!cg->path)
                 return -ENOMEM;
-        if (mkdir(cg->path, 0755) < 0) {
-                r = error_setf(error, -errno, "Failed to create %s: %m", cg->path);
+        cg_sweep_dead(parent, "run-");
+        r = cg_create_locked(cg->path, &cg->fd);
+        if (r < 0) {
+                r = error_setf(error, r, "Failed to create %s: %s", cg->path, strerror(-r));
                 free(cg->path);
                 return r;
-        }
-        cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cg->fd < 0) {
-                r = error_setf(error, -errno, "Failed to open %s: %m", cg->path);
-                goto fail;
         }
 
         (void) snprintf(buf, sizeof(buf), "%" PRIu64, limits->memory_max);

@@ -1,5 +1,5 @@
 /* Capturing the skill's stdout and stderr: the first max bytes are kept (and copied live to the
- * caller's terminal or fd), the rest is counted and dropped, with one marker line saying so.
+ * caller's terminal, escaped, or fd), the rest is counted and dropped, with one marker line saying so.
  * Draining continues after the cap, so a chatty skill never blocks on a full pipe and ends on
  * its own terms. */
 #include "fileio.h"
@@ -19,14 +19,25 @@ static int stream_keep(RunStream *s, const void *data, size_t n) {
         return 0;
 }
 
-static void live_write(int fd, bool *ok, const void *data, size_t n) {
+void live_copy_init(LiveCopy *l, int fd) {
+        l->fd = fd;
+        l->ok = true;
+        term_escape_init(&l->esc, fd);
+}
+
+static void live_write(LiveCopy *l, const void *data, size_t n) {
         /* A reader that went away (skillctl ... | head) stops the copy, not the run. */
-        if (fd >= 0 && *ok && loop_write(fd, data, n) < 0)
-                *ok = false;
+        if (l->fd >= 0 && l->ok && term_escape_write(&l->esc, l->fd, data, n) < 0)
+                l->ok = false;
+}
+
+void live_copy_end(LiveCopy *l) {
+        if (l->fd >= 0 && l->ok && term_escape_flush(&l->esc, l->fd) < 0)
+                l->ok = false;
 }
 
 int run_stream_append(RunStream *s, const char *label, uint64_t max, const void *data, size_t n,
-                      int live_fd, bool *live_ok) {
+                      LiveCopy *live) {
         size_t room;
         int r;
 
@@ -39,7 +50,7 @@ int run_stream_append(RunStream *s, const char *label, uint64_t max, const void 
                 r = stream_keep(s, data, room);
                 if (r < 0)
                         return r;
-                live_write(live_fd, live_ok, data, room);
+                live_write(live, data, room);
         }
         if (room < n) {
                 char marker[128], sz[FORMAT_BYTES_MAX];
@@ -50,7 +61,8 @@ int run_stream_append(RunStream *s, const char *label, uint64_t max, const void 
                 r = stream_keep(s, marker, strlen(marker));
                 if (r < 0)
                         return r;
-                live_write(live_fd, live_ok, marker, strlen(marker));
+                live_copy_end(live);
+                live_write(live, marker, strlen(marker));
         }
         return 0;
 }

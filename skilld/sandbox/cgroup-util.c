@@ -1,6 +1,8 @@
-/* Reading and writing cgroup attribute files (v1 and v2 share the format) and tearing a run's
- * cgroup down. */
+/* Reading and writing cgroup attribute files (v1 and v2 share the format), tearing a run's cgroup
+ * down, and sweeping the cgroups of runs whose engine was killed before it could. */
+#include <dirent.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -136,4 +138,56 @@ int cg_own_path(const char *controller, char **ret) {
                 }
         }
         return -ENOENT;
+}
+
+int cg_create_locked(const char *path, int *ret_fd) {
+        for (unsigned attempt = 0; attempt < 3; attempt++) {
+                _cleanup_close_ int fd = -EBADF;
+                struct stat st;
+
+                if (mkdir(path, 0755) < 0)
+                        return -errno;
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        return -errno;
+                /* A sweeper may have found it unlocked between mkdir() and flock() and removed
+                 * it: then its attribute files are gone, and we make it again. */
+                if (fstatat(fd, "cgroup.procs", &st, 0) >= 0) {
+                        *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
+        }
+        return -EBUSY;
+}
+
+void cg_sweep_dead(const char *parent, const char *prefix) {
+        _cleanup_close_ int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+        struct dirent *de;
+
+        if (dfd < 0)
+                return;
+        d = fdopendir(dfd);
+        if (!d)
+                return;
+        TAKE_FD(dfd);
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ char *procs = NULL;
+
+                if (de->d_type != DT_DIR || !startswith(de->d_name, prefix))
+                        continue;
+                fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Held: a live run's. */
+                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        continue;
+                /* Only empty ones: a run of an engine that predates the lock has processes in its
+                 * cgroup while it lives. A process still on its way out: the next sweep. */
+                if (cg_read(fd, "cgroup.procs", &procs) < 0 || !isempty(procs))
+                        continue;
+                (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
 }

@@ -368,9 +368,12 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
  * a skill about the kernel and other users' keys hidden (under /dev/null, or an empty tmpfs). */
 static int setup_proc(StepError *e) {
         static const char *const ro[] = { "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus" };
+        /* Also what names the host: its kernel command line (root device, serial consoles,
+         * cloud instance options), its boot id (a stable host identifier, and the same in every
+         * run), and the kernel's symbol table. */
         static const char *const masked_files[] = {
                 "proc/kcore", "proc/keys", "proc/key-users", "proc/timer_list", "proc/sched_debug",
-                "proc/latency_stats",
+                "proc/latency_stats", "proc/cmdline", "proc/kallsyms", "proc/sys/kernel/random/boot_id",
         };
         static const char *const masked_dirs[] = { "proc/acpi", "proc/scsi", "proc/asound" };
         int r;
@@ -400,6 +403,29 @@ static int setup_proc(StepError *e) {
                 if (access(masked_dirs[i], F_OK) < 0)
                         continue;
                 r = mount_tmpfs(masked_dirs[i], MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Empties what the content hash leaves out (the parent listed it): an empty read-only tmpfs on
+ * each __pycache__ folder, /dev/null on each stray .pyc or .DS_Store. */
+static int hide_in_skill(const SandboxChild *c, StepError *e) {
+        char path[PATH_MAX];
+        int r;
+
+        STRV_FOREACH(d, c->hidden_dirs) {
+                if (snprintf(path, sizeof(path), "skill/%s", *d) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = mount_tmpfs(path, MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(f, c->hidden_files) {
+                if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = bind_mount("/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e);
                 if (r < 0)
                         return r;
         }
@@ -617,6 +643,9 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 return r;
         (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
         r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+        r = hide_in_skill(c, e);
         if (r < 0)
                 return r;
 

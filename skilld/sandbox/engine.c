@@ -24,6 +24,8 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "loader.h"
+#include "json-exact.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -86,6 +88,8 @@ typedef struct SandboxRun {
         SeccompSupervisor *supervisor;  /* the filter reports its refusals (NULL: it cannot) */
         char **argv;
         char **envp;
+        char **hidden_dirs;
+        char **hidden_files;
         SandboxRlimit rlimits[8];
         size_t n_rlimits;
 
@@ -95,11 +99,13 @@ typedef struct SandboxRun {
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
         ChildMessage exit_msg;
-        bool out_live_ok;
-        bool err_live_ok;
+        LiveCopy out_live;
+        LiveCopy err_live;
 } SandboxRun;
 
 static void sandbox_run_done(SandboxRun *run) {
+        strv_free(run->hidden_dirs);
+        strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
         (void) safe_close(run->dest_fd);
         (void) safe_close(run->files_dest_fd);
@@ -468,6 +474,11 @@ static int build_argv(SandboxRun *run) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
                         return r;
+                STRV_FOREACH(a, req->interpreter_args) {
+                        r = strv_extend(&argv, *a);
+                        if (r < 0)
+                                return r;
+                }
         }
         script = strdup_printf("/skill/%s", req->script);
         r = script ? strv_push(&argv, script) : -ENOMEM;
@@ -533,9 +544,10 @@ static int prepare_files(SandboxRun *run) {
                 if (!run->file_names[i])
                         return -ENOMEM;
                 if (fd < 0) {
-                        fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        fd = open_regular_at(AT_FDCWD, f->path, O_RDONLY);
                         if (fd < 0)
-                                return run_fail(run, -errno, "Failed to open input file %s: %m", f->path);
+                                return run_fail(run, fd, "Failed to open input file %s: %s", f->path,
+                                                open_regular_strerror(fd));
                         run->file_fd_owned[i] = true;
                 }
                 run->file_fds[i] = fd;
@@ -652,6 +664,24 @@ static int prepare_namespaces(SandboxRun *run) {
         return 0;
 }
 
+/* What the content hash leaves out (__pycache__, *.pyc, .DS_Store) is hidden from the run, so
+ * the hash names everything a run can execute: Python would otherwise load a planted .pyc (an
+ * unchecked-hash one needs no matching source) instead of the source that was hashed. */
+static int prepare_hidden(SandboxRun *run) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return run_fail(run, r, "Failed to look for compiled Python in the skill: %s", strna(error));
+        if (strv_length(run->hidden_dirs) + strv_length(run->hidden_files) > SANDBOX_HIDDEN_MAX)
+                return run_fail(run, -E2BIG, "The skill holds more than %u __pycache__ folders, .pyc and "
+                                ".DS_Store files, which runs never use; remove them", SANDBOX_HIDDEN_MAX);
+        return 0;
+}
+
 static int prepare_pipes(SandboxRun *run) {
         if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
@@ -687,6 +717,9 @@ static int run_prepare(SandboxRun *run) {
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
         r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_hidden(run);
         if (r < 0)
                 return r;
         r = prepare_namespaces(run);
@@ -765,6 +798,8 @@ static int run_clone(SandboxRun *run) {
                 .stdout_fd = run->out_pipe[1],
                 .stderr_fd = run->err_pipe[1],
                 .input_fd = run->input_fd,
+                .hidden_dirs = run->hidden_dirs,
+                .hidden_files = run->hidden_files,
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
                 .file_names = run->file_names,
@@ -964,7 +999,7 @@ static int read_control(SandboxRun *run) {
 }
 
 /* Reads what is there (a bounded amount, so the deadline is checked in between). */
-static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, int live_fd, bool *live_ok) {
+static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, LiveCopy *live) {
         for (unsigned i = 0; i < 64 && *fd >= 0; i++) {
                 char buf[64 * 1024];
                 ssize_t n;
@@ -980,9 +1015,10 @@ static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, i
                 }
                 if (n == 0) {
                         *fd = safe_close(*fd);
+                        live_copy_end(live);
                         return 0;
                 }
-                r = run_stream_append(s, label, max, buf, n, live_fd, live_ok);
+                r = run_stream_append(s, label, max, buf, n, live);
                 if (r < 0)
                         return r;
         }
@@ -994,10 +1030,10 @@ static int read_streams(SandboxRun *run) {
 
         r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout",
                         run->req->limits.stdout_max,
-                        run->req->stdout_fd, &run->out_live_ok);
+                        &run->out_live);
         if (r >= 0)
                 r = read_stream(&run->err_pipe[0], &run->result->stderr_stream, "stderr",
-                                run->req->limits.stderr_max, run->req->stderr_fd, &run->err_live_ok);
+                                run->req->limits.stderr_max, &run->err_live);
         return r;
 }
 
@@ -1141,10 +1177,11 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
         *ret_outcome = outcome;
 }
 
+/* The output is kept as the skill wrote it (json-exact.h): its numbers never pass through a double. */
 static void read_output_json(SandboxRun *run) {
         RunResult *res = run->result;
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *data = NULL;
+        _cleanup_free_ char *data = NULL, *error = NULL;
         size_t size = 0;
         struct stat st;
         int r;
@@ -1171,8 +1208,9 @@ static void read_output_json(SandboxRun *run) {
                                                           r == -EFBIG ? "larger than 16M" : strerror(-r));
                         return;
                 }
-                if (memchr(data, '\0', size) || !(res->output = cJSON_ParseWithOpts(data, NULL, true))) {
-                        res->output_error = strdup("/out/output.json is not valid JSON");
+                r = json_parse_exact(data, size, &res->output, &error);
+                if (r < 0) {
+                        res->output_error = strdup_printf("/out/output.json is not valid JSON: %s", error);
                         return;
                 }
                 res->output_source = "output.json";
@@ -1181,11 +1219,8 @@ static void read_output_json(SandboxRun *run) {
 
         /* No output.json: stdout, when all of it was kept and it is JSON and nothing else. */
         if (res->stdout_stream.size > 0 && !res->stdout_stream.truncated &&
-            !memchr(res->stdout_stream.data, '\0', res->stdout_stream.size)) {
-                res->output = cJSON_ParseWithOpts(res->stdout_stream.data, NULL, true);
-                if (res->output)
-                        res->output_source = "stdout";
-        }
+            json_parse_exact(res->stdout_stream.data, res->stdout_stream.size, &res->output, NULL) >= 0)
+                res->output_source = "stdout";
 }
 
 static void check_out_full(SandboxRun *run) {
@@ -1306,11 +1341,12 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .input_fd = -EBADF,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
-                .out_live_ok = true,
-                .err_live_ok = true,
         };
         SandboxOutcome outcome = {};
         int r;
+
+        live_copy_init(&run.out_live, req->stdout_fd);
+        live_copy_init(&run.err_live, req->stderr_fd);
 
         r = request_check(req, error);
         if (r < 0)

@@ -110,6 +110,8 @@ typedef struct RunRequest {
         const char *skill_hash;         /* recorded in the result */
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
         const char *interpreter;        /* absolute path, same inside and outside; NULL: exec script */
+        char **interpreter_args;        /* options between the interpreter and the script ("-I",
+                                         * "-c", CODE for skilld's own helpers); NULL: none */
         char **args;                    /* passed after the script */
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;
@@ -206,7 +208,7 @@ typedef struct RunResult {
         int error_errno;                /* status error: positive errno of the failure */
         bool exec_failed;               /* status error: the sandbox was ready, execve() failed */
 
-        cJSON *output;                  /* the output JSON, or NULL for null */
+        cJSON *output;                  /* the output JSON as written (json-exact.h), or NULL */
         const char *output_source;      /* "output.json", "stdout" or NULL */
         char *output_error;             /* why /out/output.json was ignored */
 

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "term-escape.h"
 
 /* Exit code of the sandbox init when setup failed; the real reason travels on the socket. */
 #define SANDBOX_EXIT_SETUP 125
@@ -43,6 +44,9 @@ typedef struct ChildMessage {
         char text[448];
 } ChildMessage;
 
+/* Paths hidden under /skill (one mount each), at most. */
+#define SANDBOX_HIDDEN_MAX 1024U
+
 typedef struct SandboxRlimit {
         int resource;
         struct rlimit limit;
@@ -62,6 +66,8 @@ typedef struct SandboxChild {
         int stdout_fd;
         int stderr_fd;
         int input_fd;                   /* sealed memfd with the input JSON, or -1 */
+        char * const *hidden_dirs;      /* under the skill tree: what hashing leaves out (caches) */
+        char * const *hidden_files;
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
         char * const *file_names;
@@ -129,8 +135,19 @@ int sandbox_seccomp_program_run(const struct sock_filter *prog, size_t n, const 
 int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
+/* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
+ * (not the run) when its reader goes away. */
+typedef struct LiveCopy {
+        int fd;
+        bool ok;
+        TermEscape esc;
+} LiveCopy;
+
+void live_copy_init(LiveCopy *l, int fd);
 int run_stream_append(RunStream *s, const char *label, uint64_t max, const void *data, size_t n,
-                      int live_fd, bool *live_ok);
+                      LiveCopy *live);
+/* At the stream's end: what the escaping held back. */
+void live_copy_end(LiveCopy *l);
 
 /* artifacts.c: copies /out/files (out_fd is the /out directory) into dest_fd, at most max_entries
  * files and directories and max_bytes of file contents. */
@@ -154,6 +171,13 @@ void cg_kill_listed(int dir_fd);
 void cg_remove(const char *path);
 /* This process's cgroup path in the v1 hierarchy of controller, or (NULL) in cgroup2. */
 int cg_own_path(const char *controller, char **ret);
+/* Creates the run's cgroup directory at path and returns it open, holding an exclusive flock for
+ * as long as the fd lives: the mark of a run whose engine is alive. */
+int cg_create_locked(const char *path, int *ret_fd);
+/* Removes the empty cgroups in parent named prefix... whose lock nobody holds: runs whose engine
+ * was killed (SIGKILL) before it could remove them (their processes died with it: the init's
+ * parent-death signal ends the PID namespace). Best effort, never fails a run. */
+void cg_sweep_dead(const char *parent, const char *prefix);
 
 /* result.c */
 void run_result_add_skipped(RunResult *r, const char *path, const char *reason);

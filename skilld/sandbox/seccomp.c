@@ -50,6 +50,47 @@ static const char *const refused[] = {
         "mbind", "migrate_pages", "move_pages",
 };
 
+/* Refused with ENOSYS, the answer of a kernel built without them, so that programs take the
+ * fallback they have for such kernels (polling instead of inotify, threads instead of Linux AIO):
+ *  - Linux AIO: every context counts in the host-wide fs.aio-nr, which io_setup() fills for every
+ *    program of the host (databases, QEMU) until the run ends;
+ *  - inotify and fanotify: a watch on the bound host /usr sees the host's (and other runs') use of
+ *    its files, a channel out of the run and between runs; fanotify_init() is allowed unprivileged
+ *    on recent kernels. */
+static const char *const refused_enosys[] = {
+        "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+        "inotify_init", "inotify_init1", "fanotify_init",
+};
+
+/* The run's init is PID 1 of its namespace and has the skill's uid, so a skill could change its
+ * limits (a hard RLIMIT_CPU kills it, and the run fails as a sandbox error), its scheduling or
+ * its I/O priority. The calls that reach a process by pid are refused for pid 1 (and the group
+ * of pid 1, and "every process of my uid", which includes it); a skill's own processes and
+ * threads stay its to change. Signals need no rule: the kernel never delivers a signal to a
+ * namespace's init from inside it unless the init handles it, and the init forwards those to the
+ * skill. */
+typedef struct TargetRule {
+        const char *name;
+        unsigned n;
+        struct scmp_arg_cmp cmp[2];
+} TargetRule;
+
+static const TargetRule init_targets[] = {
+        { "prlimit64",          1, { SCMP_A0(SCMP_CMP_EQ, 1) } },
+        { "sched_setattr",      1, { SCMP_A0(SCMP_CMP_EQ, 1) } },
+        { "sched_setscheduler", 1, { SCMP_A0(SCMP_CMP_EQ, 1) } },
+        { "sched_setparam",     1, { SCMP_A0(SCMP_CMP_EQ, 1) } },
+        { "sched_setaffinity",  1, { SCMP_A0(SCMP_CMP_EQ, 1) } },
+        /* PRIO_PROCESS 0, PRIO_PGRP 1 (the init leads group 1), PRIO_USER 2 */
+        { "setpriority",        2, { SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A1(SCMP_CMP_EQ, 1) } },
+        { "setpriority",        2, { SCMP_A0(SCMP_CMP_EQ, 1), SCMP_A1(SCMP_CMP_EQ, 1) } },
+        { "setpriority",        1, { SCMP_A0(SCMP_CMP_EQ, 2) } },
+        /* IOPRIO_WHO_PROCESS 1, IOPRIO_WHO_PGRP 2, IOPRIO_WHO_USER 3 */
+        { "ioprio_set",         2, { SCMP_A0(SCMP_CMP_EQ, 1), SCMP_A1(SCMP_CMP_EQ, 1) } },
+        { "ioprio_set",         2, { SCMP_A0(SCMP_CMP_EQ, 2), SCMP_A1(SCMP_CMP_EQ, 1) } },
+        { "ioprio_set",         1, { SCMP_A0(SCMP_CMP_EQ, 3) } },
+};
+
 /* Every namespace flag: creating one is how sandboxes are undone (a new user namespace grants
  * capabilities over it), and nothing a skill does needs one. */
 static const unsigned long ns_flags[] = {
@@ -355,6 +396,18 @@ int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error) {
 
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
                 r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), refused[i], 0, NULL, error);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(refused_enosys); i++) {
+                r = add_rule(&f, SCMP_ACT_ERRNO(ENOSYS), refused_enosys[i], 0, NULL, error);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(init_targets); i++) {
+                r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), init_targets[i].name, init_targets[i].n,
+                             init_targets[i].cmp, error);
                 if (r < 0)
                         return r;
         }

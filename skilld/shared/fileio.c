@@ -80,11 +80,13 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
-int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size) {
+int open_regular_at(int dir_fd, const char *path, int flags) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        int fl;
 
-        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+        /* O_NONBLOCK: opening a FIFO for reading waits for a writer, forever if none comes. */
+        fd = openat(dir_fd, path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)
@@ -93,7 +95,42 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, c
                 return -EISDIR;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
+        if (!(flags & O_NONBLOCK)) {
+                fl = fcntl(fd, F_GETFL);
+                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                        return -errno;
+        }
+        return TAKE_FD(fd);
+}
+
+const char *open_regular_strerror(int r) {
+        return r == -EBADFD ? "not a regular file (a FIFO, socket or device)" : strerror(-r);
+}
+
+int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open_regular_at(dir_fd, path, O_RDONLY | (nofollow ? O_NOFOLLOW : 0));
+        if (fd < 0)
+                return fd;
         return read_full_fd(fd, max, ret, ret_size);
+}
+
+mode_t umask_get(void) {
+        _cleanup_free_ char *status = NULL;
+        mode_t m;
+
+        /* "Umask:\t0022" since Linux 4.7; elsewhere set it and put it back. */
+        if (read_full_file_at(AT_FDCWD, "/proc/self/status", 64 << 10, false, &status, NULL) >= 0)
+                for (char *line = status; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                        unsigned v;
+
+                        if (sscanf(line, "Umask: %o", &v) == 1)
+                                return (mode_t) v & 0777;
+                }
+        m = umask(0022);
+        (void) umask(m);
+        return m;
 }
 
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {
@@ -124,9 +161,8 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
                         return -errno;
         }
 
+        /* No fchmod(): the umask open() applied is the user's say over the file's mode. */
         r = loop_write(fd, data, size);
-        if (r >= 0 && fchmod(fd, mode) < 0)
-                r = -errno;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r >= 0 && renameat(dir_fd, tmp, dir_fd, path) < 0)

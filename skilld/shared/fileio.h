@@ -8,12 +8,24 @@
 
 /* Reads up to max bytes of fd; -EFBIG if it holds more. The buffer is NUL-terminated. */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
-/* Same for a path under dir_fd (AT_FDCWD for cwd); does not follow a symlink in the last
- * component when nofollow is set. */
+/* Opens path under dir_fd (flags: O_RDONLY and the like; O_CLOEXEC and O_NOCTTY are added) if it
+ * is a regular file, without blocking on a FIFO on the way: -EISDIR for a directory, -EBADFD for
+ * anything else that is not a regular file. For every path a user names. */
+int open_regular_at(int dir_fd, const char *path, int flags);
+/* What to tell the user about open_regular_at()'s error r. */
+const char *open_regular_strerror(int r);
+
+/* read_full_fd() of a regular file under dir_fd (AT_FDCWD for cwd), opened as above; does not
+ * follow a symlink in the last component when nofollow is set. */
 int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size);
 
-/* Atomically replaces path under dir_fd with data: temp file, fsync, rename, fsync of the dir. */
+/* Atomically replaces path under dir_fd with data: temp file, fsync, rename, fsync of the dir.
+ * The file gets mode less the process's umask, as open() would give it: a user's umask 077 keeps
+ * what skillctl writes for them private, and the daemon's 0600 files can only get narrower. */
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
+
+/* The process's umask, read without changing it (threads may be creating files meanwhile). */
+mode_t umask_get(void);
 
 /* Writes all of buf, retrying on EINTR and short writes. */
 int loop_write(int fd, const void *buf, size_t n);

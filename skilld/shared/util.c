@@ -149,8 +149,7 @@ bool utf8_is_valid(const char *s, size_t n) {
         return true;
 }
 
-/* The code point of the valid UTF-8 sequence of len bytes at s. */
-static uint32_t utf8_decode(const char *s, size_t len) {
+uint32_t utf8_decode(const char *s, size_t len) {
         const unsigned char *p = (const unsigned char *) s;
         uint32_t cp = len == 1 ? p[0] : len == 2 ? p[0] & 0x1f : len == 3 ? p[0] & 0x0f : p[0] & 0x07;
 
@@ -159,7 +158,7 @@ static uint32_t utf8_decode(const char *s, size_t len) {
         return cp;
 }
 
-static size_t utf8_len(unsigned char c) {
+size_t utf8_len(unsigned char c) {
         return c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
 }
 

@@ -121,6 +121,12 @@ char *strjoin_path(const char *a, const char *b);
 /* Whether the string is valid UTF-8 without overlongs, surrogates or code points past U+10FFFF. */
 bool utf8_is_valid(const char *s, size_t n);
 
+/* The length of the UTF-8 sequence lead byte c starts (1 for ASCII), 0 for a byte no sequence
+ * starts with. */
+size_t utf8_len(unsigned char c);
+/* The code point of the valid UTF-8 sequence of len bytes at s. */
+uint32_t utf8_decode(const char *s, size_t len);
+
 /* Whether the string holds any ASCII control character (or DEL). */
 bool string_has_cc(const char *s, size_t n);
 

@@ -220,9 +220,9 @@ START_TEST(test_input_channels_output_artifacts) {
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         ck_assert_int_eq(t.res->exit_code, 0);
         ck_assert_str_eq(t.res->output_source, "output.json");
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "stdin"), "n")->valueint, 42);
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "file"), "n")->valueint, 42);
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "env"), "n")->valueint, 42);
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "stdin"), "n")->valuestring, "42");
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "file"), "n")->valuestring, "42");
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "env"), "n")->valuestring, "42");
         ck_assert_str_eq(output_field(t.res, "cwd")->valuestring, "/work");
         ck_assert_str_eq(t.res->stdout_stream.data, "done\n");
 
@@ -272,6 +272,47 @@ START_TEST(test_output_from_stdout) {
         ck_assert_ptr_null(t.res->output);
         ck_assert_ptr_null(t.res->output_source);
         ck_assert_str_eq(t.res->stdout_stream.data, "plain none none 0\n");
+}
+END_TEST
+
+/* The output as the skill wrote it: numbers a double cannot hold, and 1.0, survive into the result
+ * and result.json, from output.json and from stdout alike. */
+START_TEST(test_output_exact) {
+        static const char *const exact = "{\"big\":12345678901234567890,\"id\":9007199254740993,\"f\":1.0}";
+        const char *script[] = {
+                "printf '{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}' "
+                "> \"$SANDBOX_OUTPUT\"",
+                "printf '{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}\\n'",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(script); i++) {
+                _cleanup_test_run_ TestRun t = test_run_new(script[i]);
+                _cleanup_free_ char *text = NULL, *result_json = NULL;
+
+                test_run_go(&t);
+                assert_status(t.res, RUN_STATUS_SUCCEEDED);
+                ck_assert_str_eq(t.res->output_source, i == 0 ? "output.json" : "stdout");
+                text = cJSON_PrintUnformatted(t.res->output);
+                ck_assert_str_eq(text, exact);
+
+                ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json,
+                                                   NULL), 0);
+                ck_assert_ptr_nonnull(strstr(result_json, "12345678901234567890"));
+                ck_assert_ptr_nonnull(strstr(result_json, "9007199254740993"));
+                ck_assert_ptr_nonnull(strstr(result_json, "\"f\":\t1.0"));
+        }
+}
+END_TEST
+
+/* Invalid output.json: no output, and the error says what is wrong and where. */
+START_TEST(test_output_json_invalid) {
+        _cleanup_test_run_ TestRun t = test_run_new("printf '{\\n  \"n\": 01\\n}' > /out/output.json");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_null(t.res->output);
+        ck_assert_str_eq(t.res->output_error,
+                         "/out/output.json is not valid JSON: line 2, column 8: leading zeros are not allowed in numbers");
 }
 END_TEST
 
@@ -1094,6 +1135,8 @@ static Suite *sandbox_suite(void) {
         tc = tcase_create("contract");
         tcase_add_test(tc, test_input_channels_output_artifacts);
         tcase_add_test(tc, test_output_from_stdout);
+        tcase_add_test(tc, test_output_exact);
+        tcase_add_test(tc, test_output_json_invalid);
         tcase_add_test(tc, test_input_files_in_work);
         tcase_add_test(tc, test_exit_code_and_signal);
         tcase_add_test(tc, test_init_forwards_signals);

@@ -131,6 +131,16 @@ check "result.json lists them" test "$(json_get "$T/refused/result.json" \
 run "$EXAMPLES/shell-report" --output-dir "$T/clean"
 check "a run refused nothing has an empty list" test "$(json_get "$T/clean/result.json" '["refused_syscalls"]')" = "[]"
 check "and no note" bash -c "! grep -q 'refused' '$T/err'"
+# The output as the skill wrote it: integers past 2^53 and 1.0, in --json and in result.json.
+printf '#!/bin/bash\necho %s\n' "'{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}'" \
+        >"$T/args/scripts/main.sh"
+run "$T/args" --json --output-dir "$T/exact"
+exact_output() {
+        python3 -c 'import json,sys; o=json.load(open(sys.argv[1]),parse_float=str)["output"]
+assert o=={"big":12345678901234567890,"id":9007199254740993,"f":"1.0"}, o' "$1"
+}
+check "--json: output numbers exact" exact_output "$T/out"
+check "result.json: output numbers exact" exact_output "$T/exact/result.json"
 
 echo "1..$n"
 [ "$failed" = 0 ]

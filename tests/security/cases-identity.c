@@ -4,6 +4,7 @@
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <termios.h>
 
@@ -90,6 +91,7 @@ static void specs_from_filter(Specs *s) {
         _cleanup_free_ char *error = NULL, *pfc = NULL;
         _cleanup_close_ int fd = memfd_create("pfc", MFD_CLOEXEC);
         char current[64] = "";
+        bool unconditional = false;
 
         ck_assert_msg(sandbox_seccomp_new(false, &ctx, &error) == 0, "%s", strna(error));
         ck_assert_int_ge(fd, 0);
@@ -120,8 +122,28 @@ static void specs_from_filter(Specs *s) {
                                 specs_add(s, name, "TIOCLINUX", 0, TIOCLINUX, EPERM);
                         } else if (streq(name, "personality"))
                                 specs_add(s, name, "READ_IMPLIES_EXEC", 0x0400000, 0, EPERM);
-                        else if (!streq(name, "socket") && !streq(name, "socketpair"))
+                        else if (streq(name, "prlimit64"))
+                                specs_add(s, name, "init", 1, RLIMIT_NOFILE, EPERM);
+                        else if (startswith(name, "sched_set"))
+                                specs_add(s, name, "init", 1, 0, EPERM);
+                        else if (streq(name, "setpriority")) {
+                                specs_add(s, name, "PROCESS-init", 0 /* PRIO_PROCESS */, 1, EPERM);
+                                specs_add(s, name, "PGRP-init", 1 /* PRIO_PGRP */, 1, EPERM);
+                                specs_add(s, name, "USER", 2 /* PRIO_USER */, 0, EPERM);
+                        } else if (streq(name, "ioprio_set")) {
+                                specs_add(s, name, "PROCESS-init", 1 /* IOPRIO_WHO_PROCESS */, 1, EPERM);
+                                specs_add(s, name, "PGRP-init", 2 /* IOPRIO_WHO_PGRP */, 1, EPERM);
+                                specs_add(s, name, "USER", 3 /* IOPRIO_WHO_USER */, 0, EPERM);
+                        } else if (!streq(name, "socket") && !streq(name, "socketpair")) {
+                                /* Refused outright: the errno is the rule's own action. */
                                 specs_add(s, name, NULL, 0, 0, EPERM);
+                                unconditional = true;
+                                continue;
+                        }
+                        unconditional = false;
+                } else if (unconditional && sscanf(line, " action ERRNO(%ld)", &v) == 1) {
+                        s->v[s->n - 1].errno64 = (int) v;
+                        unconditional = false;
                 } else if ((streq(current, "socket") || streq(current, "socketpair")) &&
                            sscanf(line, " if ($a0.lo32 == %ld)", &v) == 1 &&
                            /* the allowed families' type and protocol rules; the network group
@@ -234,7 +256,8 @@ START_TEST(test_refused_syscalls_every_abi) {
                                 badx32 = first_bad(t.res, "x32", sp->name);
                 }
         }
-        CHECK_CASE(GROUP, "refused syscalls via syscall (x86-64)", "EPERM; clone3 ENOSYS; AF_* EAFNOSUPPORT",
+        CHECK_CASE(GROUP, "refused syscalls via syscall (x86-64)",
+                   "EPERM; clone3, AIO, inotify ENOSYS; AF_* EAFNOSUPPORT",
                    ok64 == specs.n, "%zu of %zu%s", ok64, specs.n, strempty(bad64));
         CHECK_CASE(GROUP, "the same via int 0x80 (i386 entry point)", "killed by SIGSYS",
                    n32 > 50 && ok32 == n32, "%zu of %zu killed%s", ok32, n32, strempty(bad32));
@@ -303,6 +326,97 @@ START_TEST(test_init_command_line) {
                            "%.*s, environ %s", comm ? (int) strcspn(comm, "\n") : 7, comm ?: "no comm",
                            errno_name((int) probe_long_from(x.out, "read /proc/1/environ")));
         }
+}
+END_TEST
+
+/* The init is pid 1 of the run and has the skill's uid: the skill tries to lower its limits (a
+ * hard RLIMIT_CPU would kill it and fail the run as a sandbox error), renice, re-pin, reschedule
+ * it, stop it and write its /proc files. The run must end as the skill did, with the init's
+ * limits and nice value as they were, and the skill's own processes still its to change. */
+START_TEST(test_init_untouchable) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "init-attack", NULL };
+        static const char *const refused[] = {
+                "init prlimit-nofile", "init prlimit-cpu", "init setpriority", "init setpriority-pgrp",
+                "init setpriority-user", "init setaffinity", "init setscheduler", "init ioprio",
+        };
+        size_t held = 0;
+
+        sec_run_probe(&t, args);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                held += probe_long(t.res, refused[i]) == EPERM;
+        CHECK_CASE(GROUP, "prlimit, setpriority, affinity, ioprio on the init",
+                   "EPERM; init's limits and nice unchanged; succeeded",
+                   t.res->status == RUN_STATUS_SUCCEEDED && held == ELEMENTSOF(refused) &&
+                           probe_long(t.res, "init nofile") > 5 &&
+                           startswith(strempty(probe_find(t.res, "init cpu")), "unlimited\n") &&
+                           probe_long(t.res, "init nice") == 0 && probe_long(t.res, "init oom-write") != 0,
+                   "status %s, %zu of %zu refused, init nofile %ld, nice %ld, oom_score_adj write %s",
+                   status_name(t.res), held, ELEMENTSOF(refused), probe_long(t.res, "init nofile"),
+                   probe_long(t.res, "init nice"), errno_name((int) probe_long(t.res, "init oom-write")));
+        CHECK_CASE(GROUP, "the skill's own limits and priority", "prlimit(0), prlimit(self), nice: allowed",
+                   probe_long(t.res, "self prlimit") == 0 && probe_long(t.res, "self prlimit-pid") == 0 &&
+                           probe_long(t.res, "self setpriority") == 0,
+                   "%s, %s, %s", errno_name((int) probe_long(t.res, "self prlimit")),
+                   errno_name((int) probe_long(t.res, "self prlimit-pid")),
+                   errno_name((int) probe_long(t.res, "self setpriority")));
+}
+END_TEST
+
+/* inotify on the bound host /usr/bin would report every program the host, and every other run,
+ * executes: the host runs programs from it during the run, and the skill must have seen nothing.
+ * fanotify the same. */
+START_TEST(test_host_watch) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "counters", (char *) "0", NULL };
+        pid_t busy = fork();
+
+        ck_assert_int_ge(busy, 0);
+        if (busy == 0)
+                for (;;) {
+                        pid_t c = fork();
+
+                        if (c == 0) {
+                                execl("/usr/bin/true", "true", (char *) NULL);
+                                _exit(3);
+                        }
+                        (void) waitpid(c, NULL, 0);
+                        (void) usleep(10 * 1000);
+                }
+        sec_run_probe(&t, args);
+        (void) kill(busy, SIGKILL);
+        (void) waitpid(busy, NULL, 0);
+        CHECK_CASE(GROUP, "inotify/fanotify on /usr/bin while the host execs", "ENOSYS; no event seen",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "inotify errno") == ENOSYS &&
+                           probe_long(t.res, "fanotify errno") == ENOSYS &&
+                           probe_long(t.res, "inotify events") == 0,
+                   "status %s, inotify %s, fanotify %s, %ld events", status_name(t.res),
+                   errno_name((int) probe_long(t.res, "inotify errno")),
+                   errno_name((int) probe_long(t.res, "fanotify errno")), probe_long(t.res, "inotify events"));
+}
+END_TEST
+
+/* What names the host in /proc: its kernel command line, its boot id and the kernel's symbols.
+ * The host's own values must not appear in what the run could read (empty files). */
+START_TEST(test_proc_host_identity) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "echo \"cmdline $(wc -c < /proc/cmdline)\"; cat /proc/cmdline\n"
+                "echo \"boot_id $(wc -c < /proc/sys/kernel/random/boot_id)\"; cat /proc/sys/kernel/random/boot_id\n"
+                "echo \"kallsyms $(head -c 4096 /proc/kallsyms | wc -c)\"\n");
+        _cleanup_free_ char *cmdline = NULL, *boot_id = NULL;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/cmdline", 1 << 16, false, &cmdline, NULL), 0);
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, false, &boot_id,
+                                           NULL), 0);
+        cmdline[strcspn(cmdline, "\n")] = '\0';
+        boot_id[strcspn(boot_id, "\n")] = '\0';
+        sec_run_go(&t);
+        CHECK_CASE(GROUP, "/proc/cmdline, boot_id, kallsyms", "empty; host values nowhere in the output",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "cmdline") == 0 &&
+                           probe_long(t.res, "boot_id") == 0 && probe_long(t.res, "kallsyms") == 0 &&
+                           !run_output_has(t.res, boot_id) && (isempty(cmdline) || !run_output_has(t.res, cmdline)),
+                   "status %s, sizes %ld, %ld, %ld", status_name(t.res), probe_long(t.res, "cmdline"),
+                   probe_long(t.res, "boot_id"), probe_long(t.res, "kallsyms"));
 }
 END_TEST
 
@@ -486,12 +600,13 @@ START_TEST(test_tiocsti_terminal) {
                    strstr(screen, "open /dev/tty 2") ? "ENOENT" : "?");
         CHECK_CASE(GROUP, "the caller's terminal input queue", "empty (control: 1 byte seen)",
                    control == 1 && queued == 0, "%d bytes queued (control %d)", queued, control);
-        /* The skill left the terminal concealing text, mid-line: the summary still starts a line
-         * of its own in default attributes. */
+        /* The skill tried to leave the terminal concealing text, mid-line: its escape reaches the
+         * terminal as text, and the summary still starts a line of its own. */
         CHECK_CASE("hostile-input", "skill output hiding the summary (ESC[8m, no newline)",
-                   "reset + newline before the summary",
-                   strstr(screen, "\x1b[8m\x1b[0m\nskillctl: succeeded") != NULL, "%s",
-                   strstr(screen, "\x1b[0m\nskillctl: ") ? "reset, own line" : "summary HIDDEN or joined");
+                   "escaped; summary on its own line",
+                   strstr(screen, "\\x1b[8m") && !strstr(screen, "\x1b[8m") &&
+                           strstr(screen, "\nskillctl: succeeded") != NULL, "%s",
+                   strstr(screen, "\x1b[8m") ? "ESC[8m REACHED the terminal" : "escaped, own line");
 }
 END_TEST
 
@@ -506,5 +621,8 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_filter_survives);
         tcase_add_test(tc, test_user_namespaces);
         tcase_add_test(tc, test_tiocsti_terminal);
+        tcase_add_test(tc, test_init_untouchable);
+        tcase_add_test(tc, test_host_watch);
+        tcase_add_test(tc, test_proc_host_identity);
         return tc;
 }

@@ -2,7 +2,9 @@
  * skill_source_open() and through skillctl, asserting nothing lands outside the target; YAML
  * bombs; deep and huge JSON; names and output holding control characters and escape sequences;
  * arguments that look like options. */
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <termios.h>
 
 #include "../loader/zip-builder.h"
 #include "loader.h"
@@ -650,6 +652,251 @@ START_TEST(test_layout_controls) {
 }
 END_TEST
 
+/* Every file below dir whose mode has a bit of mask set; 0 when none. */
+static size_t modes_with(int dir_fd, mode_t mask, char **ret_first) {
+        _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fdopendir(fd);
+        struct dirent *de;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        TAKE_FD(fd);
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                ck_assert_int_eq(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
+                if (st.st_mode & mask) {
+                        n++;
+                        if (!*ret_first)
+                                *ret_first = strdup_printf("%s %04o", de->d_name, st.st_mode & 07777);
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
+                                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        ck_assert_int_ge(sub, 0);
+                        n += modes_with(sub, mask, ret_first);
+                }
+        }
+        closedir(d);
+        return n;
+}
+
+/* With umask 077 a user's files are theirs alone: the skill echoes its (private) input to stdout,
+ * stderr, output.json and an artifact, into an output directory that already exists (0755), and
+ * no file skillctl writes there may be readable by others. `skillctl skill package` the same. */
+START_TEST(test_output_umask) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "cat \"$SKILL_INPUT_FILE\"; cat \"$SKILL_INPUT_FILE\" >&2\n"
+                "cp \"$SKILL_INPUT_FILE\" /out/output.json; cp \"$SKILL_INPUT_FILE\" /out/files/copy.json\n");
+        _cleanup_free_ char *first = NULL, *pack = strdup_printf("%s/skill.skill", t.base.path);
+        char *args[] = { t.skill_path, (char *) "--input", (char *) "{\"secret\": 1}", (char *) "--output-dir",
+                         t.out_path, NULL };
+        char *pack_args[] = { (char *) test_env_path("SKILLCTL"), (char *) "skill", (char *) "package",
+                              t.skill_path, (char *) "-o", pack, NULL };
+        _cleanup_close_ int out_fd = -EBADF;
+        struct stat st;
+        size_t open_files;
+        mode_t old;
+        int pack_status;
+
+        ck_assert_int_eq(mkdir(t.out_path, 0755), 0);
+        old = umask(077);
+        {
+                _cleanup_exec_ Exec x = skillctl_run(args, -EBADF, -EBADF, NULL);
+                _cleanup_exec_ Exec p = exec_capture(pack_args, -EBADF, -EBADF, NULL);
+
+                umask(old);
+                out_fd = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ck_assert_int_ge(out_fd, 0);
+                open_files = modes_with(out_fd, 077, &first);
+                pack_status = p.status;
+                CHECK_CASE(GROUP, "umask 077, existing output dir: logs, result, artifacts",
+                           "no file readable by others",
+                           x.status == 0 && open_files == 0 && faccessat(out_fd, "stdout.log", F_OK, 0) == 0 &&
+                                   faccessat(out_fd, "result.json", F_OK, 0) == 0,
+                           "exit %d, %zu open to others%s%s", x.status, open_files, first ? ", first " : "",
+                           strempty(first));
+        }
+        CHECK_CASE(GROUP, "umask 077: skill package's archive", "0600",
+                   pack_status == 0 && stat(pack, &st) == 0 && (st.st_mode & 0777) == 0600,
+                   "exit %d, mode %04o", pack_status, pack_status == 0 ? st.st_mode & 0777 : 0);
+}
+END_TEST
+
+/* A FIFO where skillctl expects a file: opening it for reading would wait for a writer forever.
+ * As --file, --input-file and the skill itself, skillctl must refuse at once, saying why. A
+ * timeout(1) around it turns a hang into a visible failure instead of a stuck suite. */
+START_TEST(test_fifo_paths) {
+        _cleanup_sec_run_ SecRun t = sec_run_new("echo ran");
+        _cleanup_free_ char *fifo = strdup_printf("%s/fifo", t.base.path), *file = NULL;
+        static const char *const forms[] = { "--file", "--input-file", "skill" };
+        size_t refused = 0;
+        _cleanup_free_ char *observed = strdup("");
+
+        ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+        file = strdup_printf("data=%s", fifo);
+        for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
+                char *argv[16] = { (char *) "/usr/bin/timeout", (char *) "-s", (char *) "KILL", (char *) "20",
+                                   (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                   (char *) "--output-dir", t.out_path };
+                size_t n = 9;
+                char *more;
+
+                if (i == 0) {
+                        argv[n++] = (char *) "--file";
+                        argv[n++] = file;
+                } else if (i == 1) {
+                        argv[n++] = (char *) "--input-file";
+                        argv[n++] = fifo;
+                }
+                argv[n++] = i == 2 ? fifo : t.skill_path;
+                {
+                        _cleanup_exec_ Exec x = exec_capture(argv, -EBADF, -EBADF, NULL);
+                        bool ok = x.status != 137 && x.status != 0 && strstr(x.err, "fifo") &&
+                                  (strstr(x.err, "not a regular file") || strstr(x.err, "not a directory") ||
+                                   strstr(x.err, "Not a directory"));
+
+                        refused += ok;
+                        more = strdup_printf("%s%s%s exit %d", observed, i ? ", " : "", forms[i], x.status);
+                        ck_assert_ptr_nonnull(more);
+                        free(observed);
+                        observed = more;
+                }
+        }
+        CHECK_CASE(GROUP, "a FIFO as --file, --input-file, the skill", "refused at once, saying why",
+                   refused == ELEMENTSOF(forms) && faccessat(AT_FDCWD, t.out_path, F_OK, 0) < 0, "%s",
+                   observed);
+}
+END_TEST
+
+/* Runs "skillctl run --local SKILL --output-dir OUT ARGS..." on a pty in raw mode, as a user's
+ * terminal would have it; returns what reached the terminal and the exit status. */
+static char *skillctl_on_pty(SecRun *t, char **extra, int *ret_status) {
+        _cleanup_close_ int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave = -EBADF;
+        _cleanup_free_ char *screen = NULL;
+        size_t size = 0;
+        struct termios tio;
+        int status;
+        char *pts;
+        pid_t pid;
+
+        ck_assert_int_ge(master, 0);
+        ck_assert_int_eq(grantpt(master), 0);
+        ck_assert_int_eq(unlockpt(master), 0);
+        pts = ptsname(master);
+        ck_assert_ptr_nonnull(pts);
+        slave = open(pts, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(slave, 0);
+        ck_assert_int_eq(tcgetattr(slave, &tio), 0);
+        cfmakeraw(&tio);
+        ck_assert_int_eq(tcsetattr(slave, TCSANOW, &tio), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char *argv[16] = { (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                   t->skill_path, (char *) "--output-dir", t->out_path };
+                size_t n = 6;
+                int tty;
+
+                for (size_t i = 0; extra && extra[i] && n < 15; i++)
+                        argv[n++] = extra[i];
+                if (setsid() < 0)
+                        _exit(126);
+                tty = open(pts, O_RDWR);
+                if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) < 0 || dup2(tty, 0) < 0 || dup2(tty, 1) < 0 ||
+                    dup2(tty, 2) < 0)
+                        _exit(126);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        /* Read while it runs: the pty's buffer is small. */
+        ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+        for (;;) {
+                char buf[4096];
+                ssize_t k = read(master, buf, sizeof(buf));
+                pid_t w;
+
+                if (k > 0) {
+                        char *more = realloc(screen, size + k + 1);
+
+                        ck_assert_ptr_nonnull(more);
+                        screen = more;
+                        memcpy(screen + size, buf, k);
+                        size += k;
+                        screen[size] = '\0';
+                        continue;
+                }
+                w = waitpid(pid, &status, WNOHANG);
+                if (w == pid)
+                        break;
+                (void) usleep(10 * 1000);
+        }
+        for (;;) {
+                char buf[4096];
+                ssize_t k = read(master, buf, sizeof(buf));
+                char *more;
+
+                if (k <= 0)
+                        break;
+                more = realloc(screen, size + k + 1);
+                ck_assert_ptr_nonnull(more);
+                screen = more;
+                memcpy(screen + size, buf, k);
+                size += k;
+                screen[size] = '\0';
+        }
+        *ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return screen ? TAKE_PTR(screen) : strdup("");
+}
+
+/* The skill writes what terminals act on: OSC 52 (the clipboard), OSC 0 (the title), ESC[6n (the
+ * terminal answers by typing into the shell after skillctl exits), ESC(0 (line drawing for what
+ * follows), colours, 8-bit CSI (0x9b, and U+009B), \r, DEL, a bell, invalid UTF-8 and a bidi
+ * override, on stdout and stderr. On the caller's terminal none of it may arrive as is; valid
+ * UTF-8 text stays readable. The logs keep the bytes. */
+START_TEST(test_terminal_sequences) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "printf '\\033]52;c;ZWNobyBvd25lZA==\\007\\033]0;owned\\007\\033[6n\\033(0\\033[31mred'\n"
+                "printf '\\233\\302\\233 cr\\rhidden\\177\\007 bad\\377\\300 rlo\\342\\200\\256 caf\\303\\251\\n'\n"
+                "printf '\\033]52;c;c3RkZXJy\\007\\033[2J\\n' >&2\n");
+        _cleanup_free_ char *screen = NULL, *log = NULL;
+        const char *summary;
+        size_t raw = 0;
+        int status;
+
+        screen = skillctl_on_pty(&t, NULL, &status);
+        /* skillctl's own attribute reset before its summary is not the skill's. */
+        summary = strstr(screen, "skillctl: succeeded");
+        if (summary && summary - screen >= 5 && startswith(summary - 5, "\x1b[0m\n"))
+                summary -= 5;
+        else if (summary && summary - screen >= 4 && startswith(summary - 4, "\x1b[0m"))
+                summary -= 4;
+        for (const char *p = screen; summary && p < summary; p++) {
+                unsigned char c = (unsigned char) *p;
+
+                raw += (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0x9b ||
+                       (c == 0xc2 && (unsigned char) p[1] == 0x9b) || c == 0xff || c == 0xc0 ||
+                       (c == 0xe2 && (unsigned char) p[1] == 0x80 && (unsigned char) p[2] == 0xae);
+        }
+        {
+                _cleanup_close_ int out = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                ck_assert_int_ge(out, 0);
+                ck_assert_int_eq(read_full_file_at(out, "stdout.log", 1 << 20, false, &log, NULL), 0);
+        }
+        CHECK_CASE(GROUP, "OSC 52/0, ESC[6n, ESC(0, 8-bit CSI, \\r, DEL, bad UTF-8 to a tty",
+                   "escaped on the terminal; UTF-8 text kept; log byte-exact",
+                   status == 0 && summary && raw == 0 && strstr(screen, "\\x1b]52;c;") &&
+                           strstr(screen, "\\x9b\\u009b cr\\x0dhidden\\x7f\\x07") && strstr(screen, "caf\xc3\xa9") &&
+                           strstr(screen, "\\u202e") && strstr(log, "\x1b]52;c;ZWNobyBvd25lZA==\x07"),
+                   "exit %d, %zu raw controls before the summary, log %s", status, raw,
+                   log && strstr(log, "\x1b]52") ? "byte-exact" : "ALTERED");
+}
+END_TEST
+
 START_TEST(test_dash_arguments) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         _cleanup_free_ char *evil_dir = NULL, *py_out = NULL;
@@ -737,5 +984,8 @@ TCase *security_tcase_inputs(void) {
         tcase_add_test(tc, test_control_characters);
         tcase_add_test(tc, test_layout_controls);
         tcase_add_test(tc, test_dash_arguments);
+        tcase_add_test(tc, test_output_umask);
+        tcase_add_test(tc, test_fifo_paths);
+        tcase_add_test(tc, test_terminal_sequences);
         return tc;
 }

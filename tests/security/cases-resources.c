@@ -55,6 +55,206 @@ START_TEST(test_memory_many_processes) {
 }
 END_TEST
 
+/* The host's socket memory, in pages: the TCP and UDP "mem" counters of /proc/net/sockstat, which
+ * are the kernel's host-wide totals (every network namespace's sockets count in them). */
+static uint64_t host_socket_pages(void) {
+        _cleanup_free_ char *s = NULL;
+        uint64_t total = 0;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/net/sockstat", 1 << 16, false, &s, NULL) < 0)
+                return 0;
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+                char *m = strstr(line, " mem ");
+                uint64_t v;
+
+                if ((startswith(line, "TCP:") || startswith(line, "UDP:")) && m &&
+                    sscanf(m, " mem %" SCNu64, &v) == 1)
+                        total += v;
+        }
+        return total;
+}
+
+/* Loopback TCP and UDP queues the skill fills and never reads are kernel memory of the host: a
+ * host process samples the host-wide socket memory during the run, and its highest point above
+ * where it started must stay within the run's memory limit (plus a little: other programs of the
+ * host use sockets too, and the kernel lets a charge overshoot by a batch). */
+START_TEST(test_socket_memory) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "sockhold", (char *) "3", (char *) "256", NULL };
+        _cleanup_free_ char *name = NULL;
+        uint64_t held, slack = 8ULL << 20;
+        Sampler m;
+
+        t.req.limits.memory_max = 64ULL * 1024 * 1024;
+        m = sampler_start(host_socket_pages);
+        sec_run_probe(&t, args);
+        held = sampler_stop(&m) * (uint64_t) sysconf(_SC_PAGESIZE);
+        name = with_backend("loopback TCP+UDP queues never read, 64M limit", t.res);
+        CHECK_CASE(GROUP, name,
+                   "host socket memory <= 64M + 8M",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "sock holding") == 1 &&
+                           held <= t.req.limits.memory_max + slack,
+                   "status %s, queued %ldM TCP + %ldM UDP, host socket memory +%" PRIu64 "M",
+                   status_name(t.res), probe_long(t.res, "sock tcp") >> 20,
+                   probe_long(t.res, "sock udp") >> 20, held >> 20);
+}
+END_TEST
+
+static uint64_t host_aio_nr(void) {
+        _cleanup_free_ char *s = NULL;
+        uint64_t v = 0;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/sys/fs/aio-nr", 64, false, &s, NULL) >= 0)
+                (void) sscanf(s, "%" SCNu64, &v);
+        return v;
+}
+
+/* Linux AIO contexts count in the host-wide fs.aio-nr against fs.aio-max-nr: a run that takes them
+ * all makes every program of the host that uses AIO fail. The host samples aio-nr during the run. */
+START_TEST(test_host_aio_counter) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+        char *args[] = { (char *) "counters", (char *) "1", NULL };
+        uint64_t rose;
+        Sampler m;
+
+        m = sampler_start(host_aio_nr);
+        sec_run_probe(&t, args);
+        rose = sampler_stop(&m);
+        CHECK_CASE(GROUP, "io_setup() until the kernel refuses", "ENOSYS at once; host fs.aio-nr unchanged",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "aio contexts") == 0 &&
+                           probe_long(t.res, "aio errno") == ENOSYS && rose == 0,
+                   "status %s, %ld contexts (%s), host fs.aio-nr +%" PRIu64, status_name(t.res),
+                   probe_long(t.res, "aio contexts"), errno_name((int) probe_long(t.res, "aio errno")), rose);
+}
+END_TEST
+
+/* The host paths of the run cgroups (skilld-run-* under v1, run-* under v2) that a process with
+ * marker in its command line is in, from its /proc/PID/cgroup. */
+static char **run_cgroups_of(const char *marker) {
+        _cleanup_strv_free_ char **paths = NULL;
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *cmdline = NULL, *cgroups = NULL, *p1 = NULL, *p2 = NULL;
+                size_t n = 0;
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                p1 = strdup_printf("/proc/%s/cmdline", de->d_name);
+                p2 = strdup_printf("/proc/%s/cgroup", de->d_name);
+                if (read_full_file_at(AT_FDCWD, p1, 1 << 16, false, &cmdline, &n) < 0)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        if (cmdline[i] == '\0')
+                                cmdline[i] = ' ';
+                if (!strstr(cmdline, marker) || read_full_file_at(AT_FDCWD, p2, 1 << 16, false, &cgroups, NULL) < 0)
+                        continue;
+                for (char *line = strtok(cgroups, "\n"); line; line = strtok(NULL, "\n")) {
+                        char *ctrls = strchr(line, ':'), *path = ctrls ? strchr(ctrls + 1, ':') : NULL, *base;
+
+                        if (!path)
+                                continue;
+                        *path++ = '\0';
+                        ctrls++;
+                        base = strrchr(path, '/');
+                        if (!base || !(startswith(base + 1, "skilld-run-") || startswith(base + 1, "run-")))
+                                continue;
+                        if (isempty(ctrls)) {
+                                const char *const mnts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+                                for (size_t i = 0; i < ELEMENTSOF(mnts); i++) {
+                                        _cleanup_free_ char *full = strdup_printf("%s%s", mnts[i], path);
+
+                                        if (access(full, F_OK) >= 0 && !strv_contains(paths, full))
+                                                ck_assert_int_eq(strv_extend(&paths, full), 0);
+                                }
+                        } else if (!startswith(ctrls, "name=")) {
+                                _cleanup_free_ char *full = strdup_printf("/sys/fs/cgroup/%s%s", ctrls, path);
+
+                                if (!strv_contains(paths, full))
+                                        ck_assert_int_eq(strv_extend(&paths, full), 0);
+                        }
+                }
+        }
+        closedir(d);
+        return TAKE_PTR(paths);
+}
+
+static size_t paths_existing(char **paths) {
+        size_t n = 0;
+
+        STRV_FOREACH(p, paths)
+                n += access(*p, F_OK) >= 0;
+        return n;
+}
+
+/* skillctl killed mid-run, with SIGKILL (nothing it can do) and with SIGQUIT (Ctrl-\): the run's
+ * processes must die at once, and its cgroups must not stay: SIGQUIT ends the run in order, and
+ * what a SIGKILL leaves, the next run removes. */
+START_TEST(test_killed_client_cgroups) {
+        static const int sigs[] = { SIGKILL, SIGQUIT };
+        _cleanup_free_ char *marker = random_marker(), *body = NULL;
+        _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
+
+        body = strdup_printf("exec -a %s sleep 60", marker);
+        sec_run_set_script(&t, body);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                _cleanup_strv_free_ char **cgroups = NULL;
+                char *argv[] = { (char *) test_env_path("SKILLCTL"), (char *) "run", (char *) "--local",
+                                 (char *) "-q", (char *) "--output-dir", t.out_path, t.skill_path, NULL };
+                _cleanup_free_ char *name = NULL;
+                size_t after_kill, after_next;
+                bool alive_after = true;
+                int status;
+                pid_t pid;
+
+                (void) rm_rf_at(AT_FDCWD, t.out_path);
+                pid = fork();
+                ck_assert_int_ge(pid, 0);
+                if (pid == 0) {
+                        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                                _exit(126);
+                        execv(argv[0], argv);
+                        _exit(127);
+                }
+                for (unsigned k = 0; k < 1000 && !cgroups; k++) {
+                        cgroups = run_cgroups_of(marker);
+                        if (!cgroups)
+                                (void) usleep(10 * 1000);
+                }
+                ck_assert_msg(cgroups, "the run never started");
+                ck_assert_int_eq(kill(pid, sigs[i]), 0);
+                ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+                for (unsigned k = 0; k < 500 && alive_after; k++) {
+                        alive_after = host_has_marker(marker);
+                        if (alive_after)
+                                (void) usleep(10 * 1000);
+                }
+                after_kill = paths_existing(cgroups);
+                /* The next run, through the engine as skillctl would. */
+                sec_run_set_script(&t, "true");
+                (void) rm_rf_at(AT_FDCWD, t.out_path);
+                sec_run_go(&t);
+                sec_run_set_script(&t, body);
+                after_next = paths_existing(cgroups);
+                name = strdup_printf("skillctl killed by SIG%s mid-run [%s]", sigabbrev_np(sigs[i]),
+                                     strna(t.res->backend));
+                CHECK_CASE(GROUP, name, sigs[i] == SIGKILL ? "skill dies; cgroups gone after the next run"
+                                                           : "canceled (130); skill dies; no cgroup left",
+                           !alive_after && after_next == 0 &&
+                                   (sigs[i] == SIGKILL || (WIFEXITED(status) && WEXITSTATUS(status) == 130 &&
+                                                           after_kill == 0)),
+                           "skill %s, %zu cgroups (%zu right after), exit %s%d", alive_after ? "ALIVE" : "gone",
+                           after_next, after_kill, WIFSIGNALED(status) ? "signal " : "",
+                           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        }
+}
+END_TEST
+
 START_TEST(test_tmpfs_caps) {
         static const char *const dirs[] = { "/tmp", "/home/skill", "/work", "/dev/shm" };
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
@@ -390,6 +590,9 @@ TCase *security_tcase_resources(void) {
         TCase *tc = tcase_create(GROUP);
 
         tcase_add_test(tc, test_memory_many_processes);
+        tcase_add_test(tc, test_socket_memory);
+        tcase_add_test(tc, test_host_aio_counter);
+        tcase_add_test(tc, test_killed_client_cgroups);
         tcase_add_test(tc, test_tmpfs_caps);
         tcase_add_test(tc, test_out_floods);
         tcase_add_loop_test(tc, test_inode_flood, 0, N_BACKENDS);

@@ -6,6 +6,7 @@
  *
  * Plain C on libc alone (threads included): it must run with nothing but /usr bound. */
 #include <dirent.h>
+#include <linux/sock_diag.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/inotify.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
@@ -1157,6 +1159,186 @@ static int probe_artifact_sizes(const char *cap_arg) {
         return 0;
 }
 
+/* Fills loopback socket queues nobody reads: TCP pairs (the sender's queue and the receiver's,
+ * both asked for the largest buffers) and UDP datagrams to bound sockets, each up to mb MiB or
+ * until the kernel refuses. Prints what it queued, "sock holding", then holds it all for secs
+ * seconds, for the host to measure. "tcp" or "udp" as the last argument: that one only. */
+static int probe_sockhold(const char *secs_arg, const char *mb_arg, const char *only) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sa);
+        long long cap = atoll(mb_arg) << 20, tcp = 0, udp = 0;
+        static char buf[65000];
+        int big = 64 << 20, lfd, stalls = 0;
+
+        memset(buf, 'x', sizeof(buf));
+        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0 ||
+            getsockname(lfd, (struct sockaddr *) &sa, &len) < 0)
+                return 3;
+        while (strcmp(only, "udp") != 0 && tcp < cap && stalls < 3) {
+                int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s;
+                long long before = tcp;
+
+                if (c < 0)
+                        break;
+                (void) setsockopt(c, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+                if (connect(c, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        break;
+                s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                if (s < 0)
+                        break;
+                (void) setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+                (void) fcntl(c, F_SETFL, O_NONBLOCK);
+                for (;;) {
+                        ssize_t n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+                        if (n <= 0) {
+                                /* The receiver's window may still open up: one more try. */
+                                usleep(20000);
+                                n = send(c, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+                                if (n <= 0)
+                                        break;
+                        }
+                        tcp += n;
+                        if (tcp >= cap)
+                                break;
+                }
+                stalls = tcp - before < 65536 ? stalls + 1 : 0;
+        }
+        stalls = 0;
+        while (strcmp(only, "tcp") != 0 && udp < cap && stalls < 3) {
+                struct sockaddr_in ua = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                socklen_t ulen = sizeof(ua);
+                int rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0),
+                    tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                long long before = udp;
+
+                if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *) &ua, sizeof(ua)) < 0 ||
+                    getsockname(rx, (struct sockaddr *) &ua, &ulen) < 0)
+                        break;
+                (void) setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+                for (int i = 0; i < 4096 && udp < cap; i++) {
+                        uint32_t mem[SK_MEMINFO_VARS] = {};
+                        socklen_t mlen = sizeof(mem);
+                        long long held;
+
+                        if (sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *) &ua, ulen) <= 0)
+                                break;
+                        /* Datagrams the receiver dropped are not held: count what it queued. */
+                        if (getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mem, &mlen) < 0)
+                                break;
+                        held = before + mem[SK_MEMINFO_RMEM_ALLOC];
+                        if (held <= udp)
+                                break;
+                        udp = held;
+                }
+                (void) close(tx);
+                stalls = udp - before < 65536 ? stalls + 1 : 0;
+        }
+        printf("sock tcp %lld\nsock udp %lld\nsock holding 1\n", tcp, udp);
+        fflush(stdout);
+        sleep((unsigned) atoi(secs_arg));
+        return 0;
+}
+
+/* Host-wide counters and watches: Linux AIO contexts until the kernel refuses (each counts in the
+ * host's fs.aio-nr), then inotify and fanotify on the bound host /usr/bin while the host runs
+ * programs. Prints the errnos, how many contexts it got and how many events it saw, and holds the
+ * contexts for secs seconds. */
+static int probe_counters(const char *secs_arg) {
+        unsigned long ctx;
+        long n = 0, e = 0, events = 0;
+        int fd;
+
+        for (;;) {
+                ctx = 0;
+                if (syscall(SYS_io_setup, 4096, &ctx) < 0) {
+                        e = errno;
+                        break;
+                }
+                n++;
+        }
+        printf("aio contexts %ld\naio errno %ld\n", n, e);
+        fd = (int) syscall(SYS_inotify_init1, IN_CLOEXEC | IN_NONBLOCK);
+        printf("inotify errno %d\n", fd < 0 ? errno : 0);
+        if (fd >= 0 && inotify_add_watch(fd, "/usr/bin", IN_OPEN | IN_ACCESS) >= 0) {
+                char buf[4096];
+
+                for (int i = 0; i < 20; i++) {
+                        ssize_t k = read(fd, buf, sizeof(buf));
+
+                        for (ssize_t off = 0; k > 0 && off < k;) {
+                                struct inotify_event *ev = (struct inotify_event *) (buf + off);
+
+                                events++;
+                                off += (ssize_t) sizeof(*ev) + ev->len;
+                        }
+                        usleep(50000);
+                }
+        }
+        printf("inotify events %ld\n", events);
+        fd = (int) syscall(SYS_fanotify_init, 0, O_RDONLY);
+        printf("fanotify errno %d\n", fd < 0 ? errno : 0);
+        fflush(stdout);
+        sleep((unsigned) atoi(secs_arg));
+        return 0;
+}
+
+/* The run's init is pid 1 and has the skill's uid: every way to change it by pid. Prints each
+ * call's errno, then the init's limits and nice value as the kernel shows them. */
+static int probe_init_attack(void) {
+        struct rlimit five = { 5, 5 }, one = { 1, 1 }, mine = { 64, 64 }, got;
+        cpu_set_t set;
+        struct sched_param sp = {};
+        char line[256];
+        FILE *f;
+
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        printf("init prlimit-nofile %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_NOFILE, &five, NULL)));
+        printf("init prlimit-cpu %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_CPU, &one, NULL)));
+        printf("init prlimit-read %d\n", err(syscall(SYS_prlimit64, 1, RLIMIT_NOFILE, NULL, &got)));
+        printf("init setpriority %d\n", err(setpriority(PRIO_PROCESS, 1, 19)));
+        printf("init setpriority-pgrp %d\n", err(setpriority(PRIO_PGRP, 1, 19)));
+        printf("init setpriority-user %d\n", err(setpriority(PRIO_USER, 0, 19)));
+        printf("init setaffinity %d\n", err(sched_setaffinity(1, sizeof(set), &set)));
+        printf("init setscheduler %d\n", err(sched_setscheduler(1, SCHED_IDLE, &sp)));
+        printf("init ioprio %d\n", err(syscall(SYS_ioprio_set, 1, 1, 7 | (3 << 13))));
+        printf("init kill-stop %d\n", err(kill(1, SIGSTOP)));
+        f = fopen("/proc/1/oom_score_adj", "w");
+        printf("init oom-write %d\n", f ? (fputs("1000", f) < 0 || fclose(f) != 0 ? errno : 0) : errno);
+        /* The skill's own processes stay its to change. */
+        printf("self prlimit %d\n", err(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &mine, NULL)));
+        printf("self prlimit-pid %d\n", err(syscall(SYS_prlimit64, getpid(), RLIMIT_NOFILE, &mine, NULL)));
+        printf("self setpriority %d\n", err(setpriority(PRIO_PROCESS, 0, 1)));
+
+        f = fopen("/proc/1/limits", "r");
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned long long v;
+
+                if (sscanf(line, "Max open files %llu", &v) == 1)
+                        printf("init nofile %llu\n", v);
+                if (strncmp(line, "Max cpu time", 12) == 0)
+                        printf("init cpu %s\n", strstr(line, "unlimited") ? "unlimited" : "limited");
+        }
+        if (f)
+                fclose(f);
+        f = fopen("/proc/1/stat", "r");
+        if (f && fgets(line, sizeof(line), f)) {
+                char *p = strrchr(line, ')');
+                int field = 2;
+
+                for (char *tok = p ? strtok(p + 1, " ") : NULL; tok; tok = strtok(NULL, " "))
+                        if (++field == 19) {
+                                printf("init nice %s\n", tok);
+                                break;
+                        }
+        }
+        if (f)
+                fclose(f);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         const char *m;
 
@@ -1227,5 +1409,11 @@ int main(int argc, char *argv[]) {
                 return probe_artifact_kinds(argv[2]);
         if (strcmp(m, "artifact-sizes") == 0 && argc == 3)
                 return probe_artifact_sizes(argv[2]);
+        if (strcmp(m, "counters") == 0 && argc == 3)
+                return probe_counters(argv[2]);
+        if (strcmp(m, "init-attack") == 0)
+                return probe_init_attack();
+        if (strcmp(m, "sockhold") == 0 && (argc == 4 || argc == 5))
+                return probe_sockhold(argv[2], argv[3], argc == 5 ? argv[4] : "both");
         return 2;
 }

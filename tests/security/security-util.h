@@ -391,6 +391,43 @@ static inline uint64_t liveness_stop(Liveness *l) {
         return n;
 }
 
+/* A host process that samples a host-wide figure (socket memory, fs.aio-nr) every 20 ms during a
+ * run and keeps the highest value seen, in shared memory. */
+typedef struct Sampler {
+        pid_t pid;
+        volatile uint64_t *peak;
+        uint64_t start;
+} Sampler;
+
+static inline Sampler sampler_start(uint64_t (*sample)(void)) {
+        Sampler m = {};
+
+        m.peak = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert(m.peak != MAP_FAILED);
+        m.start = *m.peak = sample();
+        m.pid = fork();
+        ck_assert_int_ge(m.pid, 0);
+        if (m.pid == 0)
+                for (;;) {
+                        uint64_t v = sample();
+
+                        if (v > *m.peak)
+                                *m.peak = v;
+                        (void) usleep(20 * 1000);
+                }
+        return m;
+}
+
+/* Stops the sampler; returns how far above its starting value the figure rose at most. */
+static inline uint64_t sampler_stop(Sampler *m) {
+        uint64_t peak = *m->peak;
+
+        (void) kill(m->pid, SIGKILL);
+        (void) waitpid(m->pid, NULL, 0);
+        (void) munmap((void *) m->peak, sizeof(uint64_t));
+        return peak > m->start ? peak - m->start : 0;
+}
+
 /* After a run: the host can still start a process and see it end. */
 static inline bool host_can_fork(void) {
         int status;
