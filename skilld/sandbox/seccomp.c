@@ -136,6 +136,13 @@ static int add_rule_unreported(const Filter *f, uint32_t action, const char *nam
         return add_rule_action(f, action, name, n, cmp, error);
 }
 
+/* scmp_filter_ctx is a void pointer, which C converts to a Filter pointer without a word: a rule
+ * handed the libseccomp context instead of the Filter would compile and crash every run. These
+ * make it a compile error (a void pointer matches no association). */
+#define FILTER_ARG(f) _Generic((f), Filter *: (f), const Filter *: (f))
+#define add_rule(f, ...) (add_rule)(FILTER_ARG(f), __VA_ARGS__)
+#define add_rule_unreported(f, ...) (add_rule_unreported)(FILTER_ARG(f), __VA_ARGS__)
+
 /* Sockets are an allowlist inside the default-allow filter: each family, type and protocol not
  * listed is kernel code that no skill needs, and on a stock kernel often a module the kernel loads
  * on demand when asked for it (SCTP, DCCP, most of the hardware families). */

@@ -69,7 +69,14 @@ for dir in "$EXAMPLES"/*/; do
         esac
 done
 
+# In the VM (emulated CPUs: Node.js takes seconds to start) the whole corpus would take five
+# minutes; there the examples and a few workloads show the same filter on the VM's kernel under
+# cgroup v2, and the whole corpus runs on the host.
+vm_sample=" python/subprocess_.py python/sockets.py node/fs.js bash/pipelines.sh "
 for w in $(bash "$CORPUS/scripts/run.sh"); do
+        if [ "${SKILLD_VM:-}" = 1 ] && [[ $vm_sample != *" $w "* ]]; then
+                continue
+        fi
         run "corpus $w" succeeded "$CORPUS" -- "$w"
 done
 
