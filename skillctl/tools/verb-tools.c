@@ -95,7 +95,7 @@ static int add_folder_of_skills(ToolList *l, const char *path) {
                 }
         }
         closedir(d);
-        if (strv_length(found) == 0) {
+        if (!found) {
                 fprintf(stderr, "skillctl: %s: neither a skill nor a folder of skills (no SKILL.md)\n", strna(e));
                 return EXIT_USAGE;
         }

@@ -115,4 +115,19 @@ has_line "$src/units/skilld.socket" "Service=skilld.service"
 has_line "$src/units/skilld.slice" "[Slice]"
 has_line "$src/units/tmpfiles-skilld.conf" "d /var/lib/skilld            0700 root root -"
 
+# Service accounts: the group, and the rule granting its members the two run actions only (its
+# syntax checked by node where installed: polkitd would skip a rule file that does not parse).
+has_line "$src/units/sysusers-skilld.conf" "g skilld -"
+rules="$src/polkit/60-skilld-group.rules"
+if [ "$(grep -o 'action.id == "io\.skilld\.[a-z-]*"' "$rules" | sort | tr '\n' ' ')" = \
+     'action.id == "io.skilld.run" action.id == "io.skilld.run-unlisted" ' ] &&
+   grep -q 'subject.isInGroup("skilld")' "$rules"; then
+    echo "ok: 60-skilld-group.rules grants the group skilld io.skilld.run and io.skilld.run-unlisted"
+else
+    echo "FAIL: 60-skilld-group.rules does not grant exactly the two run actions to the group skilld"; fail=1
+fi
+if command -v node >/dev/null 2>&1; then
+    check sh -c "node --check <'$rules'"
+fi
+
 exit $fail
