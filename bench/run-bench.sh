@@ -1,14 +1,15 @@
 #!/bin/bash
-# Times N sequential runs of a trivial shell skill and of the Python example (json-transform)
-# three ways: bare (the interpreter on the script, no isolation), bwrap with comparable
-# isolation (when installed), and `skillctl run` (the embedded engine). Prints the median wall
-# time of each and its ratio to bare. A benchmark, not a test: nothing here passes or fails.
+# Times a trivial shell skill and the Python example (json-transform) three ways, interleaved in
+# one run (bench/interleave.py: every round runs each variant once, in a rotated order): bare
+# (the interpreter on the script, no isolation), bwrap with comparable isolation (when
+# installed), and `skillctl run` (the embedded engine). Prints medians and the ratios issue 15
+# sets goals for. A benchmark, not a test: nothing here passes or fails.
 #
-# Usage: bench/run-bench.sh [N] [BUILD_DIR]      (defaults: 20, build)
+# Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR]      (defaults: 30, build)
 # Needs root where the sandbox needs it (namespaces without unprivileged user namespaces).
 set -euo pipefail
 
-N=${1:-20}
+N=${1:-30}
 BUILD=${2:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SKILLCTL=$(cd "$BUILD" && pwd)/skillctl/skillctl
@@ -32,41 +33,14 @@ printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/shell/scripts/main.sh"
 chmod -R a+rX "$T/shell"
 printf '%s' "$INPUT" >"$T/input.json"
 
-now_ns() { date +%s%N; }
-
-# Runs "$@" N times (after one warm-up), prints the median in milliseconds.
-median_ms() {
-        local times=() start end
-        "$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; return 1; }
-        for _ in $(seq "$N"); do
-                start=$(now_ns)
-                "$@" >/dev/null 2>&1
-                end=$(now_ns)
-                times+=($(( (end - start) / 1000 )))
-        done
-        printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END {
-                m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-                printf "%.2f\n", m / 1000 }'
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
-
-bare_shell() { /usr/bin/bash "$T/shell/scripts/main.sh" </dev/null; }
-# The same interpreter the sandbox uses (a python3 earlier in PATH, a pyenv shim say, would
-# measure something else).
-bare_py() {
-        SKILL_INPUT_FILE="$T/input.json" SANDBOX_OUTPUT="$T/bare-out.json" \
-                /usr/bin/python3 "$PY_SKILL/scripts/main.py" <"$T/input.json"
-}
-
 # bwrap with what the engine sets up: every namespace, read-only /usr and the skill, private
 # /proc, /dev and tmpfs work, tmp and out directories, a clean environment, no capabilities, a
 # new session, the same uid change when root.
-bwrap_run() {
+bwrap_argv() {
         local skill=$1; shift
         local uid_args=()
         [ "$(id -u)" = 0 ] && uid_args=(--unshare-user --uid 2147000000 --gid 2147000000)
-        bwrap --unshare-all "${uid_args[@]}" --die-with-parent --new-session --cap-drop ALL \
+        printf '%s\0' bwrap --unshare-all "${uid_args[@]}" --die-with-parent --new-session --cap-drop ALL \
                 --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin \
                 --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
                 --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache \
@@ -77,29 +51,54 @@ bwrap_run() {
                 --clearenv --setenv PATH /usr/bin:/bin --setenv HOME /home/skill --setenv LANG C.UTF-8 \
                 --setenv SKILL_INPUT_FILE /run/skill/input.json --setenv SANDBOX_OUTPUT /out/output.json \
                 --setenv SANDBOX_INPUT "$INPUT" \
-                "$@" <"$T/input.json"
+                "$@"
 }
-bwrap_shell() { bwrap_run "$T/shell" /usr/bin/bash /skill/scripts/main.sh; }
-bwrap_py() { bwrap_run "$PY_SKILL" /usr/bin/python3 /skill/scripts/main.py; }
 
-skillctl_shell() { "$SKILLCTL" run -q --output-dir "$T/out" "$T/shell"; }
-skillctl_py() { "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"; }
+# One variant: NAME STDIN ARGV... as a JSON object (argv read NUL-separated, so nothing is
+# re-split by the shell).
+variant() {
+        local name=$1 stdin=$2; shift 2
+        printf '%s\0' "$@" | /usr/bin/python3 -c '
+import json, sys
+argv = sys.stdin.buffer.read().decode().split("\0")[:-1]
+print(json.dumps({"name": sys.argv[1], "stdin": sys.argv[2] or None, "argv": argv}))' "$name" "$stdin"
+}
 
 have_bwrap=false
-command -v bwrap >/dev/null && bwrap_shell >/dev/null 2>&1 && have_bwrap=true
+if command -v bwrap >/dev/null; then
+        mapfile -d '' probe < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
+        "${probe[@]}" </dev/null >/dev/null 2>&1 && have_bwrap=true
+fi
 
-printf 'skilld benchmark: %s sequential runs each, median wall time (kernel %s, %s CPUs)\n\n' \
-        "$N" "$(uname -r)" "$(nproc)"
-printf '%-14s %-10s %10s %10s\n' "skill" "how" "median ms" "x bare"
-for kind in shell py; do
-        label=$([ "$kind" = shell ] && echo "trivial shell" || echo "python")
-        bare=$(median_ms "bare_$kind")
-        printf '%-14s %-10s %10s %10s\n' "$label" "bare" "$bare" "1.0"
+{
+        # The same interpreter the sandbox uses (a python3 earlier in PATH, a pyenv shim say,
+        # would measure something else).
+        variant "shell bare" "" /usr/bin/bash "$T/shell/scripts/main.sh"
         if $have_bwrap; then
-                b=$(median_ms "bwrap_$kind")
-                printf '%-14s %-10s %10s %10s\n' "$label" "bwrap" "$b" "$(ratio "$b" "$bare")"
+                mapfile -d '' a < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
+                variant "shell bwrap" "" "${a[@]}"
         fi
-        s=$(median_ms "skillctl_$kind")
-        printf '%-14s %-10s %10s %10s\n' "$label" "skillctl" "$s" "$(ratio "$s" "$bare")"
-done
+        variant "shell skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$T/shell"
+        variant "python bare" "$T/input.json" /usr/bin/env SKILL_INPUT_FILE="$T/input.json" \
+                SANDBOX_OUTPUT="$T/bare-out.json" /usr/bin/python3 "$PY_SKILL/scripts/main.py"
+        if $have_bwrap; then
+                mapfile -d '' a < <(bwrap_argv "$PY_SKILL" /usr/bin/python3 /skill/scripts/main.py)
+                variant "python bwrap" "$T/input.json" "${a[@]}"
+        fi
+        variant "python skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+} | /usr/bin/python3 -c '
+import json, sys
+variants = [json.loads(line) for line in sys.stdin]
+ratios = [
+    {"label": "shell: skillctl / bwrap", "num": "shell skillctl", "den": "shell bwrap", "goal": 1.0},
+    {"label": "shell: skillctl / bare", "num": "shell skillctl", "den": "shell bare", "goal": None},
+    {"label": "python: skillctl / bare", "num": "python skillctl", "den": "python bare", "goal": 1.10},
+    {"label": "python: skillctl / bwrap", "num": "python skillctl", "den": "python bwrap", "goal": None},
+    {"label": "python: bwrap / bare", "num": "python bwrap", "den": "python bare", "goal": None},
+]
+json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' >"$T/spec.json"
+
+printf 'skilld benchmark: %s interleaved rounds (kernel %s, %s CPUs, %s)\n\n' \
+        "$N" "$(uname -r)" "$(nproc)" "$([ "$(id -u)" = 0 ] && echo root || echo unprivileged)"
+/usr/bin/python3 "$SRC/bench/interleave.py" "$N" 2 "$T/spec.json"
 $have_bwrap || echo "(bwrap not installed or not usable here: its rows are left out)"

@@ -17,6 +17,7 @@ static const Verb verbs[] = {
         { "cancel",    verb_cancel },
         { "wait",      verb_wait },
         { "rm",        verb_rm },
+        { "mcp",       verb_mcp },
 };
 
 static void help(void) {
@@ -37,6 +38,8 @@ static void help(void) {
                "  cancel ID...                          Stop queued or running runs\n"
                "  wait ID [--json]                      Wait for a run to end, then as 'result'\n"
                "  rm ID...                              Delete ended runs\n"
+               "\n"
+               "  mcp [--skills-dir DIR]...             Serve skills to AI agents over MCP (stdio)\n"
                "\n"
                "Skill commands:\n"
                "  skill lint PATH [--strict] [--json]   Validate a skill folder or .skill file\n"

@@ -1,7 +1,9 @@
 /* See run-result.h. */
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 
+#include "json-exact.h"
 #include "log.h"
 #include "parse-util.h"
 #include "run-result.h"
@@ -22,6 +24,14 @@ static void summary_begin(const RunResult *r) {
                 (void) fputs("\033[0m", stderr);
         if (partial)
                 (void) fputc('\n', stderr);
+}
+
+static uint64_t refused_total(const RunResult *r) {
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < r->n_refused; i++)
+                n = r->refused[i].count > UINT64_MAX - n ? UINT64_MAX : n + r->refused[i].count;
+        return n;
 }
 
 void run_summary_print(const RunResult *r, const char *where) {
@@ -46,6 +56,9 @@ void run_summary_print(const RunResult *r, const char *where) {
         fprintf(stderr, ", %.2fs", (double) r->usage.wall_usec / 1e6);
         if (r->usage.memory_peak != RUN_USAGE_UNKNOWN)
                 fprintf(stderr, ", peak memory %s", format_bytes(mem, sizeof(mem), r->usage.memory_peak));
+        if (r->n_refused > 0 || r->refused_truncated)
+                fprintf(stderr, ", %" PRIu64 "%s system call%s refused", refused_total(r),
+                        r->refused_truncated ? "+" : "", refused_total(r) == 1 && !r->refused_truncated ? "" : "s");
         fprintf(stderr, ", %zu artifact%s in %s (limits: %s)\n", r->n_artifacts,
                 r->n_artifacts == 1 ? "" : "s", strna(where), strna(backend));
         if (r->stdout_stream.truncated || r->stderr_stream.truncated)
@@ -53,6 +66,14 @@ void run_summary_print(const RunResult *r, const char *where) {
         if (r->n_skipped > 0)
                 fprintf(stderr, "skillctl: %zu entr%s in /out/files skipped (see result.json)\n",
                         r->n_skipped, r->n_skipped == 1 ? "y was" : "ies were");
+        if (r->n_refused > 0 || r->refused_truncated) {
+                _cleanup_free_ char *list = NULL;
+
+                /* A skill that failed on EPERM or EAFNOSUPPORT is told why. */
+                if (run_result_refused_string(r, &list) >= 0)
+                        fprintf(stderr, "skillctl: the sandbox refused these system calls: %s "
+                                "(see refused_syscalls in result.json)\n", list);
+        }
 }
 
 static const char *json_string(const cJSON *o, const char *key) {
@@ -155,7 +176,8 @@ int run_result_from_json(const char *text, cJSON **ret_json, RunResult **ret) {
         const cJSON *usage, *limits;
         int errno_value;
 
-        j = cJSON_ParseWithOpts(text, NULL, true);
+        /* The skill's output as it wrote it; the rest is ours and reads well as doubles. */
+        j = json_parse_keeping_exact(text, "output");
         if (!cJSON_IsObject(j))
                 return -EBADMSG;
 
@@ -188,7 +210,8 @@ int run_result_from_json(const char *text, cJSON **ret_json, RunResult **ret) {
         stream_from_json(cJSON_GetObjectItemCaseSensitive(j, "stdout"), &r->stdout_stream);
         stream_from_json(cJSON_GetObjectItemCaseSensitive(j, "stderr"), &r->stderr_stream);
         if (artifacts_from_json(cJSON_GetObjectItemCaseSensitive(j, "artifacts"), r) < 0 ||
-            skipped_from_json(cJSON_GetObjectItemCaseSensitive(j, "artifacts_skipped"), r) < 0)
+            skipped_from_json(cJSON_GetObjectItemCaseSensitive(j, "artifacts_skipped"), r) < 0 ||
+            run_result_refused_from_json(r, j) < 0)
                 return -ENOMEM;
         r->artifacts_truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "artifacts_truncated"));
         r->out_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "out_full"));

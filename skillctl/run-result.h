@@ -12,7 +12,7 @@
 #define EXIT_RUN_FAILED 125
 
 /* Prints "skillctl: succeeded, exit 0, 0.42s, ..., N artifacts in WHERE (limits: BACKEND)" and
- * the notes about truncated output and skipped artifacts; a run that could not start prints its
+ * the notes about truncated output, skipped artifacts and refused system calls; a run that could not start prints its
  * error instead. where: the output directory, or "run ID" for a run kept by the service. */
 void run_summary_print(const RunResult *r, const char *where);
 

@@ -373,6 +373,14 @@ static cJSON *named_to_json(const NamedValue *v, size_t n) {
         return o;
 }
 
+/* The result's refused_syscalls, as the result has it (null while the run has no result). */
+static cJSON *refused_json(const RunInfo *i) {
+        _cleanup_(cJSON_Deletep) cJSON *j = isempty(i->result) ? NULL : cJSON_Parse(i->result);
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(j, "refused_syscalls");
+
+        return cJSON_IsArray(v) ? v : (cJSON_Delete(v), cJSON_CreateNull());
+}
+
 static int status_json(const RunInfo *i, const char *path) {
         _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
         cJSON *args = cJSON_CreateArray();
@@ -401,6 +409,7 @@ static int status_json(const RunInfo *i, const char *path) {
             !cJSON_AddBoolToObject(o, "network", i->network) ||
             !cJSON_AddItemToObject(o, "limits", named_to_json(i->limits, i->n_limits)) ||
             !cJSON_AddItemToObject(o, "usage", named_to_json(i->usage, i->n_usage)) ||
+            !cJSON_AddItemToObject(o, "refused_syscalls", refused_json(i)) ||
             !cJSON_AddItemToObject(o, "created_usec", json_u64(i->created)) ||
             !cJSON_AddItemToObject(o, "started_usec", i->started ? json_u64(i->started)
                                                                  : cJSON_CreateNull()) ||
@@ -408,6 +417,21 @@ static int status_json(const RunInfo *i, const char *path) {
                                                                    : cJSON_CreateNull()))
                 return -ENOMEM;
         return json_print(o);
+}
+
+/* "Refused: socket(AF_PACKET), mount": what the filter refused, once the run has a result that
+ * says (a run that was refused nothing, or predates the field, prints no line). */
+static void print_refused(const RunInfo *i) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        _cleanup_free_ char *list = NULL;
+
+        if (isempty(i->result) || run_result_from_json(i->result, &j, &res) < 0)
+                return;
+        if (res->n_refused == 0 && !res->refused_truncated)
+                return;
+        if (run_result_refused_string(res, &list) >= 0)
+                printf("%12s: %s\n", "Refused", list);
 }
 
 static void status_print(const RunInfo *i) {
@@ -443,6 +467,7 @@ static void status_print(const RunInfo *i) {
         printf("%12s: %s\n", "Network", i->network ? "yes" : "no");
         print_named("Limits", i->limits, i->n_limits);
         print_named("Usage", i->usage, i->n_usage);
+        print_refused(i);
 }
 
 int verb_status(int argc, char *argv[]) {

@@ -13,6 +13,7 @@
 #include "lint.h"
 #include "loader.h"
 #include "log.h"
+#include "skill-deps.h"
 #include "skill.h"
 #include "verbs.h"
 
@@ -100,6 +101,8 @@ static int inspect_and_lint(const char *path, Inspected *i, LintReport **ret_rep
         if (r == EXIT_USAGE)
                 return r;
         if (r == 0 && skill_lint(i->skill, i->source->dir_name, report) < 0)
+                return log_oom(), EXIT_USAGE;
+        if (r == 0 && cli_skill_deps_lint(i->source, i->skill, report) < 0)
                 return log_oom(), EXIT_USAGE;
         *ret_report = TAKE_PTR(report);
         return 0;
@@ -213,7 +216,8 @@ static int skill_lint_main(int argc, char *argv[]) {
 
 static void show_help(void) {
         printf("Usage: skillctl skill show PATH [--json]\n\n"
-               "Show a skill's metadata, scripts, entry point, interpreter and content hash.\n\n"
+               "Show a skill's metadata, scripts, entry point, interpreter, content hash and the\n"
+               "dependencies it declares or its scripts import.\n\n"
                "  --json      Print as JSON\n");
 }
 
@@ -225,7 +229,8 @@ static int skill_show_main(int argc, char *argv[]) {
         };
         _cleanup_(inspected_done) Inspected i = {};
         _cleanup_(skill_entry_done) SkillEntry entry = {};
-        _cleanup_free_ char *entry_error = NULL, *hash_error = NULL;
+        _cleanup_free_ char *entry_error = NULL, *hash_error = NULL, *infer_error = NULL, *deps_error = NULL;
+        _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
         _cleanup_strv_free_ char **scripts = NULL;
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         char hash[SHA256_HEX_SIZE];
@@ -264,6 +269,11 @@ static int skill_show_main(int argc, char *argv[]) {
                 return EXIT_USAGE;
         }
         entry_r = skill_resolve_entry(s, i.source->dir_fd, NULL, &entry, &entry_error);
+        r = cli_skill_deps(i.source, s, &deps, &infer_error, &deps_error);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: %s: %s\n", argv[optind], deps_error ?: strerror(-r));
+                return r == -ENOMEM ? EXIT_USAGE : EXIT_INVALID;
+        }
 
         j = cJSON_CreateObject();
         if (!j)
@@ -298,6 +308,8 @@ static int skill_show_main(int argc, char *argv[]) {
         for (size_t k = 0; o && k < s->n_fields; k++)
                 if (!skill_key_is_known(s->fields[k].key))
                         cJSON_AddItemToArray(o, cJSON_CreateString(s->fields[k].key));
+        if (cli_skill_deps_json(j, deps, infer_error) < 0)
+                return log_oom(), EXIT_USAGE;
 
         if (json)
                 return print_json(j) < 0 ? EXIT_USAGE : 0;
@@ -340,6 +352,7 @@ static int skill_show_main(int argc, char *argv[]) {
                 printf("  Entry point: none: %s\n", strna(e));
         }
         printf("         Hash: sha256:%s\n", hash);
+        cli_skill_deps_print(deps, infer_error);
         for (char **m = s->metadata; m && m[0] && m[1]; m += 2) {
                 _cleanup_free_ char *k = cescape(m[0]), *v = cescape(m[1]);
                 printf("     Metadata: %s=%s\n", strna(k), strna(v));

@@ -33,9 +33,12 @@ void journal_run_finished(const JournalRun *j) {
                 return;
         /* The status decides the priority: a run that failed is the skill's business, one that
          * the service lost is the admin's. */
-        r = sd_journal_send("MESSAGE=Run %s of skill %s for uid %u ended: %s%s%s.",
+        /* A refused call is what an admin looks for when a skill "fails for no reason", so the
+         * message names them too. */
+        r = sd_journal_send("MESSAGE=Run %s of skill %s for uid %u ended: %s%s%s%s%s.",
                             j->id, name, (unsigned) j->owner, strempty(j->status), reason ? ", " : "",
-                            strempty(reason),
+                            strempty(reason), j->refused ? "; the sandbox refused " : "",
+                            strempty(j->refused),
                             "MESSAGE_ID=" SKILLD_MESSAGE_RUN_FINISHED,
                             "PRIORITY=%i", streq_ptr(j->status, "interrupted") ? LOG_WARNING : LOG_INFO,
                             "SKILLD_RUN_ID=%s", j->id,
@@ -45,6 +48,7 @@ void journal_run_finished(const JournalRun *j) {
                             "SKILLD_STATUS=%s", strempty(j->status),
                             "SKILLD_EXIT_CODE=%i", j->exit_code,
                             "SKILLD_SIGNAL=%i", j->signal,
+                            j->refused ? "SKILLD_REFUSED_SYSCALLS=%s" : NULL, strempty(j->refused),
                             NULL);
         if (r < 0)
                 log_debug_errno(r, "Failed to write the journal entry of run %s: %m", j->id);

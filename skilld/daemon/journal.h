@@ -3,7 +3,8 @@
  * of its own.
  *
  * Fields: SKILLD_RUN_ID, SKILL_NAME, SKILL_HASH, SKILLD_CALLER_UID, SKILLD_STATUS (the status
- * of a finished run, or "interrupted"), SKILLD_EXIT_CODE, SKILLD_SIGNAL. Names are escaped (a
+ * of a finished run, or "interrupted"), SKILLD_EXIT_CODE, SKILLD_SIGNAL, and SKILLD_REFUSED_SYSCALLS
+ * ("socket(AF_PACKET), mount x2", only when the filter refused any). Names are escaped (a
  * skill's name comes from its author), and nothing of the skill's output is ever copied here:
  * output is the owner's, the journal is readable by admins. */
 #pragma once
@@ -24,6 +25,7 @@ typedef struct JournalRun {
         int exit_code;                  /* -1: none */
         int signal;                     /* 0: none */
         const char *reason;             /* why interrupted, or NULL */
+        const char *refused;            /* the refused system calls, escaped, or NULL: none */
 } JournalRun;
 
 /* Best effort: a journal that is not there (tests, containers) loses the entry, nothing else. */

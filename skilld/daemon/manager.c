@@ -608,13 +608,20 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         return 0;
 }
 
-static int result_signal(Manager *m, const StoreRun *record) {
+/* What the journal entry takes from the stored result: the signal, and the refused system calls
+ * (NULL when none were, or the result does not say). */
+static int result_journal_fields(Manager *m, const StoreRun *record, char **ret_refused) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_free_ char *text = NULL;
         const cJSON *v;
 
+        *ret_refused = NULL;
         if (store_run_read_result(m->store, record, &text) < 0 || !(j = cJSON_Parse(text)))
                 return 0;
+        res = calloc(1, sizeof(RunResult));
+        if (res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
+                (void) run_result_refused_string(res, ret_refused);
         v = cJSON_GetObjectItemCaseSensitive(j, "signal");
         return cJSON_IsNumber(v) ? (int) v->valuedouble : 0;
 }
@@ -624,11 +631,13 @@ static void run_finalize(Run *run) {
         Manager *m = run->manager;
         StoreRun *record = run->record;
         _cleanup_strv_free_ char **removed = NULL;
-        int r;
+        _cleanup_free_ char *refused = NULL;
+        int sig, r;
 
         log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
                   (unsigned) record->owner,
                   record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
+        sig = result_journal_fields(m, record, &refused);
         journal_run_finished(&(JournalRun) {
                 .id = record->id,
                 .skill_name = record->skill_name,
@@ -636,8 +645,9 @@ static void run_finalize(Run *run) {
                 .owner = record->owner,
                 .status = record->state == RUN_FINISHED ? record->status : "interrupted",
                 .exit_code = record->exit_code,
-                .signal = result_signal(m, record),
+                .signal = sig,
                 .reason = record->state == RUN_INTERRUPTED ? record->reason : NULL,
+                .refused = refused,
         });
 
         free(run->unit);

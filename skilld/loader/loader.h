@@ -80,14 +80,22 @@ int skill_source_open_fd(int fd, const char *name_hint, const LoaderLimits *limi
 
 /* SHA-256 over a canonical walk of the tree: paths sorted bytewise, each entry hashed with its
  * kind, normalized mode (0644/0755 for files, dir) and contents, so the same tree hashes the same
- * whether it came from a directory or an archive. Excluded paths are left out, as packaging does. */
+ * whether it came from a directory or an archive. Excluded paths are left out, as packaging does,
+ * and the sandbox hides them from runs: the hash names everything a run can execute. */
 int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error);
 
 /* Writes a .skill zip of the tree at dir_fd into out_fd, every entry under "<name>/", sorted,
  * directories included, deflated, with a fixed mtime ($SOURCE_DATE_EPOCH if set, else
- * 1980-01-02), leaving out __pycache__, node_modules, *.pyc and .DS_Store. */
+ * 1980-01-02), leaving out __pycache__, *.pyc and .DS_Store (a vendored node_modules is kept, under
+ * the loader's caps like everything else). */
 int skill_package(int dir_fd, const char *name, int out_fd, char **error);
 
 /* Whether a relative path is one packaging and hashing leave out: any component that is
- * __pycache__, node_modules or .DS_Store, or ends in .pyc. */
+ * __pycache__ or .DS_Store, or ends in .pyc. Compiled Python is a cache of the source that is
+ * hashed, never a part of the skill: Python would run a planted .pyc instead of its source. */
 bool skill_path_is_excluded(const char *path);
+
+/* The excluded paths present under dir_fd, top-most only (a __pycache__ folder, not what it
+ * holds), sorted: folders in *ret_dirs, files in *ret_files. The sandbox hides each of them, so
+ * that nothing left out of the hash can run. Either list may come back NULL (none). */
+int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **error);

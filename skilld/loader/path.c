@@ -154,8 +154,11 @@ int loader_check_path(const char *path, const LoaderLimits *limits, char **error
         return loader_check_path_bounded(path, limits->max_depth, limits->max_path, NULL, error);
 }
 
+/* Caches and litter only. A vendored node_modules is code the skill runs, so it is part of the
+ * skill like any script; the sandbox hides what is left out here (sandbox_run() masks it), so a
+ * run executes exactly what the hash names. */
 static bool component_is_excluded(const char *c, size_t n) {
-        static const char * const names[] = { "__pycache__", "node_modules", ".DS_Store" };
+        static const char * const names[] = { "__pycache__", ".DS_Store" };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (strlen(names[i]) == n && memcmp(c, names[i], n) == 0)

@@ -60,22 +60,51 @@ static int hash_entry(Sha256 *h, int dir_fd, const TreeEntry *e, char **error) {
         return r;
 }
 
+/* The hash identifies trees; it does not judge them (the loader did). The bounds only keep the
+ * walk finite. */
+static const LoaderLimits walk_limits = {
+        .max_entries = UINT64_MAX,
+        .max_total_bytes = UINT64_MAX,
+        .max_file_bytes = UINT64_MAX,
+        .max_depth = 256,
+        .max_path = PATH_MAX,
+};
+
+int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **error) {
+        _cleanup_strv_free_ char **dirs = NULL, **files = NULL;
+        _cleanup_tree_list_ TreeList list = {};
+        const char *hidden = NULL;      /* the last folder listed: what is below it is hidden with it */
+        int r;
+
+        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SORT, &list, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < list.n; i++) {
+                const TreeEntry *e = &list.entries[i];
+                const char *rest;
+
+                if (hidden && (rest = startswith(e->path, hidden)) && rest[0] == '/')
+                        continue;
+                if (!skill_path_is_excluded(e->path))
+                        continue;
+                r = strv_extend(S_ISDIR(e->type) ? &dirs : &files, e->path);
+                if (r < 0)
+                        return r;
+                if (S_ISDIR(e->type))
+                        hidden = e->path;
+        }
+        *ret_dirs = TAKE_PTR(dirs);
+        *ret_files = TAKE_PTR(files);
+        return 0;
+}
+
 int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error) {
-        /* The hash identifies trees; it does not judge them (the loader did). The bounds only keep
-         * the walk finite. */
-        const LoaderLimits limits = {
-                .max_entries = UINT64_MAX,
-                .max_total_bytes = UINT64_MAX,
-                .max_file_bytes = UINT64_MAX,
-                .max_depth = 256,
-                .max_path = PATH_MAX,
-        };
         _cleanup_(sha256_freep) Sha256 *h = NULL;
         char hex[SHA256_HEX_SIZE];
         _cleanup_tree_list_ TreeList list = {};
         int r;
 
-        r = tree_walk(dir_fd, &limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
+        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
         if (r < 0)
                 return r;
 

@@ -44,7 +44,7 @@
 /* Signals the init passes on to the skill process instead of acting on them. */
 static const int forwarded_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
-static void send_message(int fd, const ChildMessage *m, int pass_fd) {
+static int send_message(int fd, const ChildMessage *m, int pass_fd) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -64,9 +64,14 @@ static void send_message(int fd, const ChildMessage *m, int pass_fd) {
                 memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
         }
 
-        /* Nothing sensible is left to do if the parent is gone: the run ends either way. */
-        while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
-                ;
+        /* Nothing sensible is left to do if the parent is gone: the run ends either way. Only
+         * the listener's handover checks the answer. */
+        for (;;) {
+                if (sendmsg(fd, &mh, MSG_NOSIGNAL) >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
+        }
 }
 
 _printf_(4, 5)
@@ -81,7 +86,7 @@ static void send_error(int fd, ChildMessageType type, int r, const char *fmt, ..
         n = strlen(m.text);
         if (r != 0 && n + 3 < sizeof(m.text))
                 (void) snprintf(m.text + n, sizeof(m.text) - n, ": %s", strerror(abs(r)));
-        send_message(fd, &m, -EBADF);
+        (void) send_message(fd, &m, -EBADF);
 }
 
 /* Setup steps return negative errno and fill a message; the caller reports and exits. */
@@ -404,6 +409,29 @@ static int setup_proc(StepError *e) {
         return 0;
 }
 
+/* Empties what the content hash leaves out (the parent listed it): an empty read-only tmpfs on
+ * each __pycache__ folder, /dev/null on each stray .pyc or .DS_Store. */
+static int hide_in_skill(const SandboxChild *c, StepError *e) {
+        char path[PATH_MAX];
+        int r;
+
+        STRV_FOREACH(d, c->hidden_dirs) {
+                if (snprintf(path, sizeof(path), "skill/%s", *d) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = mount_tmpfs(path, MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(f, c->hidden_files) {
+                if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
+                        return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
+                r = bind_mount("/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int copy_fd_to(int in_fd, const char *dst, uint64_t *budget, uid_t uid, gid_t gid, mode_t mode,
                       StepError *e) {
         _cleanup_close_ int out = -EBADF;
@@ -482,7 +510,7 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         out_fd = open("out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (out_fd < 0)
                 return STEP_FAIL(e->what, errno, "Failed to open /out");
-        send_message(c->ctl_fd, &m, out_fd);
+        (void) send_message(c->ctl_fd, &m, out_fd);
 
         r = make_dir("tmp", 01777, e);
         if (r < 0)
@@ -615,6 +643,9 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 return r;
         (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
         r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+        r = hide_in_skill(c, e);
         if (r < 0)
                 return r;
 
@@ -882,6 +913,23 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                         goto fail;
                 }
         }
+        /* The listener goes to the engine, which answers every refused call; the skill must not
+         * keep it (it could answer its own calls). From here until execve() no call is refused,
+         * so nothing waits for an answer before the engine has the fd. A listener the engine
+         * never got would turn every refusal into ENOSYS: then the run does not start. */
+        if (c->seccomp && c->seccomp_notify) {
+                _cleanup_close_ int listener = seccomp_notify_fd(c->seccomp);
+
+                if (listener < 0) {
+                        r = STEP_FAIL(e.what, listener, "The seccomp filter has no listener");
+                        goto fail;
+                }
+                r = send_message(c->ctl_fd, &(ChildMessage) { .type = CHILD_MSG_NOTIFY_FD }, listener);
+                if (r < 0) {
+                        r = STEP_FAIL(e.what, r, "Failed to hand over the seccomp listener");
+                        goto fail;
+                }
+        }
 
         /* The memory limit is the skill's, so it comes after everything this copy of the engine
          * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read, the BPF program
@@ -949,7 +997,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
                 m.system_usec = timeval_usec(&ru.ru_stime);
                 m.maxrss = (uint64_t) ru.ru_maxrss * 1024U;
         }
-        send_message(c->ctl_fd, &m, -EBADF);
+        (void) send_message(c->ctl_fd, &m, -EBADF);
         _exit(0);
 }
 

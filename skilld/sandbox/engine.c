@@ -24,6 +24,8 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "loader.h"
+#include "json-exact.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -83,8 +85,11 @@ typedef struct SandboxRun {
         gid_t gid;
         uint64_t work_size;
         scmp_filter_ctx seccomp;
+        SeccompSupervisor *supervisor;  /* the filter reports its refusals (NULL: it cannot) */
         char **argv;
         char **envp;
+        char **hidden_dirs;
+        char **hidden_files;
         SandboxRlimit rlimits[8];
         size_t n_rlimits;
 
@@ -99,6 +104,8 @@ typedef struct SandboxRun {
 } SandboxRun;
 
 static void sandbox_run_done(SandboxRun *run) {
+        strv_free(run->hidden_dirs);
+        strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
         (void) safe_close(run->dest_fd);
         (void) safe_close(run->files_dest_fd);
@@ -122,6 +129,7 @@ static void sandbox_run_done(SandboxRun *run) {
         (void) safe_close(run->out_fd);
         if (run->seccomp)
                 seccomp_release(run->seccomp);
+        seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
         strv_free(run->envp);
         if (run->backend)
@@ -466,6 +474,11 @@ static int build_argv(SandboxRun *run) {
                 r = strv_extend(&argv, req->interpreter);
                 if (r < 0)
                         return r;
+                STRV_FOREACH(a, req->interpreter_args) {
+                        r = strv_extend(&argv, *a);
+                        if (r < 0)
+                                return r;
+                }
         }
         script = strdup_printf("/skill/%s", req->script);
         r = script ? strv_push(&argv, script) : -ENOMEM;
@@ -584,6 +597,7 @@ static int prepare_identity(SandboxRun *run) {
 
 static int prepare_seccomp(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
+        bool notify;
         int r;
 
         if (!sandbox_seccomp_available()) {
@@ -594,7 +608,15 @@ static int prepare_seccomp(SandboxRun *run) {
                 run->result->layers_missing |= SANDBOX_LAYER_SECCOMP;
                 return 0;
         }
-        r = sandbox_seccomp_new(&run->seccomp, &why);
+        /* Without user notifications (kernel < 5.0) the filter still refuses, it just cannot
+         * say what: the result's refused_syscalls is null then. */
+        notify = sandbox_seccomp_notify_available();
+        if (notify) {
+                r = seccomp_supervisor_new(&run->supervisor);
+                if (r < 0)
+                        return run_fail(run, r, "Failed to set up the seccomp supervisor: %s", strerror(-r));
+        }
+        r = sandbox_seccomp_new(notify, &run->seccomp, &why);
         if (r < 0)
                 return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
         return 0;
@@ -642,6 +664,24 @@ static int prepare_namespaces(SandboxRun *run) {
         return 0;
 }
 
+/* What the content hash leaves out (__pycache__, *.pyc, .DS_Store) is hidden from the run, so
+ * the hash names everything a run can execute: Python would otherwise load a planted .pyc (an
+ * unchecked-hash one needs no matching source) instead of the source that was hashed. */
+static int prepare_hidden(SandboxRun *run) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return run_fail(run, r, "Failed to look for compiled Python in the skill: %s", strna(error));
+        if (strv_length(run->hidden_dirs) + strv_length(run->hidden_files) > SANDBOX_HIDDEN_MAX)
+                return run_fail(run, -E2BIG, "The skill holds more than %u __pycache__ folders, .pyc and "
+                                ".DS_Store files, which runs never use; remove them", SANDBOX_HIDDEN_MAX);
+        return 0;
+}
+
 static int prepare_pipes(SandboxRun *run) {
         if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
@@ -677,6 +717,9 @@ static int run_prepare(SandboxRun *run) {
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
         r = check_script(run);
+        if (r < 0)
+                return r;
+        r = prepare_hidden(run);
         if (r < 0)
                 return r;
         r = prepare_namespaces(run);
@@ -755,6 +798,8 @@ static int run_clone(SandboxRun *run) {
                 .stdout_fd = run->out_pipe[1],
                 .stderr_fd = run->err_pipe[1],
                 .input_fd = run->input_fd,
+                .hidden_dirs = run->hidden_dirs,
+                .hidden_files = run->hidden_files,
                 .input_size = run->req->input_json ? strlen(run->req->input_json) : 0,
                 .file_fds = run->file_fds,
                 .file_names = run->file_names,
@@ -772,6 +817,7 @@ static int run_clone(SandboxRun *run) {
                 .rlimits = run->rlimits,
                 .n_rlimits = run->n_rlimits,
                 .seccomp = run->seccomp,
+                .seccomp_notify = run->supervisor,
                 .netns = run->clone_flags & CLONE_NEWNET,
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
@@ -895,6 +941,10 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
                 if (passed >= 0 && run->out_fd < 0)
                         run->out_fd = TAKE_FD(passed);
                 break;
+        case CHILD_MSG_NOTIFY_FD:
+                if (passed >= 0 && run->supervisor)
+                        seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
+                break;
         case CHILD_MSG_EXITED:
                 run->exited = true;
                 run->exit_msg = *m;
@@ -1003,8 +1053,8 @@ static int run_watch(SandboxRun *run) {
         int r;
 
         for (;;) {
-                struct pollfd p[5];
-                size_t n = 0, i_pid, i_cancel = SIZE_MAX;
+                struct pollfd p[6];
+                size_t n = 0, i_pid, i_cancel = SIZE_MAX, i_notify;
                 int timeout_ms = -1;
 
                 p[n++] = (struct pollfd) { .fd = run->ctl[0], .events = POLLIN };
@@ -1016,6 +1066,9 @@ static int run_watch(SandboxRun *run) {
                         i_cancel = n;
                         p[n++] = (struct pollfd) { .fd = run->req->cancel_fd, .events = POLLIN };
                 }
+                /* A refused call waits in the kernel until it is answered here. */
+                i_notify = n;
+                p[n++] = (struct pollfd) { .fd = seccomp_supervisor_fd(run->supervisor), .events = POLLIN };
 
                 if (!run->killed) {
                         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -1035,6 +1088,11 @@ static int run_watch(SandboxRun *run) {
                         return -errno;
                 }
 
+                if (p[i_notify].revents != 0) {
+                        r = seccomp_supervisor_process(run->supervisor);
+                        if (r < 0)
+                                return r;
+                }
                 r = read_ready(run);
                 if (r < 0)
                         return r;
@@ -1119,10 +1177,11 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
         *ret_outcome = outcome;
 }
 
+/* The output is kept as the skill wrote it (json-exact.h): its numbers never pass through a double. */
 static void read_output_json(SandboxRun *run) {
         RunResult *res = run->result;
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *data = NULL;
+        _cleanup_free_ char *data = NULL, *error = NULL;
         size_t size = 0;
         struct stat st;
         int r;
@@ -1149,8 +1208,9 @@ static void read_output_json(SandboxRun *run) {
                                                           r == -EFBIG ? "larger than 16M" : strerror(-r));
                         return;
                 }
-                if (memchr(data, '\0', size) || !(res->output = cJSON_ParseWithOpts(data, NULL, true))) {
-                        res->output_error = strdup("/out/output.json is not valid JSON");
+                r = json_parse_exact(data, size, &res->output, &error);
+                if (r < 0) {
+                        res->output_error = strdup_printf("/out/output.json is not valid JSON: %s", error);
                         return;
                 }
                 res->output_source = "output.json";
@@ -1159,11 +1219,8 @@ static void read_output_json(SandboxRun *run) {
 
         /* No output.json: stdout, when all of it was kept and it is JSON and nothing else. */
         if (res->stdout_stream.size > 0 && !res->stdout_stream.truncated &&
-            !memchr(res->stdout_stream.data, '\0', res->stdout_stream.size)) {
-                res->output = cJSON_ParseWithOpts(res->stdout_stream.data, NULL, true);
-                if (res->output)
-                        res->output_source = "stdout";
-        }
+            json_parse_exact(res->stdout_stream.data, res->stdout_stream.size, &res->output, NULL) >= 0)
+                res->output_source = "stdout";
 }
 
 static void check_out_full(SandboxRun *run) {
@@ -1317,6 +1374,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_reap(&run, &outcome);
+                if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
+                        (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
         } else
                 run.result->ended_at = now_usec(CLOCK_REALTIME);
 

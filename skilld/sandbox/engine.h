@@ -110,6 +110,8 @@ typedef struct RunRequest {
         const char *skill_hash;         /* recorded in the result */
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */
         const char *interpreter;        /* absolute path, same inside and outside; NULL: exec script */
+        char **interpreter_args;        /* options between the interpreter and the script ("-I",
+                                         * "-c", CODE for skilld's own helpers); NULL: none */
         char **args;                    /* passed after the script */
         const char *input_json;         /* NULL: no input (stdin is /dev/null) */
         const RunFile *files;
@@ -171,6 +173,16 @@ typedef struct RunSkipped {
         char *reason;                   /* "symlink", "fifo", "socket", "device", "unreadable", ... */
 } RunSkipped;
 
+/* A system call the seccomp filter refused (policy/seccomp.md), with the argument that decided it
+ * where one did (the socket family, the namespace flags, the ioctl request). */
+typedef struct RunRefused {
+        char *syscall;
+        char *arg;                      /* NULL: refused whatever its arguments */
+        uint64_t count;
+} RunRefused;
+
+void run_refused_free_many(RunRefused *l, size_t n);
+
 #define RUN_USAGE_UNKNOWN UINT64_MAX
 
 typedef struct RunUsage {
@@ -196,7 +208,7 @@ typedef struct RunResult {
         int error_errno;                /* status error: positive errno of the failure */
         bool exec_failed;               /* status error: the sandbox was ready, execve() failed */
 
-        cJSON *output;                  /* the output JSON, or NULL for null */
+        cJSON *output;                  /* the output JSON as written (json-exact.h), or NULL */
         const char *output_source;      /* "output.json", "stdout" or NULL */
         char *output_error;             /* why /out/output.json was ignored */
 
@@ -209,6 +221,11 @@ typedef struct RunResult {
         size_t n_skipped;
         bool artifacts_truncated;       /* artifacts_max, or out_max bytes copied, was reached */
         bool out_full;                  /* the /out tmpfs ran out of space or inodes */
+
+        RunRefused *refused;            /* in the order first refused */
+        size_t n_refused;
+        bool refused_known;             /* false: the run had no filter that reports (refused: null) */
+        bool refused_truncated;         /* more distinct calls were refused than are listed */
 
         RunUsage usage;
         SandboxLimits limits;
@@ -233,6 +250,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunResult *, run_result_free);
 int run_result_new_unrun(const char *run_id, const char *skill_name, const char *skill_hash,
                          const char *script, const SandboxLimits *limits, RunStatus status,
                          const char *message, RunResult **ret);
+
+/* Reads refused_syscalls (and _truncated) of a result JSON into r. */
+int run_result_refused_from_json(RunResult *r, const cJSON *result);
+/* "socket(AF_PACKET), unshare(CLONE_NEWUSER) x3, mount": the refused system calls of a run,
+ * escaped (they may come from a result JSON); "" when none. */
+int run_result_refused_string(const RunResult *r, char **ret);
 
 /* The result as JSON, the format of result.json and of the daemon's Result property. */
 int run_result_to_json(const RunResult *r, cJSON **ret);

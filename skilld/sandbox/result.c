@@ -1,6 +1,7 @@
 /* The result of a run and its JSON form (result.json, and the daemon's Result property). The
  * JSON is the stable interface: snake_case keys, sizes in bytes, times in microseconds plus an
  * ISO 8601 UTC string for people, null for what is unknown rather than a made-up zero. */
+#include <inttypes.h>
 #include <signal.h>
 #include <time.h>
 
@@ -56,6 +57,14 @@ void run_result_add_skipped(RunResult *r, const char *path, const char *reason) 
         r->n_skipped++;
 }
 
+void run_refused_free_many(RunRefused *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(l[i].syscall);
+                free(l[i].arg);
+        }
+        free(l);
+}
+
 RunResult *run_result_free(RunResult *r) {
         if (!r)
                 return NULL;
@@ -78,6 +87,7 @@ RunResult *run_result_free(RunResult *r) {
                 free(r->skipped[i].reason);
         }
         free(r->skipped);
+        run_refused_free_many(r->refused, r->n_refused);
         free(r->output_dir);
         free(r->store_error);
         free(r);
@@ -256,6 +266,98 @@ static cJSON *skipped_to_json(const RunResult *r) {
         return arr;
 }
 
+/* null when the run had no filter that reports what it refuses, else every refused call. */
+static cJSON *refused_to_json(const RunResult *r) {
+        cJSON *arr;
+
+        if (!r->refused_known)
+                return cJSON_CreateNull();
+        arr = cJSON_CreateArray();
+        if (!arr)
+                return NULL;
+        for (size_t i = 0; i < r->n_refused; i++) {
+                const RunRefused *f = &r->refused[i];
+                cJSON *o = cJSON_CreateObject();
+
+                if (add_to_array(arr, o) < 0 ||
+                    add(o, "syscall", cJSON_CreateString(f->syscall)) < 0 ||
+                    add(o, "count", json_u64(f->count)) < 0 ||
+                    add(o, "arg", json_string_or_null(f->arg)) < 0)
+                        return cJSON_Delete(arr), NULL;
+        }
+        return arr;
+}
+
+int run_result_refused_from_json(RunResult *r, const cJSON *result) {
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(result, "refused_syscalls"), *a;
+        int n = cJSON_GetArraySize(arr);
+
+        if (!cJSON_IsArray(arr))
+                return 0;
+        r->refused_known = true;
+        r->refused_truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "refused_syscalls_truncated"));
+        if (n == 0)
+                return 0;
+        r->refused = calloc(n, sizeof(RunRefused));
+        if (!r->refused)
+                return -ENOMEM;
+        cJSON_ArrayForEach(a, arr) {
+                RunRefused *t = &r->refused[r->n_refused];
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "syscall");
+                const char *name = cJSON_IsString(v) ? v->valuestring : NULL, *arg;
+
+                v = cJSON_GetObjectItemCaseSensitive(a, "arg");
+                arg = cJSON_IsString(v) ? v->valuestring : NULL;
+
+                if (!name)
+                        continue;
+                t->syscall = strdup(name);
+                t->arg = arg ? strdup(arg) : NULL;
+                if (!t->syscall || (arg && !t->arg)) {
+                        free(t->syscall);
+                        free(t->arg);
+                        return -ENOMEM;
+                }
+                v = cJSON_GetObjectItemCaseSensitive(a, "count");
+                t->count = cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e18
+                                   ? (uint64_t) v->valuedouble : 1;
+                r->n_refused++;
+        }
+        return 0;
+}
+
+int run_result_refused_string(const RunResult *r, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < r->n_refused; i++) {
+                const RunRefused *c = &r->refused[i];
+                /* SECURITY: from a result JSON, like the error: escaped. */
+                _cleanup_free_ char *name = cescape(strempty(c->syscall)),
+                                    *arg = c->arg ? cescape(c->arg) : NULL;
+
+                if (!name || (c->arg && !arg)) {
+                        (void) fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, "%s%s", i > 0 ? ", " : "", name);
+                if (arg)
+                        fprintf(f, "(%s)", arg);
+                if (c->count > 1)
+                        fprintf(f, " x%" PRIu64, c->count);
+        }
+        if (r->refused_truncated)
+                fprintf(f, "%sand more", r->n_refused > 0 ? ", " : "");
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
 const char *sandbox_layer_to_string(SandboxLayer l) {
         switch (l) {
         case SANDBOX_LAYER_CGROUP:
@@ -373,6 +475,8 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
             add(usage, "tasks_peak", json_u64(r->usage.tasks_peak)) < 0 ||
             add(o, "limits", limits_to_json(r)) < 0 ||
             add(o, "layers_missing", layers_to_json(r->layers_missing)) < 0 ||
+            add(o, "refused_syscalls", refused_to_json(r)) < 0 ||
+            add(o, "refused_syscalls_truncated", cJSON_CreateBool(r->refused_truncated)) < 0 ||
             add(o, "network", cJSON_CreateBool(r->network)) < 0 ||
             add(o, "uid", r->uid != (uid_t) -1 ? cJSON_CreateNumber(r->uid) : cJSON_CreateNull()) < 0 ||
             add(o, "started_at", json_time(r->started_at)) < 0 ||

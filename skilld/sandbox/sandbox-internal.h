@@ -30,6 +30,7 @@ typedef enum ChildMessageType {
         CHILD_MSG_OUT_FD,               /* carries the /out directory fd (SCM_RIGHTS) */
         CHILD_MSG_EXEC_FAILED,          /* the skill process could not execve(): error + text */
         CHILD_MSG_EXITED,               /* the skill process ended: wait status and usage */
+        CHILD_MSG_NOTIFY_FD,            /* carries the seccomp listener fd (SCM_RIGHTS) */
 } ChildMessageType;
 
 typedef struct ChildMessage {
@@ -42,6 +43,9 @@ typedef struct ChildMessage {
         uint64_t maxrss;                /* bytes, largest single process */
         char text[448];
 } ChildMessage;
+
+/* Paths hidden under /skill (one mount each), at most. */
+#define SANDBOX_HIDDEN_MAX 1024U
 
 typedef struct SandboxRlimit {
         int resource;
@@ -62,6 +66,8 @@ typedef struct SandboxChild {
         int stdout_fd;
         int stderr_fd;
         int input_fd;                   /* sealed memfd with the input JSON, or -1 */
+        char * const *hidden_dirs;      /* under the skill tree: what hashing leaves out (caches) */
+        char * const *hidden_files;
         uint64_t input_size;
         const int *file_fds;            /* --file inputs */
         char * const *file_names;
@@ -79,6 +85,7 @@ typedef struct SandboxChild {
         const SandboxRlimit *rlimits;
         size_t n_rlimits;
         scmp_filter_ctx seccomp;        /* NULL when the layer is allowed missing and missing */
+        bool seccomp_notify;            /* the filter notifies: send its listener before execve() */
         bool netns;                     /* namespaces the init has to set up (when it has them) */
         bool network;                   /* the host's network: /etc gets name resolution */
         bool utsns;
@@ -88,10 +95,37 @@ typedef struct SandboxChild {
 /* The child side, from the first instruction after clone() to execve(). Never returns. */
 _noreturn_ void sandbox_child_main(const SandboxChild *c);
 
-/* seccomp.c: the filter described in policy/seccomp.md. */
-int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error);
+/* seccomp.c: the filter described in policy/seccomp.md. notify: the variant whose refusals go
+ * to the engine as user notifications instead of returning their errno. */
+int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error);
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
 bool sandbox_seccomp_available(void);
+bool sandbox_seccomp_notify_available(void);
+/* Writes the argument that decided a refusal of syscall nr (the socket family, the namespace
+ * flags, the ioctl request, ...) into buf; false when the call is refused whatever its
+ * arguments. */
+bool sandbox_seccomp_describe_arg(int nr, const uint64_t args[static 6], char *buf, size_t size);
+
+/* seccomp-notify.c: answers the refusals of the filter's notify variant as its errno variant
+ * would, and keeps the record of them for the result. */
+typedef struct SeccompSupervisor SeccompSupervisor;
+int seccomp_supervisor_new(SeccompSupervisor **ret);
+SeccompSupervisor *seccomp_supervisor_free(SeccompSupervisor *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SeccompSupervisor *, seccomp_supervisor_free);
+/* Takes the listener fd the skill process sent. */
+void seccomp_supervisor_attach(SeccompSupervisor *s, int fd);
+/* The fd to poll for notifications, or -EBADF (none yet, or none can come any more). */
+int seccomp_supervisor_fd(const SeccompSupervisor *s);
+/* Answers the notifications that are pending, a bounded number of them. */
+int seccomp_supervisor_process(SeccompSupervisor *s);
+int seccomp_supervisor_to_result(const SeccompSupervisor *s, RunResult *r);
+/* A variant of the filter as the BPF program the kernel runs, and running it on one call (what
+ * the kernel would answer: a SECCOMP_RET_* action). For the supervisor and for tests. */
+struct sock_filter;
+struct seccomp_data;
+int sandbox_seccomp_program(bool notify, struct sock_filter **ret, size_t *ret_n);
+int sandbox_seccomp_program_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d,
+                                uint32_t *ret);
 
 /* identity.c: a throwaway uid/gid for the run. As root, one from SANDBOX_UID_BASE.. held by an
  * OFD lock on a byte of a lock file until *ret_lock_fd is closed; unprivileged, the user namespace

@@ -5,9 +5,16 @@
  * skill author can reason about. What the list refuses is kernel attack surface and the tools to
  * undo the sandbox: namespaces, mounts, tracing, keyrings, BPF, io_uring, modules, clocks.
  * Sockets are the exception, an allowlist of families, types and protocols. Refusals return EPERM (as if the capability were missing, which
- * it is), so programs that probe for a feature take their fallback path. Only the native
+ * it is), so programs that probe for a feature take their fallback path.
+ *
+ * The filter is built in two variants from the same rules. In the loaded one every refusal goes
+ * to the engine as a user notification (SCMP_ACT_NOTIFY), so that the run can report which calls
+ * were refused; the engine answers each with what the other variant, where the refusals are
+ * SCMP_ACT_ERRNO, returns for the same call (seccomp-notify.c runs that program). A rule is
+ * added once, through add_rule(), and both variants follow. Only the native
  * architecture is allowed: the 32-bit x86 entry (int 0x80) and x32 syscalls kill the process,
  * since the rules below would not see them under their other numbers. */
+#include <assert.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
 #include <netinet/in.h>
@@ -91,8 +98,14 @@ static const unsigned long ns_flags[] = {
         CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
-static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
-                    const struct scmp_arg_cmp *cmp, char **error) {
+/* The filter being built: notify selects the variant that reports its refusals. */
+typedef struct Filter {
+        scmp_filter_ctx ctx;
+        bool notify;
+} Filter;
+
+static int add_rule_action(const Filter *f, uint32_t action, const char *name, unsigned n,
+                           const struct scmp_arg_cmp *cmp, char **error) {
         int nr, r;
 
         /* Names this architecture does not have (create_module on arm64, ...) are nothing to
@@ -100,10 +113,27 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsi
         nr = seccomp_syscall_resolve_name(name);
         if (nr == __NR_SCMP_ERROR || nr < 0)
                 return 0;
-        r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+        r = seccomp_rule_add_array(f->ctx, action, nr, n, cmp);
         if (r < 0)
                 return error_setf(error, r, "Failed to add the seccomp rule for %s: %s", name, strerror(-r));
         return 0;
+}
+
+/* A rule of the filter. A refusal (SCMP_ACT_ERRNO with a non-zero errno) is reported in the
+ * variant that notifies; the kill actions stay kills. */
+static int add_rule(const Filter *f, uint32_t action, const char *name, unsigned n,
+                    const struct scmp_arg_cmp *cmp, char **error) {
+        if (f->notify && (action & 0xffff0000U) == SCMP_ACT_ERRNO(0) && (action & 0xffffU) != 0)
+                action = SCMP_ACT_NOTIFY;
+        return add_rule_action(f, action, name, n, cmp, error);
+}
+
+/* A rule whose errno is not a refusal to report: the expected answer of a call that has a
+ * fallback (clone3()'s ENOSYS, which glibc meets at every thread and process it starts), or an
+ * answer the filter gives in the kernel's place (errno 0). */
+static int add_rule_unreported(const Filter *f, uint32_t action, const char *name, unsigned n,
+                               const struct scmp_arg_cmp *cmp, char **error) {
+        return add_rule_action(f, action, name, n, cmp, error);
 }
 
 /* Sockets are an allowlist inside the default-allow filter: each family, type and protocol not
@@ -141,7 +171,7 @@ static bool int_in(int v, const int *l, size_t n) {
  * value below the largest allowed one, and one rule for everything above it. The comparisons are
  * on all 64 bits, where the kernel reads an int: a value with high bits set is refused even if
  * its low half would be allowed, so the filter errs towards refusing only. */
-static int refuse_outside(scmp_filter_ctx ctx, uint32_t action, const char *name,
+static int refuse_outside(const Filter *f, uint32_t action, const char *name,
                           const struct scmp_arg_cmp *first, unsigned arg, const int *allowed,
                           size_t n_allowed, char **error) {
         struct scmp_arg_cmp cmp[2];
@@ -156,18 +186,18 @@ static int refuse_outside(scmp_filter_ctx ctx, uint32_t action, const char *name
                 if (int_in(v, allowed, n_allowed))
                         continue;
                 cmp[n] = (struct scmp_arg_cmp) { arg, SCMP_CMP_EQ, (uint64_t) v, 0 };
-                r = add_rule(ctx, action, name, n + 1, cmp, error);
+                r = add_rule(f, action, name, n + 1, cmp, error);
                 if (r < 0)
                         return r;
         }
         cmp[n] = (struct scmp_arg_cmp) { arg, SCMP_CMP_GE, (uint64_t) bound, 0 };
-        return add_rule(ctx, action, name, n + 1, cmp, error);
+        return add_rule(f, action, name, n + 1, cmp, error);
 }
 
 /* The same for every run: whether a run reaches a network is its network namespace's business
  * (one holding only lo, or the host's), not the filter's. A run without network may still serve
  * itself over TCP on lo, as test harnesses and notebook kernels do. */
-static int add_socket_rules(scmp_filter_ctx ctx, char **error) {
+static int add_socket_rules(const Filter *f, char **error) {
         int families[ELEMENTSOF(socket_families)], af_unix = AF_UNIX;
         size_t n = 0;
         int r;
@@ -176,40 +206,163 @@ static int add_socket_rules(scmp_filter_ctx ctx, char **error) {
                 families[n++] = socket_families[i].family;
         /* Every family up to the highest in use is checked one by one; families past it (AF_MAX
          * grows with kernels) fall under the last rule. */
-        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", NULL, 0, families, n, error);
+        r = refuse_outside(f, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", NULL, 0, families, n, error);
         if (r < 0)
                 return r;
         /* Only AF_UNIX has socketpair() anyway. */
-        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", NULL, 0, &af_unix, 1, error);
+        r = refuse_outside(f, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", NULL, 0, &af_unix, 1, error);
         if (r < 0)
                 return r;
 
         for (size_t i = 0; i < ELEMENTSOF(socket_families); i++) {
-                const SocketFamily *f = &socket_families[i];
-                struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (uint64_t) f->family);
+                const SocketFamily *sf = &socket_families[i];
+                struct scmp_arg_cmp fam = SCMP_A0(SCMP_CMP_EQ, (uint64_t) sf->family);
 
                 /* EPROTONOSUPPORT: what a kernel without the protocol answers, so that programs
                  * probing for it take their fallback. The kernel takes the type from the low four
                  * bits; the others are SOCK_NONBLOCK, SOCK_CLOEXEC or EINVAL. */
-                for (int type = 0; f->check_type && type <= 0xf; type++) {
+                for (int type = 0; sf->check_type && type <= 0xf; type++) {
                         struct scmp_arg_cmp cmp[2] = {
                                 fam, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xfU, (uint64_t) type),
                         };
 
                         if (type == SOCK_STREAM || type == SOCK_DGRAM)
                                 continue;
-                        r = add_rule(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", 2, cmp, error);
+                        r = add_rule(f, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", 2, cmp, error);
                         if (r < 0)
                                 return r;
                 }
-                if (f->protocols) {
-                        r = refuse_outside(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", &fam, 2,
-                                           f->protocols, f->n_protocols, error);
+                if (sf->protocols) {
+                        r = refuse_outside(f, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", &fam, 2,
+                                           sf->protocols, sf->n_protocols, error);
                         if (r < 0)
                                 return r;
                 }
         }
         return 0;
+}
+
+static const struct {
+        int family;
+        const char *name;
+} family_names[] = {
+        { AF_UNIX, "AF_UNIX" }, { AF_INET, "AF_INET" }, { AF_AX25, "AF_AX25" },
+        { AF_IPX, "AF_IPX" }, { AF_APPLETALK, "AF_APPLETALK" }, { AF_NETROM, "AF_NETROM" },
+        { AF_BRIDGE, "AF_BRIDGE" }, { AF_ATMPVC, "AF_ATMPVC" }, { AF_X25, "AF_X25" },
+        { AF_INET6, "AF_INET6" }, { AF_ROSE, "AF_ROSE" }, { AF_DECnet, "AF_DECnet" },
+        { AF_NETBEUI, "AF_NETBEUI" }, { AF_SECURITY, "AF_SECURITY" }, { AF_KEY, "AF_KEY" },
+        { AF_NETLINK, "AF_NETLINK" }, { AF_PACKET, "AF_PACKET" }, { AF_ASH, "AF_ASH" },
+        { AF_ECONET, "AF_ECONET" }, { AF_ATMSVC, "AF_ATMSVC" }, { AF_RDS, "AF_RDS" },
+        { AF_SNA, "AF_SNA" }, { AF_IRDA, "AF_IRDA" }, { AF_PPPOX, "AF_PPPOX" },
+        { AF_WANPIPE, "AF_WANPIPE" }, { AF_LLC, "AF_LLC" }, { AF_IB, "AF_IB" },
+        { AF_MPLS, "AF_MPLS" }, { AF_CAN, "AF_CAN" }, { AF_TIPC, "AF_TIPC" },
+        { AF_BLUETOOTH, "AF_BLUETOOTH" }, { AF_IUCV, "AF_IUCV" }, { AF_RXRPC, "AF_RXRPC" },
+        { AF_ISDN, "AF_ISDN" }, { AF_PHONET, "AF_PHONET" }, { AF_IEEE802154, "AF_IEEE802154" },
+        { AF_CAIF, "AF_CAIF" }, { AF_ALG, "AF_ALG" }, { AF_NFC, "AF_NFC" },
+        { AF_VSOCK, "AF_VSOCK" }, { AF_KCM, "AF_KCM" }, { AF_QIPCRTR, "AF_QIPCRTR" },
+        { AF_SMC, "AF_SMC" }, { 44, "AF_XDP" }, { 45, "AF_MCTP" },
+};
+
+static const struct {
+        int type;
+        const char *name;
+} type_names[] = {
+        { SOCK_STREAM, "SOCK_STREAM" }, { SOCK_DGRAM, "SOCK_DGRAM" }, { SOCK_RAW, "SOCK_RAW" },
+        { SOCK_RDM, "SOCK_RDM" }, { SOCK_SEQPACKET, "SOCK_SEQPACKET" }, { SOCK_DCCP, "SOCK_DCCP" },
+        { SOCK_PACKET, "SOCK_PACKET" },
+};
+
+static const char *const ns_flag_names[] = {
+        "CLONE_NEWNS", "CLONE_NEWUTS", "CLONE_NEWIPC", "CLONE_NEWUSER", "CLONE_NEWPID",
+        "CLONE_NEWNET", "CLONE_NEWCGROUP", "CLONE_NEWTIME",
+};
+_Static_assert(ELEMENTSOF(ns_flag_names) == ELEMENTSOF(ns_flags), "one name per flag");
+
+static void describe_family(int family, char *buf, size_t size) {
+        for (size_t i = 0; i < ELEMENTSOF(family_names); i++)
+                if (family_names[i].family == family) {
+                        (void) snprintf(buf, size, "%s", family_names[i].name);
+                        return;
+                }
+        (void) snprintf(buf, size, "family %d", family);
+}
+
+/* socket(): the family when it is not in the table, else the type, else the protocol, which is
+ * the order in which add_socket_rules() refuses them. */
+static void describe_socket(const uint64_t args[static 6], char *buf, size_t size) {
+        int family = (int) args[0], type = (int) (args[1] & 0xf), protocol = (int) args[2];
+        const SocketFamily *f = NULL;
+        size_t n;
+
+        describe_family(family, buf, size);
+        for (size_t i = 0; i < ELEMENTSOF(socket_families); i++)
+                if (socket_families[i].family == family && args[0] == (uint64_t) family)
+                        f = &socket_families[i];
+        if (!f)
+                return;
+        n = strlen(buf);
+        for (size_t i = 0; i < ELEMENTSOF(type_names); i++)
+                if (type_names[i].type == type) {
+                        (void) snprintf(buf + n, size - n, " %s", type_names[i].name);
+                        break;
+                }
+        if (strlen(buf) == n)
+                (void) snprintf(buf + n, size - n, " type %d", type);
+        if (f->check_type && type != SOCK_STREAM && type != SOCK_DGRAM)
+                return;
+        n = strlen(buf);
+        (void) snprintf(buf + n, size - n, " protocol %d", protocol);
+}
+
+static void describe_ns_flags(uint64_t flags, char *buf, size_t size) {
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(ns_flags) && n < size; i++)
+                if (flags & ns_flags[i])
+                        n += (size_t) snprintf(buf + n, size - n, "%s%s", n > 0 ? "|" : "", ns_flag_names[i]);
+}
+
+bool sandbox_seccomp_describe_arg(int nr, const uint64_t args[static 6], char *buf, size_t size) {
+        assert(size > 0);
+
+        if (nr == SCMP_SYS(socket))
+                describe_socket(args, buf, size);
+        else if (nr == SCMP_SYS(socketpair))
+                describe_family((int) args[0], buf, size);
+        else if (nr == SCMP_SYS(unshare))
+                describe_ns_flags(args[0], buf, size);
+        else if (nr == SCMP_SYS(clone))
+#if defined(__s390__) || defined(__s390x__)
+                describe_ns_flags(args[1], buf, size);
+#else
+                describe_ns_flags(args[0], buf, size);
+#endif
+        else if (nr == SCMP_SYS(ioctl))
+                (void) snprintf(buf, size, "%s",
+                                (uint32_t) args[1] == TIOCSTI ? "TIOCSTI" :
+                                (uint32_t) args[1] == TIOCLINUX ? "TIOCLINUX" : "");
+        else if (nr == SCMP_SYS(personality))
+                (void) snprintf(buf, size, "0x%" PRIx64, args[0]);
+        /* The calls that reach a process by pid: which one. */
+        else if (nr == SCMP_SYS(prlimit64) || nr == SCMP_SYS(sched_setattr) ||
+                 nr == SCMP_SYS(sched_setscheduler) || nr == SCMP_SYS(sched_setparam) ||
+                 nr == SCMP_SYS(sched_setaffinity))
+                (void) snprintf(buf, size, "pid %" PRIi64, (int64_t) (int32_t) args[0]);
+        else if (nr == SCMP_SYS(setpriority) || nr == SCMP_SYS(ioprio_set))
+                (void) snprintf(buf, size, "which %" PRIi64 " who %" PRIi64, (int64_t) (int32_t) args[0],
+                                (int64_t) (int32_t) args[1]);
+        else
+                return false;
+        /* A request the rules of this file did not name (added elsewhere): the raw value. */
+        if (buf[0] == '\0')
+                (void) snprintf(buf, size, "0x%" PRIx64, nr == SCMP_SYS(ioctl) ? args[1] : args[0]);
+        return true;
+}
+
+bool sandbox_seccomp_notify_available(void) {
+        /* Level 5: the kernel has SECCOMP_RET_USER_NOTIF and libseccomp its notify API. */
+        return seccomp_api_get() >= 5;
 }
 
 bool sandbox_seccomp_available(void) {
@@ -220,14 +373,16 @@ bool sandbox_seccomp_available(void) {
         return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 3;
 }
 
-int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
+int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         struct scmp_arg_cmp cmp;
+        Filter f;
         int r;
 
         ctx = seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
                 return error_setf(error, -ENOMEM, "Failed to allocate a seccomp filter");
+        f = (Filter) { .ctx = ctx, .notify = notify };
 
         /* Only the native architecture: no seccomp_arch_add(), so the x86 and x32 entry points are
          * "bad arch" and kill. libseccomp also kills x32-numbered calls on x86-64 this way. */
@@ -240,7 +395,7 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
                 return error_setf(error, r, "Failed to set no_new_privs on the filter");
 
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), refused[i], 0, NULL, error);
+                r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), refused[i], 0, NULL, error);
                 if (r < 0)
                         return r;
         }
@@ -259,12 +414,12 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
 
         /* clone3() takes its flags in a struct the filter cannot read: ENOSYS makes glibc fall
          * back to clone(), whose flags we can check. */
-        r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, error);
+        r = add_rule_unreported(&f, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, error);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
                 cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "unshare", 1, &cmp, error);
+                r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), "unshare", 1, &cmp, error);
                 if (r < 0)
                         return r;
                 /* On clone() the low byte is the exit signal; CLONE_NEWTIME (0x80) is not a flag
@@ -275,7 +430,7 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
 #if defined(__s390__) || defined(__s390x__)
                 cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
 #endif
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &cmp, error);
+                r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), "clone", 1, &cmp, error);
                 if (r < 0)
                         return r;
         }
@@ -283,11 +438,11 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
         /* TIOCSTI pushes input into a terminal, TIOCLINUX reaches the console. The kernel looks
          * at the low 32 bits of the command only, so compare exactly those. */
         cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFU, TIOCSTI);
-        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
+        r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
         if (r < 0)
                 return r;
         cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFU, TIOCLINUX);
-        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
+        r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &cmp, error);
         if (r < 0)
                 return r;
 
@@ -297,15 +452,15 @@ int sandbox_seccomp_new(scmp_filter_ctx *ret, char **error) {
          * is exact since nothing can have changed it. A second rule for the same argument could
          * not express "neither 0 nor 0xffffffff" otherwise. */
         cmp = SCMP_A0(SCMP_CMP_NE, PER_LINUX);
-        r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &cmp, error);
+        r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), "personality", 1, &cmp, error);
         if (r < 0)
                 return r;
         cmp = SCMP_A0(SCMP_CMP_EQ, 0xFFFFFFFFU);
-        r = add_rule(ctx, SCMP_ACT_ERRNO(0), "personality", 1, &cmp, error);
+        r = add_rule_unreported(&f, SCMP_ACT_ERRNO(0), "personality", 1, &cmp, error);
         if (r < 0)
                 return r;
 
-        r = add_socket_rules(ctx, error);
+        r = add_socket_rules(&f, error);
         if (r < 0)
                 return r;
 

@@ -2,6 +2,7 @@
  * the Agent Skills specification becomes an error (the skill is invalid) or a warning (advice),
  * each tied to the file, key and line it came from. The checks read the Skill defensively: any
  * member may be NULL, as a half-filled Skill must still lint without crashing. */
+#include "deps.h"
 #include "error.h"
 #include "lint.h"
 #include "parse-util.h"
@@ -360,6 +361,9 @@ int skill_lint(const Skill *s, const char *dir_name, LintReport *report) {
                         return r;
         }
         r = lint_metadata(&l);
+        if (r < 0)
+                return r;
+        r = skill_deps_lint(s, NULL, report);   /* the dependency keys of metadata */
         if (r < 0)
                 return r;
         r = lint_unknown_keys(&l);

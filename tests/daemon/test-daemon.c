@@ -525,6 +525,22 @@ START_TEST(test_runs_succeed) {
 }
 END_TEST
 
+/* The skill's output over D-Bus as it wrote it: numbers a double cannot hold, and 1.0. */
+START_TEST(test_output_exact) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *exact = write_skill(
+                "exact", "printf '{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}'\n");
+        _cleanup_free_ char *id = NULL, *result = NULL;
+
+        id = call_run(bus, exact, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        expect(wait_final(bus, id), "succeeded");
+        result = run_property(bus, id, "Result");
+        ck_assert_msg(strstr(result, "\"output\":{\"big\":12345678901234567890,\"id\":9007199254740993,\"f\":1.0}"),
+                      "Result: %s", result);
+}
+END_TEST
+
 START_TEST(test_read_chunks) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
         _cleanup_free_ char *id = NULL, *first = NULL, *rest = NULL, *artifacts = NULL;
@@ -778,6 +794,7 @@ int main(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_runs_succeed);
         tcase_add_test(tc, test_read_chunks);
+        tcase_add_test(tc, test_output_exact);
         suite_add_tcase(s, tc);
         return test_run_suite(s);
 }

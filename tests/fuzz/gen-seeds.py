@@ -441,6 +441,21 @@ def gen_input_json(out):
     write(out, 'input-invalid-utf8.json', b'{"a": "\xff\xfe"}')
 
 
+def gen_json_exact(out):
+    seeds = {
+        'exact': b'{"big": 12345678901234567890, "id": 9007199254740993, "f": 1.0}',
+        'numbers': b'[0, -0, 1.5e-300, 1E+2, -2.50, 100000000000000000000000000000001]',
+        'strings': b'["a\\u0000b", "\\ud800", "\\ud83d\\ude00", "caf\xc3\xa9", "\\n\\t\\/"]',
+        'nested': b'{"a": [{"b": {"c": [null, true, false, {}]}}]}',
+        'lines': b'{\n  "n": 01\n}',
+        'nul': b'{"a": 1}\x00',
+        'bom': b'\xef\xbb\xbf{}',
+        'deep': b'[' * 1001 + b']' * 1001,
+    }
+    for name, data in sorted(seeds.items()):
+        write(out, 'json-%s.json' % name, data)
+
+
 # ---- Run() options recipes (see fuzz-run-options.c for the format) --------------------------
 
 def ro_string(s):
@@ -488,6 +503,30 @@ RUN_OPTIONS_SEEDS = {
 }
 
 
+def gen_jsonrpc(out):
+    """MCP stdio streams: a first byte choosing the piece size, then lines as clients write them."""
+    init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+            '"capabilities":{},"clientInfo":{"name":"x","version":"1"}}}')
+    call = ('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"run_skill","arguments":'
+            '{"skill":"s","input":{"n":12345678901234567890,"\\u0069d":[1,{"x":null}]}},'
+            '"_meta":{"progressToken":9007199254740993}}}')
+    streams = {
+        'session': [init, '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}', call,
+                    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}'],
+        'odd': ['[{"jsonrpc":"2.0","id":1,"method":"ping"}]', '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+                '{"jsonrpc":"2.0","id":3,"result":{}}', '{"jsonrpc":"1.0","id":4,"method":"ping"}',
+                '{"jsonrpc":"2.0","id":5,"method":"x","params":[1]}', '"s"', '{', ''],
+        'deep': ['{"jsonrpc":"2.0","id":2,"method":"x","params":{"a":' + '[' * 70 + '1' + ']' * 70 + '}}'],
+        'long': [init + ' ' * 300, '{"jsonrpc":"2.0","id":6,"method":"ping"}'],
+    }
+    for i, (name, lines) in enumerate(sorted(streams.items())):
+        for sep in ('\n', '\r\n'):
+            data = bytes([i * 17 % 64]) + sep.join(lines).encode()
+            write(out, 'jsonrpc-%s-%d' % (name, len(sep)), data)
+    write(out, 'jsonrpc-bytes', b'\x00{"jsonrpc":"2.0","id":1,"method":"p\xffng"}\n\x00\n')
+
+
 def gen_run_options(out):
     for name, data in sorted(RUN_OPTIONS_SEEDS.items()):
         write(out, name, data)
@@ -523,6 +562,8 @@ GENERATORS = {
     'policy': lambda out, a: gen_policy(out),
     'input-json': lambda out, a: gen_input_json(out),
     'run-options': lambda out, a: gen_run_options(out),
+    'jsonrpc': lambda out, a: gen_jsonrpc(out),
+    'json-exact': lambda out, a: gen_json_exact(out),
 }
 
 

@@ -224,8 +224,6 @@ END_TEST
 START_TEST(test_excluded) {
         ck_assert(skill_path_is_excluded("__pycache__"));
         ck_assert(skill_path_is_excluded("scripts/__pycache__/x.cpython-311.pyc"));
-        ck_assert(skill_path_is_excluded("node_modules"));
-        ck_assert(skill_path_is_excluded("a/node_modules/b/c.js"));
         ck_assert(skill_path_is_excluded("x.pyc"));
         ck_assert(skill_path_is_excluded("a/b/x.pyc"));
         ck_assert(skill_path_is_excluded(".DS_Store"));
@@ -233,7 +231,9 @@ START_TEST(test_excluded) {
         ck_assert(!skill_path_is_excluded("SKILL.md"));
         ck_assert(!skill_path_is_excluded("pyc"));
         ck_assert(!skill_path_is_excluded("a.pyc.txt"));
-        ck_assert(!skill_path_is_excluded("node_modules_x/a"));
+        /* Vendored packages are code the skill runs. */
+        ck_assert(!skill_path_is_excluded("node_modules"));
+        ck_assert(!skill_path_is_excluded("a/node_modules/b/c.js"));
         ck_assert(!skill_path_is_excluded("my__pycache__/a"));
         ck_assert(!skill_path_is_excluded("DS_Store"));
 }
@@ -1055,13 +1055,37 @@ END_TEST
 
 static void add_excluded(int dir_fd) {
         test_write_file(dir_fd, "scripts/__pycache__/main.cpython-311.pyc", "bytecode", 0644);
-        test_write_file(dir_fd, "node_modules/left-pad/index.js", "module.exports = 1;\n", 0644);
         test_write_file(dir_fd, ".DS_Store", "finder", 0644);
         test_write_file(dir_fd, "references/.DS_Store", "finder", 0644);
         test_write_file(dir_fd, "stray.pyc", "bytecode", 0644);
         /* Packaging skips them whole, so even what the loader would refuse in there. */
-        ck_assert_int_eq(symlinkat("../left-pad/index.js", dir_fd, "node_modules/left-pad/alias.js"), 0);
+        ck_assert_int_eq(symlinkat("main.cpython-311.pyc", dir_fd, "scripts/__pycache__/alias.pyc"), 0);
 }
+
+START_TEST(test_list_excluded) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_strv_free_ char **dirs = NULL, **files = NULL;
+
+        make_skill_tree(t.fd);
+        ck_assert_int_eq(skill_list_excluded(t.fd, &dirs, &files, NULL), 0);
+        ck_assert_ptr_null(dirs);
+        ck_assert_ptr_null(files);
+
+        add_excluded(t.fd);
+        ck_assert_int_eq(unlinkat(t.fd, "scripts/__pycache__/alias.pyc", 0), 0);
+        test_write_file(t.fd, "scripts/__pycache__/deeper/x.pyc", "", 0644);
+        test_write_file(t.fd, "node_modules/x/__pycache__/y.pyc", "", 0644);
+        ck_assert_int_eq(skill_list_excluded(t.fd, &dirs, &files, NULL), 0);
+        /* Top-most only, sorted; nothing under a hidden folder is listed again. */
+        ck_assert_int_eq(strv_length(dirs), 2);
+        ck_assert_str_eq(dirs[0], "node_modules/x/__pycache__");
+        ck_assert_str_eq(dirs[1], "scripts/__pycache__");
+        ck_assert_int_eq(strv_length(files), 3);
+        ck_assert_str_eq(files[0], ".DS_Store");
+        ck_assert_str_eq(files[1], "references/.DS_Store");
+        ck_assert_str_eq(files[2], "stray.pyc");
+}
+END_TEST
 
 START_TEST(test_hash_skips_excluded) {
         _cleanup_test_dir_ TestDir t = test_dir_new();
@@ -1134,6 +1158,26 @@ START_TEST(test_package_layout) {
         ck_assert_int_eq(zip_directory_read(fd, &l, &z, NULL), 0);
         for (size_t i = 0; i < z->n; i++)
                 ck_assert_int_eq(z->entries[i].method, z->entries[i].is_dir ? 0 : 8);
+}
+END_TEST
+
+START_TEST(test_hash_includes_node_modules) {
+        _cleanup_test_dir_ TestDir t = test_dir_new(), out = test_dir_new();
+        _cleanup_free_ char *listing = NULL;
+        char a[65], b[65], c[65];
+
+        make_skill_tree(t.fd);
+        tree_hash(t.fd, a);
+        test_write_file(t.fd, "scripts/node_modules/left-pad/index.js", "module.exports = 1;\n", 0644);
+        tree_hash(t.fd, b);
+        test_write_file(t.fd, "scripts/node_modules/left-pad/index.js", "module.exports = 2;\n", 0644);
+        tree_hash(t.fd, c);
+        ck_assert_str_ne(a, b);
+        ck_assert_str_ne(b, c);
+
+        package_to(t.fd, "demo", out.fd, "demo.skill");
+        listing = zip_listing(out.fd, "demo.skill");
+        ck_assert_msg(strstr(listing, "demo/scripts/node_modules/left-pad/index.js"), "%s", listing);
 }
 END_TEST
 
@@ -1223,7 +1267,7 @@ START_TEST(test_roundtrip_hash) {
         ck_assert_int_ge(src_fd, 0);
         make_skill_tree(src_fd);
         add_excluded(src_fd);
-        ck_assert_int_eq(rm_rf_at(src_fd, "node_modules"), 0);         /* it holds a symlink */
+        ck_assert_int_eq(unlinkat(src_fd, "scripts/__pycache__/alias.pyc", 0), 0);        /* a symlink */
 
         src_path = strjoin_path(parent.path, "demo");
         ck_assert_msg(skill_source_open(src_path, NULL, &dir, &error) == 0, "%s", strna(error));
@@ -1375,6 +1419,8 @@ static Suite *loader_suite(void) {
         tcase_add_test(tc, test_hash_framing);
         tcase_add_test(tc, test_hash_refuses_symlinks);
         tcase_add_test(tc, test_hash_skips_excluded);
+        tcase_add_test(tc, test_list_excluded);
+        tcase_add_test(tc, test_hash_includes_node_modules);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("package");

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -180,6 +181,43 @@ static int probe_x32(void) {
         return 0;
 }
 
+/* Refused calls from several processes at once, each checking the errno it gets, then more
+ * distinct refusals (socket families) than the run's record keeps. */
+static int probe_refuse_many(void) {
+        int wrong = 0, status;
+
+        for (int p = 0; p < 4; p++) {
+                pid_t pid = fork();
+
+                if (pid < 0)
+                        return 1;
+                if (pid == 0) {
+                        int bad = 0;
+
+                        for (int i = 0; i < 500; i++)
+                                if (syscall(SYS_unshare, CLONE_NEWUSER) >= 0 || errno != EPERM)
+                                        bad++;
+                        _exit(bad > 0 ? 1 : 0);
+                }
+        }
+        while (wait(&status) > 0)
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        wrong++;
+        for (int family = 0; family < 128; family++) {
+                int fd;
+
+                if (family == AF_UNIX || family == AF_INET || family == AF_INET6 || family == AF_NETLINK)
+                        continue;
+                fd = socket(family, SOCK_DGRAM, 0);
+                if (fd >= 0 || errno != EAFNOSUPPORT)
+                        wrong++;
+                if (fd >= 0)
+                        close(fd);
+        }
+        printf("refuse_wrong %d\n", wrong);
+        return 0;
+}
+
 static int probe_int80(void) {
 #if defined(__x86_64__)
         long ret;
@@ -218,5 +256,7 @@ int main(int argc, char *argv[]) {
                 return probe_x32();
         if (strcmp(argv[1], "int80") == 0)
                 return probe_int80();
+        if (strcmp(argv[1], "refuse_many") == 0)
+                return probe_refuse_many();
         return 2;
 }

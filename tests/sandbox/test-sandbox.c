@@ -220,9 +220,9 @@ START_TEST(test_input_channels_output_artifacts) {
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         ck_assert_int_eq(t.res->exit_code, 0);
         ck_assert_str_eq(t.res->output_source, "output.json");
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "stdin"), "n")->valueint, 42);
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "file"), "n")->valueint, 42);
-        ck_assert_int_eq(cJSON_GetObjectItem(output_field(t.res, "env"), "n")->valueint, 42);
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "stdin"), "n")->valuestring, "42");
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "file"), "n")->valuestring, "42");
+        ck_assert_str_eq(cJSON_GetObjectItem(output_field(t.res, "env"), "n")->valuestring, "42");
         ck_assert_str_eq(output_field(t.res, "cwd")->valuestring, "/work");
         ck_assert_str_eq(t.res->stdout_stream.data, "done\n");
 
@@ -272,6 +272,47 @@ START_TEST(test_output_from_stdout) {
         ck_assert_ptr_null(t.res->output);
         ck_assert_ptr_null(t.res->output_source);
         ck_assert_str_eq(t.res->stdout_stream.data, "plain none none 0\n");
+}
+END_TEST
+
+/* The output as the skill wrote it: numbers a double cannot hold, and 1.0, survive into the result
+ * and result.json, from output.json and from stdout alike. */
+START_TEST(test_output_exact) {
+        static const char *const exact = "{\"big\":12345678901234567890,\"id\":9007199254740993,\"f\":1.0}";
+        const char *script[] = {
+                "printf '{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}' "
+                "> \"$SANDBOX_OUTPUT\"",
+                "printf '{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}\\n'",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(script); i++) {
+                _cleanup_test_run_ TestRun t = test_run_new(script[i]);
+                _cleanup_free_ char *text = NULL, *result_json = NULL;
+
+                test_run_go(&t);
+                assert_status(t.res, RUN_STATUS_SUCCEEDED);
+                ck_assert_str_eq(t.res->output_source, i == 0 ? "output.json" : "stdout");
+                text = cJSON_PrintUnformatted(t.res->output);
+                ck_assert_str_eq(text, exact);
+
+                ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json,
+                                                   NULL), 0);
+                ck_assert_ptr_nonnull(strstr(result_json, "12345678901234567890"));
+                ck_assert_ptr_nonnull(strstr(result_json, "9007199254740993"));
+                ck_assert_ptr_nonnull(strstr(result_json, "\"f\":\t1.0"));
+        }
+}
+END_TEST
+
+/* Invalid output.json: no output, and the error says what is wrong and where. */
+START_TEST(test_output_json_invalid) {
+        _cleanup_test_run_ TestRun t = test_run_new("printf '{\\n  \"n\": 01\\n}' > /out/output.json");
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_null(t.res->output);
+        ck_assert_str_eq(t.res->output_error,
+                         "/out/output.json is not valid JSON: line 2, column 8: leading zeros are not allowed in numbers");
 }
 END_TEST
 
@@ -676,6 +717,10 @@ END_TEST
 
 /* ---- seccomp ---- */
 
+/* Runs with the backend the engine picks here (a cgroup when root has one), and with the rlimit
+ * fallback forced, so both stay covered on any host. */
+static const SandboxBackendOps *const test_backends[] = { NULL, &sandbox_backend_rlimit };
+
 START_TEST(test_seccomp_refusals) {
         static const char *const eperm[] = {
                 "unshare_user", "unshare_net", "unshare_ns", "clone_user", "setns", "mount", "umount2",
@@ -702,6 +747,70 @@ START_TEST(test_seccomp_refusals) {
         ck_assert_int_eq(probe_value(t.res, "personality_query"), 0);
         ck_assert_int_eq(probe_value(t.res, "personality_linux"), 0);
         ck_assert_int_eq(probe_value(t.res, "getcwd"), 0);
+}
+END_TEST
+
+/* The refusal of name (with arg, or none) is in the run's record; its count, or 0 if not. */
+static uint64_t refused_count(const RunResult *r, const char *name, const char *arg) {
+        for (size_t i = 0; i < r->n_refused; i++)
+                if (streq(r->refused[i].syscall, name) && streq_ptr(r->refused[i].arg, arg))
+                        return r->refused[i].count;
+        return 0;
+}
+
+START_TEST(test_seccomp_refusals_recorded) {
+        static const struct {
+                const char *syscall;
+                const char *arg;
+        } expected[] = {
+                { "unshare", "CLONE_NEWUSER" }, { "unshare", "CLONE_NEWNET" }, { "unshare", "CLONE_NEWNS" },
+                { "clone", "CLONE_NEWUSER" }, { "mount", NULL }, { "keyctl", NULL }, { "bpf", NULL },
+                { "io_uring_setup", NULL }, { "ptrace", NULL }, { "personality", "0x400000" },
+                { "socket", "AF_VSOCK" },
+        };
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *args[] = { (char *) "syscalls", NULL };
+
+        /* A run that is refused nothing says so: an empty list, not null. */
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(t.res->refused_known);
+        ck_assert_uint_eq(t.res->n_refused, 0);
+
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(t.res->refused_known);
+        for (size_t i = 0; i < ELEMENTSOF(expected); i++)
+                ck_assert_msg(refused_count(t.res, expected[i].syscall, expected[i].arg) == 1,
+                              "%s(%s) not recorded once", expected[i].syscall, strna(expected[i].arg));
+        /* Not refusals: clone3's ENOSYS fallback and the personality query answered 0. */
+        ck_assert_uint_eq(refused_count(t.res, "clone3", NULL), 0);
+        ck_assert_uint_eq(refused_count(t.res, "personality", "0xffffffff"), 0);
+        ck_assert(!t.res->refused_truncated);
+
+        /* result.json has it, in the documented shape. */
+        ck_assert_int_eq(run_result_to_json(t.res, &j), 0);
+        text = cJSON_PrintUnformatted(j);
+        ck_assert_ptr_nonnull(strstr(text, "{\"syscall\":\"socket\",\"count\":1,\"arg\":\"AF_VSOCK\"}"));
+        ck_assert_ptr_nonnull(strstr(text, "{\"syscall\":\"mount\",\"count\":1,\"arg\":null}"));
+}
+END_TEST
+
+/* Under either backend: concurrent refusals all get their errno, the record counts them, and
+ * keeps a bounded number of distinct ones. */
+START_TEST(test_seccomp_refusals_bounded) {
+        _cleanup_test_run_ TestRun t = test_run_new("true");
+        char *args[] = { (char *) "refuse_many", NULL };
+
+        t.req.backend = test_backends[_i];
+        test_run_probe(&t, args);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(probe_value(t.res, "refuse_wrong"), 0);
+        ck_assert_uint_eq(refused_count(t.res, "unshare", "CLONE_NEWUSER"), 2000);
+        ck_assert_uint_eq(t.res->n_refused, 64);
+        ck_assert(t.res->refused_truncated);
 }
 END_TEST
 
@@ -735,10 +844,6 @@ START_TEST(test_seccomp_foreign_abi_killed) {
 END_TEST
 
 /* ---- limits and how a run ends ---- */
-
-/* Runs with the backend the engine picks here (a cgroup when root has one), and with the rlimit
- * fallback forced, so both stay covered on any host. */
-static const SandboxBackendOps *const test_backends[] = { NULL, &sandbox_backend_rlimit };
 
 START_TEST(test_memory_limit) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
@@ -1030,6 +1135,8 @@ static Suite *sandbox_suite(void) {
         tc = tcase_create("contract");
         tcase_add_test(tc, test_input_channels_output_artifacts);
         tcase_add_test(tc, test_output_from_stdout);
+        tcase_add_test(tc, test_output_exact);
+        tcase_add_test(tc, test_output_json_invalid);
         tcase_add_test(tc, test_input_files_in_work);
         tcase_add_test(tc, test_exit_code_and_signal);
         tcase_add_test(tc, test_init_forwards_signals);
@@ -1055,6 +1162,8 @@ static Suite *sandbox_suite(void) {
 
         tc = tcase_create("seccomp");
         tcase_add_test(tc, test_seccomp_refusals);
+        tcase_add_test(tc, test_seccomp_refusals_recorded);
+        tcase_add_loop_test(tc, test_seccomp_refusals_bounded, 0, ELEMENTSOF(test_backends));
         tcase_add_test(tc, test_seccomp_tiocsti);
         tcase_add_test(tc, test_seccomp_foreign_abi_killed);
         suite_add_tcase(s, tc);

@@ -119,5 +119,28 @@ printf '#!/bin/bash\nkill -TERM $$\n' >"$T/args/scripts/main.sh"
 run "$T/args"
 check "killed by SIGTERM is 143" test "$(rc)" = 143
 
+# A skill that fails because the filter refused a call is told which one: in result.json, in the
+# summary line and in a note that names them. unshare -m and a raw socket through Python.
+run "$SRC/tests/compat/refuser" --output-dir "$T/refused"
+check "a refused call still fails the way it did" grep -qx 'unshare refused' "$T/out"
+check "the errno is the documented one" grep -qx 'raw 93' "$T/out"
+check "the summary counts the refused calls" grep -q '^skillctl: failed, exit 1, .*, 2 system calls refused, ' "$T/err"
+check "the note names them" grep -qF 'skillctl: the sandbox refused these system calls: unshare(CLONE_NEWNS), socket(AF_INET SOCK_RAW)' "$T/err"
+check "result.json lists them" test "$(json_get "$T/refused/result.json" \
+        '["refused_syscalls"]')" = "[{'syscall': 'unshare', 'count': 1, 'arg': 'CLONE_NEWNS'}, {'syscall': 'socket', 'count': 1, 'arg': 'AF_INET SOCK_RAW'}]"
+run "$EXAMPLES/shell-report" --output-dir "$T/clean"
+check "a run refused nothing has an empty list" test "$(json_get "$T/clean/result.json" '["refused_syscalls"]')" = "[]"
+check "and no note" bash -c "! grep -q 'refused' '$T/err'"
+# The output as the skill wrote it: integers past 2^53 and 1.0, in --json and in result.json.
+printf '#!/bin/bash\necho %s\n' "'{\"big\": 12345678901234567890, \"id\": 9007199254740993, \"f\": 1.0}'" \
+        >"$T/args/scripts/main.sh"
+run "$T/args" --json --output-dir "$T/exact"
+exact_output() {
+        python3 -c 'import json,sys; o=json.load(open(sys.argv[1]),parse_float=str)["output"]
+assert o=={"big":12345678901234567890,"id":9007199254740993,"f":"1.0"}, o' "$1"
+}
+check "--json: output numbers exact" exact_output "$T/out"
+check "result.json: output numbers exact" exact_output "$T/exact/result.json"
+
 echo "1..$n"
 [ "$failed" = 0 ]

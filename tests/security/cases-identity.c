@@ -93,7 +93,7 @@ static void specs_from_filter(Specs *s) {
         char current[64] = "";
         bool unconditional = false;
 
-        ck_assert_msg(sandbox_seccomp_new(&ctx, &error) == 0, "%s", strna(error));
+        ck_assert_msg(sandbox_seccomp_new(false, &ctx, &error) == 0, "%s", strna(error));
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(seccomp_export_pfc(ctx, fd), 0);
         ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);

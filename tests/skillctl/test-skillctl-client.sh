@@ -192,6 +192,8 @@ check "result: exit with the run's status" test "$(rc)" = 0
 check "result: the summary" has "skillctl: succeeded, exit 0" err
 sc result --json aaaa
 check "result --json parses" test "$(json_get '["run_id"]')" = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+check "result --json: output numbers as the skill wrote them" \
+        python3 -c 'import json,sys; o=json.load(open(sys.argv[1]),parse_float=str)["output"]; assert o=={"big":12345678901234567890,"f":"1.0"}, o' "$T/out"
 sc result bbbb
 check "result of a running run: 125" test "$(rc)" = 125
 check "result of a running run: says why" has "has no result (running)" err
