@@ -401,12 +401,12 @@ int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error) {
         }
 
         for (size_t i = 0; i < ELEMENTSOF(refused_enosys); i++) {
-                r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), refused_enosys[i], 0, NULL, error);
+                r = add_rule(&f, SCMP_ACT_ERRNO(ENOSYS), refused_enosys[i], 0, NULL, error);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < ELEMENTSOF(init_targets); i++) {
-                r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), init_targets[i].name, init_targets[i].n,
+                r = add_rule(&f, SCMP_ACT_ERRNO(EPERM), init_targets[i].name, init_targets[i].n,
                              init_targets[i].cmp, error);
                 if (r < 0)
                         return r;
