@@ -20,6 +20,7 @@
 #include "entry.h"
 #include "error.h"
 #include "fileio.h"
+#include "json-exact.h"
 
 /* Past these the scan stops walking, and says so in unparsed. */
 #define INFER_FILES_MAX 5000U
@@ -339,9 +340,11 @@ static int infer_python_result(SkillDeps *d, const Scan *s, const cJSON *out, ch
                         *module = cJSON_GetArrayItem(e, 2), *optional = cJSON_GetArrayItem(e, 3);
                 _cleanup_free_ char *top = NULL, *dist = NULL;
                 const char *mapped;
+                unsigned lineno;
 
-                if (!cJSON_IsString(file) || !cJSON_IsNumber(line) || !cJSON_IsString(module) ||
-                    isempty(module->valuestring))
+                /* The run's output is an exact tree: numbers are raw tokens. */
+                if (!cJSON_IsString(file) || json_exact_get_unsigned(line, &lineno) < 0 ||
+                    !cJSON_IsString(module) || isempty(module->valuestring))
                         return error_setf(error, -EBADMSG, "The Python import scan returned a malformed entry");
                 if (!module_name_valid(module->valuestring) || is_own_module(s, module->valuestring))
                         continue;
@@ -353,7 +356,7 @@ static int infer_python_result(SkillDeps *d, const Scan *s, const cJSON *out, ch
                 if (!dist)
                         return -ENOMEM;
                 r = add_inferred(d, DEP_ECOSYSTEM_PYTHON, dist, top, file->valuestring,
-                                 line->valueint > 0 ? (unsigned) line->valueint : 0, mapped,
+                                 lineno, mapped,
                                  cJSON_IsTrue(optional), false);
                 if (r < 0)
                         return r;
@@ -362,12 +365,14 @@ static int infer_python_result(SkillDeps *d, const Scan *s, const cJSON *out, ch
                 const cJSON *file = cJSON_GetArrayItem(e, 0), *line = cJSON_GetArrayItem(e, 1),
                         *msg = cJSON_GetArrayItem(e, 2);
                 _cleanup_free_ char *shown = NULL;
+                unsigned lineno;
                 char *u;
 
-                if (!cJSON_IsString(file) || !cJSON_IsNumber(line) || !cJSON_IsString(msg))
+                if (!cJSON_IsString(file) || json_exact_get_unsigned(line, &lineno) < 0 ||
+                    !cJSON_IsString(msg))
                         return error_setf(error, -EBADMSG, "The Python import scan returned a malformed entry");
                 shown = cescape(msg->valuestring);
-                u = shown ? strdup_printf("%s:%d: %s", file->valuestring, line->valueint, shown) : NULL;
+                u = shown ? strdup_printf("%s:%u: %s", file->valuestring, lineno, shown) : NULL;
                 r = u ? strv_push(&d->unparsed, u) : -ENOMEM;
                 if (r < 0)
                         return r;

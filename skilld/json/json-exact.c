@@ -1,7 +1,10 @@
 /* See json-exact.h. A recursive descent over RFC 8259's grammar; the depth is bounded, so the
  * recursion is too. */
+#include <limits.h>
+
 #include "error.h"
 #include "json-exact.h"
+#include "parse-util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -390,4 +393,24 @@ cJSON *json_parse_keeping_exact(const char *text, const char *key) {
         if (member && !cJSON_ReplaceItemInObjectCaseSensitive(j, key, member))
                 cJSON_Delete(member);
         return TAKE_PTR(j);
+}
+
+int json_exact_get_unsigned(const cJSON *item, unsigned *ret) {
+        unsigned u;
+        int r;
+
+        if (cJSON_IsRaw(item)) {
+                r = safe_atou(item->valuestring, &u);
+                if (r < 0)
+                        return r;
+        } else if (cJSON_IsNumber(item)) {
+                if (item->valuedouble < 0 || item->valuedouble > UINT_MAX ||
+                    item->valuedouble != (double) (unsigned) item->valuedouble)
+                        return -EINVAL;
+                u = (unsigned) item->valuedouble;
+        } else
+                return -EINVAL;
+
+        *ret = u;
+        return 0;
 }

@@ -24,3 +24,7 @@ int json_parse_exact(const char *text, size_t n, cJSON **ret, char **error);
  * is cJSON's JSON but not strictly valid (a record written by an older version), the member
  * stays as cJSON read it. Returns NULL when the text is not JSON. */
 cJSON *json_parse_keeping_exact(const char *text, const char *key);
+
+/* A whole number of an exact tree (a raw token) or of a cJSON one (a double holding an integer),
+ * as unsigned. -EINVAL when the item is not such a number or is out of range. */
+int json_exact_get_unsigned(const cJSON *item, unsigned *ret);
