@@ -193,8 +193,16 @@ static int cgroup1_collect(void *state, SandboxOutcome *ret) {
                 o.oom = true;
         if (cg_read_key(cg->fd[HIERARCHY_PIDS], "pids.events", "max", &v) >= 0 && v > 0)
                 o.tasks = true;
-        if (cg_read_u64(cg->fd[HIERARCHY_MEMORY], "memory.max_usage_in_bytes", &v) >= 0)
+        if (cg_read_u64(cg->fd[HIERARCHY_MEMORY], "memory.max_usage_in_bytes", &v) >= 0) {
+                uint64_t tcp;
+
+                /* Socket buffers have their own counter here (v2 counts them in memory.peak):
+                 * the peak the run reports holds both, an upper bound where they did not peak at
+                 * the same moment, rather than a figure that leaves out what the host kept. */
+                if (cg_read_u64(cg->fd[HIERARCHY_MEMORY], "memory.kmem.tcp.max_usage_in_bytes", &tcp) >= 0)
+                        v += tcp;
                 o.usage.memory_peak = v;
+        }
         if (cg->fd[HIERARCHY_CPUACCT] >= 0) {
                 /* Nanoseconds. */
                 if (cg_read_u64(cg->fd[HIERARCHY_CPUACCT], "cpuacct.usage_user", &v) >= 0)

@@ -4,6 +4,7 @@
 #include "fileio.h"
 #include "hash.h"
 #include "parse-util.h"
+#include "term-escape.h"
 #include "test-util.h"
 
 START_TEST(test_safe_atou64) {
@@ -235,6 +236,71 @@ START_TEST(test_rm_rf_does_not_follow_links) {
 }
 END_TEST
 
+START_TEST(test_atomic_write_umask) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        struct stat st;
+        mode_t old = umask(077);
+
+        ck_assert_uint_eq(umask_get(), 077);
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "f", "x", 1, 0644), 0);
+        umask(old);
+        ck_assert_int_eq(fstatat(t.fd, "f", &st, 0), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+}
+END_TEST
+
+START_TEST(test_open_regular) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        test_write_file(t.fd, "file", "data", 0644);
+        ck_assert_int_eq(mkfifoat(t.fd, "fifo", 0644), 0);
+        ck_assert_int_eq(mkdirat(t.fd, "dir", 0755), 0);
+        /* A FIFO without a writer: refused at once, not waited on. */
+        ck_assert_int_eq(open_regular_at(t.fd, "fifo", O_RDONLY), -EBADFD);
+        ck_assert_str_eq(open_regular_strerror(-EBADFD), "not a regular file (a FIFO, socket or device)");
+        ck_assert_int_eq(read_full_file_at(t.fd, "fifo", 100, false, &buf, NULL), -EBADFD);
+        ck_assert_int_eq(open_regular_at(t.fd, "dir", O_RDONLY), -EISDIR);
+        fd = open_regular_at(t.fd, "file", O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        /* Blocking again, close-on-exec. */
+        ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+        ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+}
+END_TEST
+
+/* What term_escape_write() makes of the chunks, read back from a pipe. */
+static char *escaped(const char *const *chunks, size_t n) {
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+        TermEscape e = { .on = true };
+        char *out = NULL;
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_int_eq(term_escape_write(&e, p[1], chunks[i], strlen(chunks[i])), 0);
+        ck_assert_int_eq(term_escape_flush(&e, p[1]), 0);
+        p[1] = safe_close(p[1]);
+        ck_assert_int_eq(read_full_fd(p[0], 1 << 16, &out, NULL), 0);
+        return out;
+}
+
+START_TEST(test_term_escape) {
+        static const char *const osc[] = { "\x1b]52;c;ZWNobw==\x07\x1b[6n\x1b(0\x1b[31mred\r\x7f\tok\n" };
+        /* é and U+202E cut between writes, U+009B whole, an invalid byte, a cut sequence at the end. */
+        static const char *const cut[] = { "caf\xc3", "\xa9 \xe2\x80", "\xae \xc2\x9b \xff \xe2\x82" };
+        _cleanup_free_ char *a = escaped(osc, 1), *b = escaped(cut, 3);
+        TermEscape off;
+
+        ck_assert_str_eq(a, "\\x1b]52;c;ZWNobw==\\x07\\x1b[6n\\x1b(0\\x1b[31mred\\x0d\\x7f\tok\n");
+        ck_assert_str_eq(b, "caf\xc3\xa9 \\u202e \\u009b \\xff \\xe2\\x82");
+
+        /* Not a terminal: the bytes as they are. */
+        term_escape_init(&off, -EBADF);
+        ck_assert(!off.on);
+}
+END_TEST
+
 static Suite *shared_suite(void) {
         Suite *s = suite_create("shared");
         TCase *tc = tcase_create("core");
@@ -249,6 +315,9 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_error_first_wins);
         tcase_add_test(tc, test_atomic_write);
         tcase_add_test(tc, test_read_nofollow);
+        tcase_add_test(tc, test_atomic_write_umask);
+        tcase_add_test(tc, test_open_regular);
+        tcase_add_test(tc, test_term_escape);
         tcase_add_test(tc, test_sha256);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
         suite_add_tcase(s, tc);
