@@ -385,7 +385,7 @@ static int infer_python(int dir_fd, const SkillDepsOptions *opts, const Scan *s,
         cJSON *files;
         int r;
 
-        if (strv_length(s->python_files) == 0)
+        if (!s->python_files || !s->python_files[0])
                 return 0;
 
         input = cJSON_CreateObject();

@@ -303,7 +303,7 @@ int deps_parse_requirements(const char *text, size_t size, const char *file, Ski
         if (memchr(text, '\0', size) || !utf8_is_valid(text, size))
                 return error_setf(error, -EBADMSG, "%s: not UTF-8 text", file);
 
-        logical = malloc(REQUIREMENT_MAX + 1);
+        logical = calloc(1, REQUIREMENT_MAX + 1);
         if (!logical)
                 return -ENOMEM;
 
@@ -389,7 +389,7 @@ static const char *lock_version(const cJSON *lock, const char *name) {
                 e = cJSON_IsObject(deps) ? cJSON_GetObjectItemCaseSensitive(deps, name) : NULL;
         }
         v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "version") : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return v && cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* An exact semver: digits.digits.digits with an optional prerelease/build, nothing else. */
