@@ -1,7 +1,8 @@
 /* Tests for deps/: the requirements.txt and package.json parsers, the metadata keys, the import
  * name table, Node specifiers, discovery of declaration files, the Node scan, and the Python scan
- * of fixtures modelled on real document skills. The test case "infer-python" runs the sandbox, so
- * meson runs it in the 'sandbox' suite (CK_RUN_CASE) and the rest in 'unit' (CK_EXCLUDE_CASE). */
+ * of fixtures modelled on real document skills. The test case "infer-python" runs the sandbox: it
+ * is tagged "sandbox", which meson runs in the 'sandbox' suite and leaves out of 'unit'
+ * (CK_INCLUDE_TAGS, CK_EXCLUDE_TAGS). */
 #include <sys/stat.h>
 
 #include "deps.h"
@@ -674,6 +675,7 @@ static Suite *deps_suite(void) {
         suite_add_tcase(s, tc);
 
         tc = tcase_create("infer-python");
+        tcase_set_tags(tc, "sandbox");
         tcase_add_test(tc, test_infer_python_pdf);
         tcase_add_test(tc, test_infer_python_office);
         tcase_add_test(tc, test_infer_python_edge_cases);
