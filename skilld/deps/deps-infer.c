@@ -86,6 +86,7 @@ typedef struct Scan {
         char **node_files;
         char **own_modules;     /* names Python would import from the tree itself */
         char **node_modules;    /* "dir/node_modules/pkg" paths, dir "" for the root */
+        char **too_large;       /* scripts past INFER_FILE_MAX, not scanned */
         size_t n_files;
         bool truncated;
 } Scan;
@@ -109,6 +110,7 @@ static void scan_done(Scan *s) {
         strv_free(s->node_files);
         strv_free(s->own_modules);
         strv_free(s->node_modules);
+        strv_free(s->too_large);
 }
 
 static int add_own_module(Scan *s, const char *name, size_t n) {
@@ -220,8 +222,14 @@ static int scan_dir(Scan *s, int fd, const char *path, unsigned depth) {
                         return 0;
                 }
                 if ((ext = endswith(n, ".py"))) {
+                        struct stat st;
+
                         r = add_own_module(s, n, ext - n);
-                        if (r >= 0)
+                        if (r < 0)
+                                return r;
+                        if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && st.st_size > INFER_FILE_MAX)
+                                r = strv_push(&s->too_large, TAKE_PTR(rel));
+                        else
                                 r = strv_push(&s->python_files, TAKE_PTR(rel));
                         if (r < 0)
                                 return r;
@@ -672,6 +680,14 @@ int deps_infer(int dir_fd, const SkillDepsOptions *opts, SkillDeps *d, char **er
         if (s.truncated) {
                 char *u = strdup_printf(".: more than %u files or %u levels, the rest was not scanned",
                                         INFER_FILES_MAX, INFER_DEPTH_MAX);
+
+                r = u ? strv_push(&d->unparsed, u) : -ENOMEM;
+                if (r < 0)
+                        return r;
+        }
+
+        STRV_FOREACH(f, s.too_large) {
+                char *u = strdup_printf("%s:0: larger than %u bytes, not scanned", *f, INFER_FILE_MAX);
 
                 r = u ? strv_push(&d->unparsed, u) : -ENOMEM;
                 if (r < 0)

@@ -633,6 +633,15 @@ START_TEST(test_infer_python_edge_cases) {
         test_write_file(t.fd, "scripts/ext.cpython-311-x86_64-linux-gnu.so", "", 0644);
         test_write_file(t.fd, "scripts/broken.py", "def (\n", 0644);
         test_write_file(t.fd, "scripts/tool", "#!/usr/bin/env python3\nimport docx\n", 0755);
+        {
+                /* Past the scan's size cap: listed as not scanned, its imports unknown. */
+                _cleanup_free_ char *big = malloc(5 * 1024 * 1024);
+
+                ck_assert_ptr_nonnull(big);
+                memset(big, '#', 5 * 1024 * 1024 - 1);
+                big[5 * 1024 * 1024 - 1] = '\0';
+                test_write_file(t.fd, "scripts/generated.py", big, 0644);
+        }
 
         opts.infer = true;
         opts.skill_dir = t.path;
@@ -647,8 +656,9 @@ START_TEST(test_infer_python_edge_cases) {
         ck_assert(find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "ujson")->optional);
         ck_assert(!find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "pyyaml")->optional);
         ck_assert_str_eq(find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "python-docx")->where, "scripts/tool:2");
-        ck_assert_int_eq(strv_length(d->unparsed), 1);
-        assert_contains(d->unparsed[0], "scripts/broken.py:1: invalid syntax");
+        ck_assert_int_eq(strv_length(d->unparsed), 2);
+        assert_contains(d->unparsed[0], "scripts/generated.py:0: larger than");
+        assert_contains(d->unparsed[1], "scripts/broken.py:1: invalid syntax");
 }
 END_TEST
 
