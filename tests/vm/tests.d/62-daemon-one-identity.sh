@@ -11,22 +11,11 @@ set -euo pipefail
 skilld=$SKILLD_PREFIX/libexec/skilld
 [[ -x $skilld ]] || skip "skilld is not installed at $skilld yet"
 
-work=$PWD
-rule=/etc/polkit-1/rules.d/62-one-identity-test.rules
-cat >"$rule" <<'RULES'
-polkit.addRule(function(action, subject) {
-    if (action.id == "io.skilld.run-unlisted" && subject.user == "alice")
-        return polkit.Result.YES;
-});
-RULES
-trap 'rm -f "$rule"' EXIT
-# shellcheck disable=SC2016
-for _ in $(seq 50); do
-    as_user alice sh -c 'exec pkcheck --action-id io.skilld.run-unlisted --process $$' >/dev/null 2>&1 &&
-        break
-    sleep 0.2
-done
+# shellcheck source-path=SCRIPTDIR source=daemon.inc
+. "$(dirname "$0")/daemon.inc"
+daemon_setup      # alice may run skills passed by fd
 
+work=$PWD
 install -d -o alice -m 0755 "$work/alice"
 s=$work/alice/planted
 mkdir -p "$s/scripts" "$work/evil"
