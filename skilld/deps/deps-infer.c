@@ -4,9 +4,10 @@
  * sandbox engine (no network, the tree read-only at /skill, the usual limits and a short timeout),
  * because a parser is attack surface and the files are hostile. It reports each absolute import
  * (import x, from x import y, __import__("x"), importlib.import_module("x")) that is not in
- * sys.stdlib_module_names; this side then drops the skill's own modules (any .py file, package
- * folder or extension module in the tree: "from scripts.office import pack", or a sibling
- * "import helpers") and maps the rest to distribution names (deps-names.c).
+ * sys.stdlib_module_names, marked optional inside try/except ImportError or if TYPE_CHECKING;
+ * this side then drops the skill's own modules (any .py file, package folder or extension module
+ * in the tree: "from scripts.office import pack", or a sibling "import helpers") and maps the rest
+ * to distribution names (deps-names.c).
  *
  * Node: a small lexer in this process finds the specifiers of require("x"), import ... from "x",
  * import "x", import("x") and export ... from "x" in .js/.mjs/.cjs files, skipping comments,
@@ -57,6 +58,16 @@ static const char python_scanner[] =
         "        for n in node.handlers + node.orelse + node.finalbody:\n"
         "            self.visit(n)\n"
         "    visit_TryStar = visit_Try\n"
+        "    def visit_If(self, node):\n"
+        "        t = node.test\n"
+        "        g = (t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else '') \\\n"
+        "            == 'TYPE_CHECKING'\n"
+        "        self.optional += g\n"
+        "        for n in node.body:\n"
+        "            self.visit(n)\n"
+        "        self.optional -= g\n"
+        "        for n in node.orelse:\n"
+        "            self.visit(n)\n"
         "    def visit_Import(self, node):\n"
         "        for a in node.names:\n"
         "            self.add(node, a.name)\n"

@@ -628,7 +628,10 @@ START_TEST(test_infer_python_edge_cases) {
                         "    return importlib.import_module('bs4'), __import__('cv2')\n"
                         "from . import sibling\n"
                         "import sibling\n"
-                        "import ext\n", 0644);
+                        "import ext\n"
+                        "import typing\n"
+                        "if typing.TYPE_CHECKING:\n"
+                        "    import ujson\n", 0644);
         test_write_file(t.fd, "scripts/sibling.py", "", 0644);
         test_write_file(t.fd, "scripts/ext.cpython-311-x86_64-linux-gnu.so", "", 0644);
         test_write_file(t.fd, "scripts/broken.py", "def (\n", 0644);
