@@ -32,6 +32,20 @@ static const char *shown(char buf[static SHOWN_BUF], const char *s, size_t n) {
 }
 #define SHOWN(buf, s) shown((buf), (s), strlen(s))
 
+/* Text fit to keep and show as it is: UTF-8 without C0, DEL, C1 or layout controls. Whatever a
+ * declaration holds that is not is refused, so nothing downstream has to wonder. */
+static bool text_is_clean(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s);
+
+        if (!utf8_is_valid(s, n) || string_has_cc(s, n) || utf8_has_layout_control(s, n))
+                return false;
+        for (size_t i = 0; i + 1 < n; i++)
+                if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+                        return false;
+        return true;
+}
+
 void skill_dep_done(SkillDep *d) {
         if (!d)
                 return;
@@ -126,6 +140,8 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
         char b[SHOWN_BUF];
         size_t n;
 
+        if (!text_is_clean(s))
+                return error_setf(error, -EBADMSG, "'%s': control characters or invalid UTF-8", SHOWN(b, s));
         while (isspace((unsigned char) *p))
                 p++;
         start = p;
@@ -303,7 +319,7 @@ int deps_parse_requirements(const char *text, size_t size, const char *file, Ski
         if (memchr(text, '\0', size) || !utf8_is_valid(text, size))
                 return error_setf(error, -EBADMSG, "%s: not UTF-8 text", file);
 
-        logical = malloc(REQUIREMENT_MAX + 1);
+        logical = calloc(1, REQUIREMENT_MAX + 1);
         if (!logical)
                 return -ENOMEM;
 
@@ -389,7 +405,7 @@ static const char *lock_version(const cJSON *lock, const char *name) {
                 e = cJSON_IsObject(deps) ? cJSON_GetObjectItemCaseSensitive(deps, name) : NULL;
         }
         v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "version") : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return v && cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* An exact semver: digits.digits.digits with an optional prerelease/build, nothing else. */
@@ -458,13 +474,16 @@ static int node_section(SkillDep **items, size_t *n_items, const char *text, con
                 if (!dep_node_name_is_valid(e->string))
                         return error_setf(error, -EBADMSG, "%s:%u: '%s' is not a valid npm package name", file,
                                           line, SHOWN(b, e->string));
-                if (!cJSON_IsString(e))
-                        return error_setf(error, -EBADMSG, "%s:%u: the version of %s must be a string", file, line,
-                                          SHOWN(b, e->string));
+                if (!cJSON_IsString(e) || !text_is_clean(e->valuestring))
+                        return error_setf(error, -EBADMSG, "%s:%u: the version of %s must be a string of "
+                                          "printable text", file, line, SHOWN(b, e->string));
                 d.name = strdup(e->string);
                 d.spec = isempty(e->valuestring) ? NULL : strdup(e->valuestring);
                 d.where = strdup_printf("%s:%u", file, line);
                 v = lock_version(lock, e->string);
+                if (v && !text_is_clean(v))
+                        return error_setf(error, -EBADMSG, "%s:%u: the version the lockfile gives %s is not "
+                                          "printable text", file, line, SHOWN(b, e->string));
                 if (v)
                         d.version = strdup(v);
                 if (!d.name || !d.where || (!isempty(e->valuestring) && !d.spec) || (v && !d.version))
@@ -510,6 +529,9 @@ static int parse_node_item(const char *item, SkillDep *d, char **error) {
         if (!dep_node_name_is_valid(d->name))
                 return error_setf(error, -EBADMSG, "'%s' is not a valid npm package name", SHOWN(b, d->name));
         if (at && !isempty(at + 1)) {
+                if (!text_is_clean(at + 1))
+                        return error_setf(error, -EBADMSG, "'%s': control characters or invalid UTF-8",
+                                          SHOWN(b, item));
                 d->spec = strdup(at + 1);
                 if (!d->spec)
                         return -ENOMEM;
