@@ -150,10 +150,12 @@ int cg_create_locked(const char *path, int *ret_fd) {
                 fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0)
                         return -errno;
-                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                /* Blocking: the only other holder of a fresh run's lock is a sweeper looking at it
+                 * for a moment (it found it unlocked between mkdir() and here). */
+                if (flock(fd, LOCK_EX) < 0)
                         return -errno;
-                /* A sweeper may have found it unlocked between mkdir() and flock() and removed
-                 * it: then its attribute files are gone, and we make it again. */
+                /* That sweeper may have removed it: then its attribute files are gone, and we
+                 * make it again. */
                 if (fstatat(fd, "cgroup.procs", &st, 0) >= 0) {
                         *ret_fd = TAKE_FD(fd);
                         return 0;
