@@ -20,6 +20,7 @@ int skill_path_folders(char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
         const char *override = getenv("SKILLCTL_SKILLS_PATH"), *home = getenv("HOME"),
                    *xdg = getenv("XDG_DATA_HOME");
+        _cleanup_free_ char *cwd = NULL;
         int r;
 
         if (override) {
@@ -39,7 +40,10 @@ int skill_path_folders(char ***ret) {
                 return 0;
         }
 
-        if ((r = strv_extend(&l, ".claude/skills")) < 0 || (r = strv_extend(&l, ".agents/skills")) < 0)
+        /* The project's, as absolute paths: they stay right for whoever the list is handed to
+         * (skillctl mcp's runs, a folder given to the service). */
+        cwd = get_current_dir_name();
+        if ((r = push_under(&l, cwd, ".claude/skills")) < 0 || (r = push_under(&l, cwd, ".agents/skills")) < 0)
                 return r;
         if (!isempty(xdg) && xdg[0] == '/')
                 r = push_under(&l, xdg, "skills");

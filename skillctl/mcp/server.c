@@ -18,6 +18,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "output.h"
+#include "skill-path.h"
 #include "verbs.h"
 
 static const char *const supported_versions[] = {
@@ -288,8 +289,9 @@ static void help(void) {
                "(configure an MCP client to start this command). Tools: list_skills, read_skill,\n"
                "run_skill; skill files as skill://NAME/PATH resources; the skills extension.\n"
                "\n"
-               "Skills offered, the first of a name winning: each --skills-dir, ./.agents/skills,\n"
-               "./.claude/skills, $XDG_DATA_HOME/skills, ~/.agents/skills, ~/.claude/skills, then the\n"
+               "Skills offered, the first of a name winning: each --skills-dir, the user's skill folders\n"
+               "as 'skillctl run NAME' searches them (./.claude/skills, ./.agents/skills,\n"
+               "$XDG_DATA_HOME/skills, ~/.claude/skills, ~/.agents/skills; $SKILLCTL_SKILLS_PATH), then the\n"
                "skills installed on the skilld service.\n"
                "\n"
                "Options:\n"
@@ -299,36 +301,23 @@ static void help(void) {
                "  -h --help             Show this help\n");
 }
 
-static int add_dir(char ***l, const char *base, const char *sub) {
-        _cleanup_free_ char *p = NULL;
-
-        if (isempty(base))
-                return 0;
-        p = strjoin_path(base, sub);
-        if (!p)
-                return -ENOMEM;
-        if (strv_contains(*l, p))
-                return 0;
-        return strv_push(l, TAKE_PTR(p));
-}
-
+/* After the --skills-dir folders, the user's skill folders, as skillctl run finds skills by name
+ * (skill-path.h: the same folders in the same order, $SKILLCTL_SKILLS_PATH included). */
 static int search_dirs_default(char ***l) {
-        const char *home = getenv("HOME"), *xdg = getenv("XDG_DATA_HOME");
-        _cleanup_free_ char *cwd = get_current_dir_name(), *xdg_default = NULL;
+        _cleanup_strv_free_ char **folders = NULL;
         int r;
 
-        if (isempty(xdg) || xdg[0] != '/')
-                xdg = xdg_default = home ? strjoin_path(home, ".local/share") : NULL;
-        r = add_dir(l, cwd, ".agents/skills");
-        if (r >= 0)
-                r = add_dir(l, cwd, ".claude/skills");
-        if (r >= 0)
-                r = add_dir(l, xdg, "skills");
-        if (r >= 0)
-                r = add_dir(l, home, ".agents/skills");
-        if (r >= 0)
-                r = add_dir(l, home, ".claude/skills");
-        return r;
+        r = skill_path_folders(&folders);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(f, folders) {
+                if (strv_contains(*l, *f))
+                        continue;
+                r = strv_extend(l, *f);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static void server_done(McpServer *s) {

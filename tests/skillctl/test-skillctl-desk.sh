@@ -96,7 +96,7 @@ check "run NAME finds ./.claude/skills/NAME" test "$(rc)" = 0
 sc skill list --quiet
 check "skill list --quiet lists the user's skills" test "$(sort "$T/out" | tr '\n' ' ')" = "demo-js demo-sh "
 sc skill list
-check "skill list without a service lists them with their folder" has "demo-sh *user *- *.claude/skills/demo-sh"
+check "skill list without a service lists them with their folder" has "demo-sh *user *- */.*/\.claude/skills/demo-sh"
 SKILLCTL_SKILLS_PATH=$T/project sc skill list --quiet
 check "SKILLCTL_SKILLS_PATH replaces the folders" test "$(sort "$T/out" | tr '\n' ' ')" = "demo-py "
 SKILLCTL_SKILLS_PATH=$T/project sc run demo-py
