@@ -9,6 +9,7 @@
 static const Verb verbs[] = {
         { "skill",     verb_skill },
         { "run",       verb_run },
+        { "env",       verb_env },
         { "list",      verb_list },
         { "status",    verb_status },
         { "logs",      verb_logs },
@@ -27,6 +28,8 @@ static void help(void) {
                "\n"
                "Commands:\n"
                "  run [OPTIONS] SKILL [--] [ARGS...]    Run a skill in a sandbox (see 'run --help')\n"
+               "\n"
+               "  env build|list|show|rm|gc ...         Build and manage skill environments\n"
                "\n"
                "Run commands (the skilld service):\n"
                "  list [--all] [--json]                 List your runs (--all: everyone's)\n"

@@ -13,6 +13,7 @@ typedef struct Verb {
 
 int verb_skill(int argc, char *argv[]);
 int verb_run(int argc, char *argv[]);
+int verb_env(int argc, char *argv[]);
 
 /* The runs the skilld service keeps (verbs-runs.c). */
 int verb_list(int argc, char *argv[]);

@@ -140,8 +140,9 @@ int sandbox_env_check_all(char * const *env, char **error) {
 }
 
 /* The skill's environment, built from nothing: fixed entries, the input channels, then the
- * caller's checked additions (which may override LANG and TERM, and nothing else of ours). */
-int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) {
+ * caller's checked additions (which may override LANG and TERM, and nothing else of ours), and
+ * the search paths of a skill environment, which nothing overrides. */
+int sandbox_env_build(char * const *extra, char * const *search, const char *input_json, char ***ret) {
         static const char *const fixed[] = {
                 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                 "HOME=/home/skill",
@@ -155,7 +156,20 @@ int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) 
         _cleanup_strv_free_ char **env = NULL;
         int r;
 
+        STRV_FOREACH(e, search) {
+                r = strv_extend(&env, *e);
+                if (r < 0)
+                        return r;
+        }
         STRV_FOREACH(e, extra) {
+                size_t n = strcspn(*e, "=");
+                bool overridden = false;
+
+                STRV_FOREACH(s, search)
+                        if (strncmp(*s, *e, n + 1) == 0)
+                                overridden = true;
+                if (overridden)
+                        continue;
                 r = strv_extend(&env, *e);
                 if (r < 0)
                         return r;
@@ -165,6 +179,9 @@ int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) 
                 bool overridden = false;
 
                 STRV_FOREACH(e, extra)
+                        if (strncmp(*e, fixed[i], n + 1) == 0)
+                                overridden = true;
+                STRV_FOREACH(e, search)
                         if (strncmp(*e, fixed[i], n + 1) == 0)
                                 overridden = true;
                 if (!overridden) {
