@@ -408,7 +408,8 @@ static int verb_env_show(int argc, char *argv[]) {
                         printf("%s needs no environment.\n", argv[optind]);
                         return 0;
                 }
-                memcpy(id, spec->id, sizeof(id));
+                if (env_find(cache, spec, id) <= 0)
+                        memcpy(id, spec->id, sizeof(id));
         } else {
                 r = env_resolve_id(cache, argv[optind], id, &error);
                 if (r < 0) {

@@ -668,6 +668,7 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
                 if (!o->rebuild) {
                         r = cached_result(b.cache_fd, spec->id, ret);
                         if (r >= 0) {
+                                (void) env_needs_set(o->cache_dir, spec);
                                 if (o->skill_hash)
                                         (void) env_binding_set(o->cache_dir, o->skill_hash, spec->id);
                                 return 0;
@@ -775,6 +776,7 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
                 return error_setf(error, -errno, "Cannot move the environment into place: %m");
         if (fsync(b.cache_fd) < 0)
                 return error_setf(error, -errno, "Cannot sync %s: %m", o->cache_dir);
+        (void) env_needs_set(o->cache_dir, spec);
         if (o->skill_hash)
                 (void) env_binding_set(o->cache_dir, o->skill_hash, spec->id);
 

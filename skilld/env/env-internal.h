@@ -42,3 +42,5 @@ int env_tree_seal(int dir_fd);
 int env_tree_remove(int dir_fd, const char *path);
 /* The names in a directory, sorted, without "." and "..". */
 int env_dir_names(int fd, char ***ret);
+/* Records spec's id as the one built for its needs. */
+int env_needs_set(const char *cache_dir, const EnvSpec *spec);

@@ -102,7 +102,7 @@ static void sort_unique_pairs(char **names, char **lines) {
         names[j] = lines[j] = NULL;
 }
 
-int env_spec_canonical(const EnvSpec *s, char **ret) {
+static int spec_canonical(const EnvSpec *s, bool sources, char **ret) {
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
         FILE *f;
@@ -110,12 +110,17 @@ int env_spec_canonical(const EnvSpec *s, char **ret) {
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        fprintf(f, "skilld-environment %s\narch %s\nresolvers", ENV_BUILDER_VERSION, s->arch);
-        for (size_t i = 0; i < s->options.n_resolvers; i++)
-                fprintf(f, "%s%s", i ? "," : " ", env_resolver_to_string(s->options.resolvers[i]));
-        fputc('\n', f);
+        fprintf(f, "skilld-environment %s\narch %s\n", ENV_BUILDER_VERSION, s->arch);
+        if (sources) {
+                fputs("resolvers", f);
+                for (size_t i = 0; i < s->options.n_resolvers; i++)
+                        fprintf(f, "%s%s", i ? "," : " ", env_resolver_to_string(s->options.resolvers[i]));
+                fputc('\n', f);
+        }
         if (s->python_tag)
-                fprintf(f, "python %s\npip-index %s\n", s->python_tag, strna(s->pip_index_url));
+                fprintf(f, "python %s\n", s->python_tag);
+        if (s->python_tag && sources)
+                fprintf(f, "pip-index %s\n", strna(s->pip_index_url));
         STRV_FOREACH(l, s->python)
                 fprintf(f, "requires %s\n", *l);
         STRV_FOREACH(l, s->system)
@@ -237,14 +242,23 @@ int env_spec_new(const SkillDeps *deps, int dir_fd, const EnvOptions *o, EnvSpec
         if (!s->arch)
                 return -ENOMEM;
 
-        r = env_spec_canonical(s, &canonical);
-        if (r < 0)
-                return r;
-        r = sha256_buffer_hex(canonical, strlen(canonical), s->id);
+        r = spec_canonical(s, true, &canonical);
+        if (r >= 0)
+                r = sha256_buffer_hex(canonical, strlen(canonical), s->id);
+        free(canonical);
+        canonical = NULL;
+        if (r >= 0)
+                r = spec_canonical(s, false, &canonical);
+        if (r >= 0)
+                r = sha256_buffer_hex(canonical, strlen(canonical), s->needs_id);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+int env_spec_canonical(const EnvSpec *s, char **ret) {
+        return spec_canonical(s, true, ret);
 }
 
 /* The Debian candidates for one distribution. dh-python's table is Debian's own record of which

@@ -198,11 +198,11 @@ static bool id_is_valid(const char *id) {
         return true;
 }
 
-int env_binding_get(const char *cache_dir, const char *skill_hash, char ret_id[static 65]) {
+static int link_get(const char *cache_dir, const char *dir, const char *key, char ret_id[static 65]) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         int r;
 
-        path = strdup_printf("%s/bindings/%s", cache_dir, skill_hash);
+        path = strdup_printf("%s/%s/%s", cache_dir, dir, key);
         if (!path)
                 return -ENOMEM;
         r = read_full_file_at(AT_FDCWD, path, 128, true, &text, NULL);
@@ -217,12 +217,16 @@ int env_binding_get(const char *cache_dir, const char *skill_hash, char ret_id[s
         return 1;
 }
 
-int env_binding_set(const char *cache_dir, const char *skill_hash, const char *id) {
+int env_binding_get(const char *cache_dir, const char *skill_hash, char ret_id[static 65]) {
+        return link_get(cache_dir, "bindings", skill_hash, ret_id);
+}
+
+static int link_set(const char *cache_dir, const char *dir, const char *key, const char *id) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         int r;
 
-        if (!id_is_valid(skill_hash))
+        if (!id_is_valid(key))
                 return -EINVAL;
         r = mkdir_p_at(AT_FDCWD, cache_dir, 0755);
         if (r < 0)
@@ -230,13 +234,42 @@ int env_binding_set(const char *cache_dir, const char *skill_hash, const char *i
         fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = mkdir_p_at(fd, "bindings", 0755);
+        r = mkdir_p_at(fd, dir, 0755);
         if (r < 0)
                 return r;
-        text = strdup_printf("bindings/%s", skill_hash);
+        text = strdup_printf("%s/%s", dir, key);
         if (!text)
                 return -ENOMEM;
         return write_file_atomic_at(fd, text, id, strlen(id), 0644);
+}
+
+int env_binding_set(const char *cache_dir, const char *skill_hash, const char *id) {
+        return link_set(cache_dir, "bindings", skill_hash, id);
+}
+
+int env_needs_set(const char *cache_dir, const EnvSpec *spec) {
+        return link_set(cache_dir, "needs", spec->needs_id, spec->id);
+}
+
+static bool env_exists(const char *cache_dir, const char *id) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", cache_dir, id);
+        struct stat st;
+
+        return path && lstat(path, &st) >= 0 && S_ISDIR(st.st_mode);
+}
+
+int env_find(const char *cache_dir, const EnvSpec *spec, char ret_id[static 65]) {
+        char id[65];
+
+        if (env_exists(cache_dir, spec->id)) {
+                memcpy(ret_id, spec->id, 65);
+                return 1;
+        }
+        if (link_get(cache_dir, "needs", spec->needs_id, id) > 0 && id_is_valid(id) && env_exists(cache_dir, id)) {
+                memcpy(ret_id, id, 65);
+                return 1;
+        }
+        return 0;
 }
 
 static void describe_needs(const EnvSpec *spec, FILE *f) {
@@ -277,9 +310,13 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
         _cleanup_free_ char *path = NULL, *needs = NULL;
         int fd, r;
 
+        char id[65];
+
         if (env_spec_is_empty(spec))
                 return 0;
-        path = strdup_printf("%s/%s", cache_dir, spec->id);
+        if (env_find(cache_dir, spec, id) <= 0)
+                memcpy(id, spec->id, sizeof(id));
+        path = strdup_printf("%s/%s", cache_dir, id);
         if (!path)
                 return -ENOMEM;
         fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -296,7 +333,7 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
         (void) utimensat(fd, "", (const struct timespec[2]) { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_NOW } },
                          AT_EMPTY_PATH);
         if (skill_hash)
-                (void) env_binding_set(cache_dir, skill_hash, spec->id);
+                (void) env_binding_set(cache_dir, skill_hash, id);
         *ret_fd = fd;
         return 1;
 }

@@ -13,6 +13,7 @@
  *   .lock-<id>             flock()ed by the one build of <id> in progress
  *   .build-<id>-XXXXXX/    a build in progress (the next build or gc removes what a killed one left)
  *   bindings/<skill-hash>  the id a skill's content resolved to, so a run need not infer again
+ *   needs/<needs-id>       the id last built for these needs, whatever sources built it
  *
  * Everything a build downloads and unpacks runs in the sandbox engine as a throwaway uid, except
  * `apt-get download` (see env-debian.c for why). */
@@ -78,6 +79,9 @@ typedef struct EnvSpec {
         char *pip_index_url;
         char *npm_registry;
         char id[65];
+        /* The same without the sources (resolvers, index): a run does not know which options the
+         * build had, and takes the environment last built for these needs. */
+        char needs_id[65];
 } EnvSpec;
 
 EnvSpec *env_spec_free(EnvSpec *s);
@@ -150,6 +154,10 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
  * exists. "-" is the id of "needs nothing". */
 int env_binding_get(const char *cache_dir, const char *skill_hash, char ret_id[static 65]);
 int env_binding_set(const char *cache_dir, const char *skill_hash, const char *id);
+
+/* The built environment for spec: its own id, else the one last built for the same needs.
+ * Returns 1 with the id, 0 when none is built. */
+int env_find(const char *cache_dir, const EnvSpec *spec, char ret_id[static 65]);
 
 /* Lifecycle. */
 typedef struct EnvInfo {
