@@ -11,6 +11,7 @@
 #include "log.h"
 #include "output.h"
 #include "parse-util.h"
+#include "policy.h"
 #include "run.h"
 #include "skill-fd.h"
 #include "verbs.h"
@@ -66,11 +67,37 @@ static int skill_env_spec(const LocalSkill *skill, const EnvOptions *o, EnvSpec 
         return 0;
 }
 
+/* The host's policy (/etc/skilld/policy.yaml over the shipped one) sets the resolver order and
+ * the caps for embedded use too; a policy that does not load leaves the compiled defaults. */
+static Policy *host_policy(void) {
+        static Policy *cached = NULL;
+        _cleanup_free_ char *error = NULL;
+
+        if (cached)
+                return cached;
+        if (policy_load(NULL, &cached, &error) < 0) {
+                log_debug("Using the default policy: %s", strna(error));
+                if (policy_new_default(&cached) < 0)
+                        return NULL;
+        }
+        return cached;
+}
+
+/* pip's own setting (PIP_INDEX_URL) unless given, then the policy's. */
 static int env_options_for_host(EnvOptions *o, const char *index_url) {
+        Policy *p = host_policy();
+
         *o = ENV_OPTIONS_INIT;
+        if (p) {
+                int order[3];
+
+                o->n_resolvers = policy_env_resolvers(p, order);
+                for (size_t i = 0; i < o->n_resolvers; i++)
+                        o->resolvers[i] = (EnvResolver) order[i];
+        }
         o->pip_index_url = index_url ?: getenv("PIP_INDEX_URL");
         if (isempty(o->pip_index_url))
-                o->pip_index_url = NULL;
+                o->pip_index_url = p ? p->env_pip_index_url : NULL;
         return 0;
 }
 
@@ -225,6 +252,8 @@ static int verb_env_build(int argc, char *argv[]) {
                                argv[optind]);
                 return 0;
         }
+        if (spec->package_json && !spec->npm_registry)
+                (void) env_npm_registry(&spec->npm_registry);
         r = env_describe_needs(spec, &needs);
         if (r < 0)
                 return log_oom(), EXIT_INVALID;
@@ -243,6 +272,14 @@ static int verb_env_build(int argc, char *argv[]) {
                 return EXIT_INVALID;
         }
         (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (!res.cached && host_policy()) {
+                /* Within the policy's caps; the environment just built is the most recent. */
+                _cleanup_strv_free_ char **removed = NULL;
+
+                (void) env_gc(cache, MAX(host_policy()->env_max_count, 1U), host_policy()->env_max_bytes, &removed);
+                STRV_FOREACH(id, removed)
+                        fprintf(stderr, "skillctl: removed the least recently used environment %.12s\n", *id);
+        }
 
         if (json) {
                 _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
@@ -496,7 +533,8 @@ static int verb_env_gc(int argc, char *argv[]) {
         _cleanup_free_ char *cache = NULL;
         _cleanup_strv_free_ char **removed = NULL;
         bool json = false, system = false;
-        uint64_t max_count = 32, max_size = 8ULL * 1024 * 1024 * 1024;
+        uint64_t max_count = host_policy() ? host_policy()->env_max_count : 32,
+                 max_size = host_policy() ? host_policy()->env_max_bytes : 8ULL << 30;
         int r;
 
         r = parse_common(argc, argv, &json, &system, &max_count, &max_size);

@@ -351,3 +351,18 @@ int env_debian_download(char **packages, const char *dir, int log_fd, uid_t uid,
                 return error_setf(error, -EIO, "apt-get download failed with status %d (see the log above)", r);
         return 0;
 }
+
+int env_npm_registry(char **ret) {
+        _cleanup_free_ char *out = NULL;
+        int r;
+
+        r = env_run_capture((char *[]) { (char *) "npm", (char *) "config", (char *) "get", (char *) "registry", NULL },
+                            NULL, -EBADF, (uid_t) -1, &out);
+        if (r != 0)
+                return r < 0 ? r : -ENOENT;
+        out[strcspn(out, "\n")] = '\0';
+        if (!startswith(out, "http://") && !startswith(out, "https://"))
+                return -ENOENT;
+        *ret = TAKE_PTR(out);
+        return 0;
+}

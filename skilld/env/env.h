@@ -141,6 +141,9 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
 /* "Python packages pypdf, defusedxml; npm packages docx": what spec needs, for messages. */
 int env_describe_needs(const EnvSpec *spec, char **ret);
 
+/* The registry the caller's npm is configured with (npm config get registry), or -ENOENT. */
+int env_npm_registry(char **ret);
+
 /* The NAME=VALUE entries a run over an environment gets (RunRequest.env_search). */
 int env_search_paths(char ***ret);
 
