@@ -103,6 +103,7 @@ static int env_options_for_host(EnvOptions *o, const char *index_url) {
 
 int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *hash, int *ret_fd) {
         _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
+        _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
         _cleanup_free_ char *cache = NULL, *error = NULL, *path = NULL;
         EnvOptions o;
         char id[65];
@@ -134,9 +135,12 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
         }
 
         (void) env_options_for_host(&o, NULL);
-        r = skill_env_spec(skill, &o, &spec, NULL, &error);
+        r = skill_env_spec(skill, &o, &spec, &deps, &error);
         if (r < 0)
                 return run_fail("%s: cannot tell what this skill needs: %s", skill_arg, error ?: strerror(-r));
+        if (!spec && deps->inferred)
+                /* Inference runs a sandbox of its own: the next run of this content skips it. */
+                (void) env_binding_set(cache, hash, "-");
         r = env_open_for_run(cache, hash, spec, ret_fd, &error);
         if (r == -ENOENT) {
                 run_error("%s: %s. Build it with: skillctl env build --local %s", skill_arg, error, skill_arg);
