@@ -104,7 +104,7 @@ static int env_options_for_host(EnvOptions *o, const char *index_url) {
 int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *hash, int *ret_fd) {
         _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
         _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
-        _cleanup_free_ char *cache = NULL, *error = NULL, *path = NULL;
+        _cleanup_free_ char *cache = NULL, *error = NULL;
         EnvOptions o;
         char id[65];
         int r;
@@ -121,14 +121,8 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
                         *ret_fd = -EBADF;
                         return 0;
                 }
-                path = strdup_printf("%s/%s", cache, id);
-                if (!path)
-                        return log_oom(), EXIT_RUN_FAILED;
-                r = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = env_open_id(cache, id);
                 if (r >= 0) {
-                        (void) utimensat(r, "", (const struct timespec[2]) { { .tv_nsec = UTIME_OMIT },
-                                                                             { .tv_nsec = UTIME_NOW } },
-                                         AT_EMPTY_PATH);
                         *ret_fd = r;
                         return 0;
                 }
@@ -203,9 +197,11 @@ static int verb_env_build(int argc, char *argv[]) {
                 }
         if (optind + 1 != argc)
                 return usage_error("env build", "exactly one SKILL is needed");
-        if (system)
-                return usage_error("env build --system", "building through the skilld service is not available "
-                                   "in this version; use --local");
+        /* The service's cache is root's to fill: BuildEnvironment, the polkit-checked way for
+         * other users, is not there yet. */
+        if (system && geteuid() != 0)
+                return usage_error("env build --system", "only root builds the service's environments in this "
+                                   "version (the BuildEnvironment call is not available yet); use --local");
 
         (void) env_options_for_host(&o, index_url);
         if (resolvers) {
@@ -242,7 +238,7 @@ static int verb_env_build(int argc, char *argv[]) {
                 fprintf(stderr, "skillctl: %s: %s\n", argv[optind], error ?: strerror(-r));
                 return EXIT_INVALID;
         }
-        r = env_cache_dir(false, &cache);
+        r = env_cache_dir(system, &cache);
         if (r < 0) {
                 fprintf(stderr, "skillctl: cannot find a cache directory (set XDG_CACHE_HOME or HOME)\n");
                 return EXIT_INVALID;

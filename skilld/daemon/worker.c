@@ -627,10 +627,11 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
 
         /* Only the fds of this run survive: the service's buses, other runs' pipes and callers'
          * fds must not reach the sandbox, nor be kept open by us. */
-        keep = calloc(6 + req->n_files, sizeof(int));
+        keep = calloc(7 + req->n_files, sizeof(int));
         if (!keep)
                 _exit(EXIT_FAILURE);
         keep[n++] = req->skill_dir_fd;
+        keep[n++] = req->env_dir_fd;
         keep[n++] = req->cancel_fd;
         keep[n++] = w->client_stdout_fd;
         keep[n++] = w->client_stderr_fd;

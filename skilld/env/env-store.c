@@ -305,6 +305,21 @@ int env_describe_needs(const EnvSpec *spec, char **ret) {
         return fclose(f) == 0 ? 0 : -ENOMEM;
 }
 
+int env_open_id(const char *cache_dir, const char *id) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", cache_dir, id);
+        int fd;
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* Collection goes by last use: the environment's own mtime says when a run last took it. */
+        (void) utimensat(fd, "", (const struct timespec[2]) { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_NOW } },
+                         AT_EMPTY_PATH);
+        return fd;
+}
+
 int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpec *spec, int *ret_fd,
                      char **error) {
         _cleanup_free_ char *path = NULL, *needs = NULL;
@@ -316,22 +331,17 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
                 return 0;
         if (env_find(cache_dir, spec, id) <= 0)
                 memcpy(id, spec->id, sizeof(id));
-        path = strdup_printf("%s/%s", cache_dir, id);
-        if (!path)
-                return -ENOMEM;
-        fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = env_open_id(cache_dir, id);
         if (fd < 0) {
-                if (errno != ENOENT)
-                        return error_setf(error, -errno, "Cannot open the environment %s: %m", path);
+                if (fd != -ENOENT)
+                        return error_setf(error, fd, "Cannot open the environment %s in %s: %s", id, cache_dir,
+                                          strerror(-fd));
                 r = env_describe_needs(spec, &needs);
                 if (r < 0)
                         return r;
                 return error_setf(error, -ENOENT, "this skill needs %s, and its environment %.12s is not built",
                                   needs, spec->id);
         }
-        /* Collection goes by last use: the environment's own mtime says when a run last took it. */
-        (void) utimensat(fd, "", (const struct timespec[2]) { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_NOW } },
-                         AT_EMPTY_PATH);
         if (skill_hash)
                 (void) env_binding_set(cache_dir, skill_hash, id);
         *ret_fd = fd;

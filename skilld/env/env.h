@@ -158,6 +158,9 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
 int env_binding_get(const char *cache_dir, const char *skill_hash, char ret_id[static 65]);
 int env_binding_set(const char *cache_dir, const char *skill_hash, const char *id);
 
+/* Opens (O_PATH) the environment id of cache_dir for a run and records the use, by which gc goes. */
+int env_open_id(const char *cache_dir, const char *id);
+
 /* The built environment for spec: its own id, else the one last built for the same needs.
  * Returns 1 with the id, 0 when none is built. */
 int env_find(const char *cache_dir, const EnvSpec *spec, char ret_id[static 65]);
