@@ -320,7 +320,10 @@ int env_cache_dir(bool system, char **ret) {
         const char *xdg, *home;
 
         if (system) {
-                *ret = strdup("/var/cache/skilld/envs");
+                /* Tests point the service and skillctl --system elsewhere; systemd never sets it. */
+                const char *dir = secure_getenv("SKILLD_ENV_CACHE_DIR");
+
+                *ret = strdup(!isempty(dir) && dir[0] == '/' ? dir : "/var/cache/skilld/envs");
                 return *ret ? 0 : -ENOMEM;
         }
         xdg = getenv("XDG_CACHE_HOME");

@@ -102,8 +102,8 @@ int env_debian_candidates(const char *distribution, const char *fallback_table, 
 /* dh-python's table of distribution names to Debian packages. */
 #define ENV_DH_PYTHON_TABLE "/usr/share/dh-python/dist/cpython3_fallback"
 
-/* The cache directory: $XDG_CACHE_HOME/skilld/envs (or ~/.cache/...) for a user, /var/cache/
- * skilld/envs for root with system set. */
+/* The cache directory: $XDG_CACHE_HOME/skilld/envs (or ~/.cache/...) for a user; with system set,
+ * the service's: /var/cache/skilld/envs, or $SKILLD_ENV_CACHE_DIR (tests). */
 int env_cache_dir(bool system, char **ret);
 
 typedef struct EnvBuildOptions {
