@@ -3,6 +3,7 @@
  * look after the cache. And what `skillctl run` asks before an embedded run: which environment to
  * mount, or why the run cannot start. */
 #include <getopt.h>
+#include <systemd/sd-journal.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -272,6 +273,15 @@ static int verb_env_build(int argc, char *argv[]) {
                 return EXIT_INVALID;
         }
         (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (system && !res.cached)
+                /* The service's environments are the admin's business: one journal entry each. */
+                (void) sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): %d packages resolved, %zu missing",
+                                       res.id, skill.skill->name, hash,
+                                       cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved")),
+                                       strv_length(res.missing),
+                                       "PRIORITY=%d", strv_length(res.missing) > 0 ? LOG_WARNING : LOG_INFO,
+                                       "SKILLD_ENVIRONMENT=%s", res.id, "SKILLD_SKILL_HASH=%s", hash,
+                                       "SYSLOG_IDENTIFIER=skillctl", NULL);
         if (!res.cached && host_policy()) {
                 /* Within the policy's caps; the environment just built is the most recent. */
                 _cleanup_strv_free_ char **removed = NULL;
