@@ -16,7 +16,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 T=$(mktemp -d)
-cleanup() { chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"; }
+. "$SRC/lib.sh"
 trap cleanup EXIT
 cd "$T" || exit 1
 export XDG_CACHE_HOME=$T/cache
@@ -27,25 +27,6 @@ if ! timeout 120 apt-get download -q python3-tabulate >"$T/probe" 2>&1; then
         exit 77
 fi
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "out: $(head -c 1500 "$T/out")" \
-                        "err: $(tail -c 1500 "$T/err")"
-        fi
-}
-sk() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc_is() { [ "$(cat "$T/rc")" = "$1" ]; }
-out_has() { grep -q -- "$1" "$T/out"; }
-err_has() { grep -q -- "$1" "$T/err"; }
 
 # ---- requirements.txt only: compiled and pure-Python packages ---------------------------------
 sk env build --local "$F/req-only"
@@ -97,5 +78,4 @@ sk run --local -q "$M"
 check "the run reaches the import and skillctl names the module (122)" \
         bash -c "[ \"\$(cat '$T/rc')\" = 122 ] && grep -q 'tabulate ok' '$T/out' && grep -q \"module 'skilld_no_such_module' is not in this skill's environment\" '$T/err'"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+finish

@@ -23,29 +23,11 @@ if ! timeout 60 npm view ms@2.1.3 version >/dev/null 2>&1; then
 fi
 
 T=$(mktemp -d)
-cleanup() { chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"; }
+. "$SKILLD_SOURCE_ROOT/tests/env/lib.sh"
 trap cleanup EXIT
 cd "$T" || exit 1
 export XDG_CACHE_HOME=$T/cache
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "out: $(head -c 1500 "$T/out")" \
-                        "err: $(tail -c 1500 "$T/err")"
-        fi
-}
-sk() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc_is() { [ "$(cat "$T/rc")" = "$1" ]; }
-out_has() { grep -q -- "$1" "$T/out"; }
 
 S=$T/node-ms
 cp -r "$F/node-ms" "$S"
@@ -69,5 +51,4 @@ sk env build --local "$N"
 check "package.json without a lockfile is refused, saying what to do" \
         bash -c "[ \"\$(cat '$T/rc')\" != 0 ] && grep -q 'no package-lock.json' '$T/err'"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+finish

@@ -20,59 +20,16 @@ if ! $PYTHON -c 'import setuptools, wheel, pip' 2>/dev/null; then
 fi
 
 T=$(mktemp -d)
-SERVER=
-cleanup() {
-        [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null
-        chmod -R u+w "$T" 2>/dev/null
-        rm -rf "$T"
-}
+. "$SRC/lib.sh"
 trap cleanup EXIT
 cd "$T" || exit 1
 export XDG_CACHE_HOME=$T/cache
 unset PIP_INDEX_URL
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "out: $(head -c 1500 "$T/out")" \
-                        "err: $(tail -c 1500 "$T/err")"
-        fi
-}
-sk() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc_is() { [ "$(cat "$T/rc")" = "$1" ]; }
-out_has() { grep -q -- "$1" "$T/out"; }
-err_has() { grep -q -- "$1" "$T/err"; }
 json() { $PYTHON -c "import json,sys; d=json.load(open('$T/out')); print($1)"; }
 
-# ---- the index --------------------------------------------------------------------------------
-cp -r "$SRC/fixtures/pip" "$T/src"
-$PYTHON -m pip --isolated wheel -q --no-index --no-build-isolation --no-deps -w "$T/wheels" \
-        "$T/src/skilld-greet" "$T/src/skilld-shout" >"$T/wheel.log" 2>&1 || {
-        echo "Bail out! building the fixture wheels failed: $(tail -5 "$T/wheel.log")"
-        exit 1
-}
-for w in "$T"/wheels/*.whl; do
-        name=$(basename "$w" | cut -d- -f1 | tr _ -)
-        mkdir -p "$T/index/simple/$name"
-        cp "$w" "$T/index/simple/$name/"
-done
-$PYTHON -u -m http.server --bind 127.0.0.1 --directory "$T/index" 0 >"$T/server.log" 2>&1 &
-SERVER=$!
-for _ in $(seq 50); do
-        PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/server.log" | head -1)
-        [ -n "$PORT" ] && break
-        sleep 0.1
-done
-[ -n "$PORT" ] || { echo "Bail out! the index did not start: $(cat "$T/server.log")"; exit 1; }
-INDEX=http://127.0.0.1:$PORT/simple/
+# ---- the index ---------------------------------------------------------------------------------
+start_pip_index
 
 cp -r "$SRC/fixtures/skills/pip-greet" "$T/pip-greet"
 S=$T/pip-greet
@@ -177,5 +134,4 @@ sk env gc --max-count 1 --json
 check "env gc keeps the most recently used within the cap" \
         bash -c "[ \$($PYTHON -c 'import json; print(len(json.load(open(\"$T/out\"))))') -ge 2 ] && [ \$(ls '$XDG_CACHE_HOME/skilld/envs' | grep -c '^[0-9a-f]\{64\}$') = 1 ]"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+finish

@@ -22,54 +22,16 @@ if ! command -v dbus-daemon >/dev/null || ! $PYTHON -c 'import setuptools, wheel
 fi
 
 T=$(mktemp -d)
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-        wait 2>/dev/null
-        chmod -R u+w "$T" 2>/dev/null
-        rm -rf "$T"
-}
+. "$SRC/lib.sh"
 trap cleanup EXIT
 cd "$T" || exit 1
 export SKILLD_ENV_CACHE_DIR=$T/envs
 unset PIP_INDEX_URL
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "out: $(head -c 1500 "$T/out")" \
-                        "err: $(tail -c 1500 "$T/err")" "skilld: $(tail -c 1000 "$T/skilld.log")"
-        fi
-}
-sk() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 wait_for() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
-# ---- the index ----------------------------------------------------------------------------------
-cp -r "$SRC/fixtures/pip" "$T/src"
-$PYTHON -m pip --isolated wheel -q --no-index --no-build-isolation --no-deps -w "$T/wheels" \
-        "$T/src/skilld-greet" "$T/src/skilld-shout" >"$T/wheel.log" 2>&1 || {
-        echo "Bail out! building the fixture wheels failed"; exit 1; }
-for w in "$T"/wheels/*.whl; do
-        name=$(basename "$w" | cut -d- -f1 | tr _ -)
-        mkdir -p "$T/index/simple/$name"
-        cp "$w" "$T/index/simple/$name/"
-done
-$PYTHON -u -m http.server --bind 127.0.0.1 --directory "$T/index" 0 >"$T/server.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-        PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/server.log" | head -1)
-        [ -n "$PORT" ] && break
-        sleep 0.1
-done
-[ -n "$PORT" ] || { echo "Bail out! the index did not start"; exit 1; }
+# ---- the index ---------------------------------------------------------------------------------
+start_pip_index
 
 # ---- a private system bus and the service ----------------------------------------------------------
 cat >"$T/bus.conf" <<CONF
@@ -118,5 +80,4 @@ check "and has no network" grep -q "network: unreachable" "$T/out"
 sk env list --system --json
 check "env list --system lists it" bash -c "[ \"\$($PYTHON -c 'import json; print(len(json.load(open(\"$T/out\"))))')\" = 1 ]"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+finish
