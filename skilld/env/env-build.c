@@ -290,7 +290,7 @@ static int build_plan(Build *b, char **error) {
         bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && s->pip_index_url;
         char **py = NULL;
         FILE *req, *each;
-        int r;
+        int r = 0;
 
         /* Hash-pinned requirements go to pip as written, or they would not be checked. */
         if (!(s->requirements && pip_usable) && debian_first)
@@ -307,9 +307,9 @@ static int build_plan(Build *b, char **error) {
         each = open_memstream(&pip_each, &each_size);
         if (!req || !each) {
                 if (req)
-                        fclose(req);
+                        (void) fclose(req);
                 if (each)
-                        fclose(each);
+                        (void) fclose(each);
                 return -ENOMEM;
         }
         for (size_t i = 0; s->python_names && s->python_names[i]; i++) {
@@ -404,7 +404,8 @@ static int download_debs(Build *b, const char *build_dir, char **error) {
         _cleanup_free_ char *debs = strdup_printf("%s/ctx/debs", build_dir), *tmp = NULL;
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_close_ int tmp_fd = -EBADF, debs_fd = -EBADF;
-        struct passwd *apt;
+        struct passwd pw, *apt = NULL;
+        char pwbuf[4096];
         int r;
 
         if (!debs)
@@ -415,7 +416,8 @@ static int download_debs(Build *b, const char *build_dir, char **error) {
         r = mkdtemp_malloc("skilld-debs-XXXXXX", &tmp);
         if (r < 0)
                 return error_setf(error, r, "Cannot create a download folder: %s", strerror(-r));
-        apt = getpwnam("_apt");
+        if (getpwnam_r("_apt", &pw, pwbuf, sizeof(pwbuf), &apt) != 0)
+                apt = NULL;
         if (apt && (chown(tmp, apt->pw_uid, 0) < 0 || chmod(tmp, 0755) < 0))
                 r = error_setf(error, -errno, "Cannot hand %s to _apt: %m", tmp);
         if (r >= 0)
@@ -580,7 +582,7 @@ static int build_manifest(Build *b, int env_fd, cJSON **ret) {
             json_add(m, "missing", TAKE_PTR(b->missing_json)) < 0 ||
             json_add(m, "digest", cJSON_CreateString(digest)) < 0 ||
             json_add(m, "size", cJSON_CreateNumber((double) size)) < 0 ||
-            json_add(m, "created_usec", cJSON_CreateNumber((double) ts.tv_sec * 1e6 + (double) (ts.tv_nsec / 1000))) < 0)
+            json_add(m, "created_usec", cJSON_CreateNumber((double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3)) < 0)
                 return -ENOMEM;
         text = cJSON_Print(m);
         if (!text)

@@ -360,6 +360,8 @@ int env_npm_registry(char **ret) {
                             NULL, -EBADF, (uid_t) -1, &out);
         if (r != 0)
                 return r < 0 ? r : -ENOENT;
+        if (!out)
+                return -ENOENT;
         out[strcspn(out, "\n")] = '\0';
         if (!startswith(out, "http://") && !startswith(out, "https://"))
                 return -ENOENT;

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "fileio.h"
 #include "hash.h"
+#include "parse-util.h"
 #include "string-table.h"
 
 static const char * const resolver_table[_ENV_RESOLVER_MAX] = {
@@ -47,7 +48,8 @@ bool env_spec_is_empty(const EnvSpec *s) {
  * for, read from the name the python3 link resolves to, so a run pays no interpreter start. */
 static int python_tag(const char *python, char **ret) {
         char path[PATH_MAX];
-        const char *base, *v;
+        _cleanup_free_ char *digits = NULL;
+        const char *base, *v, *dot;
         unsigned major, minor;
 
         if (!realpath(python, path))
@@ -55,7 +57,15 @@ static int python_tag(const char *python, char **ret) {
         base = strrchr(path, '/');
         base = base ? base + 1 : path;
         v = startswith(base, "python");
-        if (!v || sscanf(v, "%u.%u", &major, &minor) != 2)
+        if (!v)
+                return -EINVAL;
+        dot = strchr(v, '.');
+        if (!dot || dot == v)
+                return -EINVAL;
+        digits = strndup(v, (size_t) (dot - v));
+        if (!digits)
+                return -ENOMEM;
+        if (safe_atou(digits, &major) < 0 || safe_atou(dot + 1, &minor) < 0)
                 return -EINVAL;
         *ret = strdup_printf("python%u.%u cpython-%u%u", major, minor, major, minor);
         return *ret ? 0 : -ENOMEM;
@@ -112,10 +122,10 @@ static int spec_canonical(const EnvSpec *s, bool sources, char **ret) {
                 return -ENOMEM;
         fprintf(f, "skilld-environment %s\narch %s\n", ENV_BUILDER_VERSION, s->arch);
         if (sources) {
-                fputs("resolvers", f);
+                (void) fputs("resolvers", f);
                 for (size_t i = 0; i < s->options.n_resolvers; i++)
                         fprintf(f, "%s%s", i ? "," : " ", env_resolver_to_string(s->options.resolvers[i]));
-                fputc('\n', f);
+                (void) fputc('\n', f);
         }
         if (s->python_tag)
                 fprintf(f, "python %s\n", s->python_tag);

@@ -276,7 +276,7 @@ static void describe_needs(const EnvSpec *spec, FILE *f) {
         const char *sep = "";
 
         if (spec->python) {
-                fputs("Python packages", f);
+                (void) fputs("Python packages", f);
                 STRV_FOREACH(n, spec->python_names)
                         fprintf(f, "%s %s", n == spec->python_names ? "" : ",", *n);
                 sep = "; ";
@@ -535,7 +535,8 @@ int env_gc(const char *cache_dir, uint64_t max_count, uint64_t max_bytes, char *
         r = env_list(cache_dir, &a, &n);
         if (r < 0)
                 return r;
-        qsort(a, n, sizeof(*a), cmp_last_used);
+        if (n > 1)
+                qsort(a, n, sizeof(*a), cmp_last_used);
         for (size_t i = 0; i < n; i++)
                 total += a[i].size;
         count = n;
