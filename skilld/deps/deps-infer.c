@@ -4,9 +4,10 @@
  * sandbox engine (no network, the tree read-only at /skill, the usual limits and a short timeout),
  * because a parser is attack surface and the files are hostile. It reports each absolute import
  * (import x, from x import y, __import__("x"), importlib.import_module("x")) that is not in
- * sys.stdlib_module_names; this side then drops the skill's own modules (any .py file, package
- * folder or extension module in the tree: "from scripts.office import pack", or a sibling
- * "import helpers") and maps the rest to distribution names (deps-names.c).
+ * sys.stdlib_module_names, marked optional inside try/except ImportError or if TYPE_CHECKING;
+ * this side then drops the skill's own modules (any .py file, package folder or extension module
+ * in the tree: "from scripts.office import pack", or a sibling "import helpers") and maps the rest
+ * to distribution names (deps-names.c).
  *
  * Node: a small lexer in this process finds the specifiers of require("x"), import ... from "x",
  * import "x", import("x") and export ... from "x" in .js/.mjs/.cjs files, skipping comments,
@@ -57,6 +58,16 @@ static const char python_scanner[] =
         "        for n in node.handlers + node.orelse + node.finalbody:\n"
         "            self.visit(n)\n"
         "    visit_TryStar = visit_Try\n"
+        "    def visit_If(self, node):\n"
+        "        t = node.test\n"
+        "        g = (t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else '') \\\n"
+        "            == 'TYPE_CHECKING'\n"
+        "        self.optional += g\n"
+        "        for n in node.body:\n"
+        "            self.visit(n)\n"
+        "        self.optional -= g\n"
+        "        for n in node.orelse:\n"
+        "            self.visit(n)\n"
         "    def visit_Import(self, node):\n"
         "        for a in node.names:\n"
         "            self.add(node, a.name)\n"
@@ -86,6 +97,7 @@ typedef struct Scan {
         char **node_files;
         char **own_modules;     /* names Python would import from the tree itself */
         char **node_modules;    /* "dir/node_modules/pkg" paths, dir "" for the root */
+        char **too_large;       /* scripts past INFER_FILE_MAX, not scanned */
         size_t n_files;
         bool truncated;
 } Scan;
@@ -109,6 +121,7 @@ static void scan_done(Scan *s) {
         strv_free(s->node_files);
         strv_free(s->own_modules);
         strv_free(s->node_modules);
+        strv_free(s->too_large);
 }
 
 static int add_own_module(Scan *s, const char *name, size_t n) {
@@ -220,8 +233,14 @@ static int scan_dir(Scan *s, int fd, const char *path, unsigned depth) {
                         return 0;
                 }
                 if ((ext = endswith(n, ".py"))) {
+                        struct stat st;
+
                         r = add_own_module(s, n, ext - n);
-                        if (r >= 0)
+                        if (r < 0)
+                                return r;
+                        if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) >= 0 && st.st_size > INFER_FILE_MAX)
+                                r = strv_push(&s->too_large, TAKE_PTR(rel));
+                        else
                                 r = strv_push(&s->python_files, TAKE_PTR(rel));
                         if (r < 0)
                                 return r;
@@ -310,6 +329,17 @@ static int add_inferred(SkillDeps *d, DepEcosystem e, const char *name, const ch
         return deps_append(&d->items, &d->n, &x);
 }
 
+/* A dotted Python name (import_module() takes any string; anything else cannot be imported). */
+static bool module_name_valid(const char *m) {
+        if (isempty(m) || m[0] == '.' || strlen(m) > 255)
+                return false;
+        for (const char *p = m; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '_' || *p == '.' || (unsigned char) *p >= 0x80))
+                        return false;
+        return utf8_is_valid(m, strlen(m));
+}
+
 static bool is_own_module(const Scan *s, const char *module) {
         _cleanup_free_ char *top = strndup(module, strcspn(module, "."));
 
@@ -332,7 +362,7 @@ static int infer_python_result(SkillDeps *d, const Scan *s, const cJSON *out, ch
                 if (!cJSON_IsString(file) || !cJSON_IsNumber(line) || !cJSON_IsString(module) ||
                     isempty(module->valuestring))
                         return error_setf(error, -EBADMSG, "The Python import scan returned a malformed entry");
-                if (is_own_module(s, module->valuestring))
+                if (!module_name_valid(module->valuestring) || is_own_module(s, module->valuestring))
                         continue;
                 mapped = dep_python_distribution_for_import(module->valuestring);
                 top = strndup(module->valuestring, strcspn(module->valuestring, "."));
@@ -374,7 +404,7 @@ static int infer_python(int dir_fd, const SkillDepsOptions *opts, const Scan *s,
         cJSON *files;
         int r;
 
-        if (strv_length(s->python_files) == 0)
+        if (!s->python_files || !s->python_files[0])
                 return 0;
 
         input = cJSON_CreateObject();
@@ -661,6 +691,14 @@ int deps_infer(int dir_fd, const SkillDepsOptions *opts, SkillDeps *d, char **er
         if (s.truncated) {
                 char *u = strdup_printf(".: more than %u files or %u levels, the rest was not scanned",
                                         INFER_FILES_MAX, INFER_DEPTH_MAX);
+
+                r = u ? strv_push(&d->unparsed, u) : -ENOMEM;
+                if (r < 0)
+                        return r;
+        }
+
+        STRV_FOREACH(f, s.too_large) {
+                char *u = strdup_printf("%s:0: larger than %u bytes, not scanned", *f, INFER_FILE_MAX);
 
                 r = u ? strv_push(&d->unparsed, u) : -ENOMEM;
                 if (r < 0)

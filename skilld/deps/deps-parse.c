@@ -14,6 +14,37 @@
 #include "error.h"
 
 #define REQUIREMENT_MAX 4096U
+/* Untrusted text quoted in a message: at most SHOWN_MAX bytes of it, escaped for a terminal. */
+#define SHOWN_MAX 80U
+#define SHOWN_BUF (SHOWN_MAX * 4 + 4)
+
+static const char *shown(char buf[static SHOWN_BUF], const char *s, size_t n) {
+        _cleanup_free_ char *cut = NULL, *esc = NULL;
+
+        n = MIN(n, SHOWN_MAX);
+        /* cescape() keeps valid UTF-8 as it is: never cut a sequence in half. */
+        while (n > 0 && n < strlen(s) && ((unsigned char) s[n] & 0xc0) == 0x80)
+                n--;
+        cut = strndup(s, n);
+        esc = cut ? cescape(cut) : NULL;
+        snprintf(buf, SHOWN_BUF, "%s", esc ?: "?");
+        return buf;
+}
+#define SHOWN(buf, s) shown((buf), (s), strlen(s))
+
+/* Text fit to keep and show as it is: UTF-8 without C0, DEL, C1 or layout controls. Whatever a
+ * declaration holds that is not is refused, so nothing downstream has to wonder. */
+static bool text_is_clean(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s);
+
+        if (!utf8_is_valid(s, n) || string_has_cc(s, n) || utf8_has_layout_control(s, n))
+                return false;
+        for (size_t i = 0; i + 1 < n; i++)
+                if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+                        return false;
+        return true;
+}
 
 void skill_dep_done(SkillDep *d) {
         if (!d)
@@ -106,17 +137,20 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
         _cleanup_(skill_dep_done) SkillDep d = { .ecosystem = DEP_ECOSYSTEM_PYTHON, .declared = true };
         _cleanup_free_ char *raw_name = NULL;
         const char *p = s, *start, *semi;
+        char b[SHOWN_BUF];
         size_t n;
 
+        if (!text_is_clean(s))
+                return error_setf(error, -EBADMSG, "'%s': control characters or invalid UTF-8", SHOWN(b, s));
         while (isspace((unsigned char) *p))
                 p++;
         start = p;
         if (!isalnum((unsigned char) *p))
-                return error_setf(error, -EBADMSG, "'%.80s' does not start with a package name", s);
+                return error_setf(error, -EBADMSG, "'%s' does not start with a package name", SHOWN(b, s));
         while (is_name_char(*p))
                 p++;
         if (!isalnum((unsigned char) p[-1]))
-                return error_setf(error, -EBADMSG, "'%.80s': a package name ends with a letter or digit", s);
+                return error_setf(error, -EBADMSG, "'%s': a package name ends with a letter or digit", SHOWN(b, s));
         raw_name = strndup(start, p - start);
         if (!raw_name)
                 return -ENOMEM;
@@ -129,10 +163,10 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
                 const char *close = memchr(p, ']', n);
 
                 if (!close)
-                        return error_setf(error, -EBADMSG, "'%.80s': unclosed '[' of the extras", s);
+                        return error_setf(error, -EBADMSG, "'%s': unclosed '[' of the extras", SHOWN(b, s));
                 for (const char *q = p + 1; q < close; q++)
                         if (!is_name_char(*q) && *q != ',' && !isspace((unsigned char) *q))
-                                return error_setf(error, -EBADMSG, "'%.80s': invalid extras", s);
+                                return error_setf(error, -EBADMSG, "'%s': invalid extras", SHOWN(b, s));
                 d.extras = strip_dup(p + 1, close - p - 1);
                 if (!d.extras)
                         return -ENOMEM;
@@ -143,8 +177,8 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
         }
         if (n > 0 && *p == '@')
                 return error_setf(error, -EOPNOTSUPP,
-                                  "'%.80s': direct references (name @ URL) are not supported; name a "
-                                  "version the configured sources provide", s);
+                                  "'%s': direct references (name @ URL) are not supported; name a "
+                                  "version the configured sources provide", SHOWN(b, s));
         if (n > 0) {
                 _cleanup_free_ char *spec = strip_dup(p, n);
                 size_t l;
@@ -155,7 +189,7 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
                 l = strlen(spec);
                 if (spec[0] == '(') {
                         if (spec[l - 1] != ')')
-                                return error_setf(error, -EBADMSG, "'%.80s': unclosed '('", s);
+                                return error_setf(error, -EBADMSG, "'%s': unclosed '('", SHOWN(b, s));
                         spec[l - 1] = '\0';
                         d.spec = strip_dup(spec + 1, strlen(spec + 1));
                         if (!d.spec)
@@ -164,15 +198,15 @@ int deps_parse_requirement(const char *s, SkillDep *ret, char **error) {
                         d.spec = TAKE_PTR(spec);
                 if (!spec_is_valid(d.spec))
                         return error_setf(error, -EBADMSG,
-                                          "'%.80s': expected version specifiers (==1.2, >=1,<2, ~=1.4, ...) "
-                                          "after the name", s);
+                                          "'%s': expected version specifiers (==1.2, >=1,<2, ~=1.4, ...) "
+                                          "after the name", SHOWN(b, s));
         }
         if (semi) {
                 d.marker = strip_dup(semi + 1, strlen(semi + 1));
                 if (!d.marker)
                         return -ENOMEM;
                 if (isempty(d.marker))
-                        return error_setf(error, -EBADMSG, "'%.80s': empty environment marker after ';'", s);
+                        return error_setf(error, -EBADMSG, "'%s': empty environment marker after ';'", SHOWN(b, s));
         }
         d.name = dep_python_normalize(raw_name);
         if (!d.name)
@@ -189,6 +223,7 @@ static int requirement_line(SkillDep **items, size_t *n_items, char *line, const
         _cleanup_(skill_dep_done) SkillDep d = {};
         _cleanup_free_ char *where = NULL, *req = NULL;
         bool hashes = false;
+        char b[SHOWN_BUF];
         char *p, *opt;
         int r;
 
@@ -215,8 +250,9 @@ static int requirement_line(SkillDep **items, size_t *n_items, char *line, const
                     p[k + strspn(p + k, " \t")] == '\0')
                         return 0;
                 return error_setf(error, -EOPNOTSUPP,
-                                  "%s: the pip option '%.40s' is not honoured in a skill's requirements; "
-                                  "list plain requirements (the package sources are the policy's)", where, p);
+                                  "%s: the pip option '%s' is not honoured in a skill's requirements; "
+                                  "list plain requirements (the package sources are the policy's)", where,
+                                  shown(b, p, 40));
         }
         if (strstr(p, "://") || p[0] == '.' || p[0] == '/')
                 return error_setf(error, -EOPNOTSUPP, "%s: URLs and paths are not supported as requirements; "
@@ -246,9 +282,9 @@ static int requirement_line(SkillDep **items, size_t *n_items, char *line, const
                                         return error_setf(error, -EBADMSG, "%s: --hash without a value", where);
                                 hashes = true;
                         } else
-                                return error_setf(error, -EOPNOTSUPP, "%s: the option '%.*s' is not honoured; "
+                                return error_setf(error, -EOPNOTSUPP, "%s: the option '%s' is not honoured; "
                                                   "only --hash may follow a requirement", where,
-                                                  (int) MIN(k, 40U), o);
+                                                  shown(b, o, MIN(k, 40U)));
                         o += k;
                 }
                 *opt = '\0';
@@ -283,7 +319,7 @@ int deps_parse_requirements(const char *text, size_t size, const char *file, Ski
         if (memchr(text, '\0', size) || !utf8_is_valid(text, size))
                 return error_setf(error, -EBADMSG, "%s: not UTF-8 text", file);
 
-        logical = malloc(REQUIREMENT_MAX + 1);
+        logical = calloc(1, REQUIREMENT_MAX + 1);
         if (!logical)
                 return -ENOMEM;
 
@@ -369,7 +405,7 @@ static const char *lock_version(const cJSON *lock, const char *name) {
                 e = cJSON_IsObject(deps) ? cJSON_GetObjectItemCaseSensitive(deps, name) : NULL;
         }
         v = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "version") : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return v && cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* An exact semver: digits.digits.digits with an optional prerelease/build, nothing else. */
@@ -432,18 +468,22 @@ static int node_section(SkillDep **items, size_t *n_items, const char *text, con
                         .declared = true,
                 };
                 unsigned line = json_key_line(text, section, e->string);
+                char b[SHOWN_BUF];
                 const char *v;
 
                 if (!dep_node_name_is_valid(e->string))
-                        return error_setf(error, -EBADMSG, "%s:%u: '%.80s' is not a valid npm package name", file,
-                                          line, e->string);
-                if (!cJSON_IsString(e))
-                        return error_setf(error, -EBADMSG, "%s:%u: the version of %s must be a string", file, line,
-                                          e->string);
+                        return error_setf(error, -EBADMSG, "%s:%u: '%s' is not a valid npm package name", file,
+                                          line, SHOWN(b, e->string));
+                if (!cJSON_IsString(e) || !text_is_clean(e->valuestring))
+                        return error_setf(error, -EBADMSG, "%s:%u: the version of %s must be a string of "
+                                          "printable text", file, line, SHOWN(b, e->string));
                 d.name = strdup(e->string);
                 d.spec = isempty(e->valuestring) ? NULL : strdup(e->valuestring);
                 d.where = strdup_printf("%s:%u", file, line);
                 v = lock_version(lock, e->string);
+                if (v && !text_is_clean(v))
+                        return error_setf(error, -EBADMSG, "%s:%u: the version the lockfile gives %s is not "
+                                          "printable text", file, line, SHOWN(b, e->string));
                 if (v)
                         d.version = strdup(v);
                 if (!d.name || !d.where || (!isempty(e->valuestring) && !d.spec) || (v && !d.version))
@@ -481,13 +521,17 @@ int deps_parse_package_json(const char *text, size_t size, const char *file, con
 /* "name", "name@range", "@scope/name", "@scope/name@range" */
 static int parse_node_item(const char *item, SkillDep *d, char **error) {
         const char *at = strchr(item[0] == '@' ? item + 1 : item, '@');
+        char b[SHOWN_BUF];
 
         d->name = at ? strndup(item, at - item) : strdup(item);
         if (!d->name)
                 return -ENOMEM;
         if (!dep_node_name_is_valid(d->name))
-                return error_setf(error, -EBADMSG, "'%.80s' is not a valid npm package name", d->name);
+                return error_setf(error, -EBADMSG, "'%s' is not a valid npm package name", SHOWN(b, d->name));
         if (at && !isempty(at + 1)) {
+                if (!text_is_clean(at + 1))
+                        return error_setf(error, -EBADMSG, "'%s': control characters or invalid UTF-8",
+                                          SHOWN(b, item));
                 d->spec = strdup(at + 1);
                 if (!d->spec)
                         return -ENOMEM;
@@ -500,22 +544,23 @@ static int parse_node_item(const char *item, SkillDep *d, char **error) {
  * starting with a letter or digit. Command names: no slashes, nothing a shell would interpret. */
 static int parse_name_item(const char *item, DepEcosystem e, SkillDep *d, char **error) {
         size_t n = strlen(item);
+        char b[SHOWN_BUF];
 
         if (e == DEP_ECOSYSTEM_SYSTEM) {
                 if (n < 2 || !(islower((unsigned char) item[0]) || isdigit((unsigned char) item[0])))
-                        return error_setf(error, -EBADMSG, "'%.80s' is not a Debian package name", item);
+                        return error_setf(error, -EBADMSG, "'%s' is not a Debian package name", SHOWN(b, item));
                 for (size_t i = 0; i < n; i++)
                         if (!(islower((unsigned char) item[i]) || isdigit((unsigned char) item[i]) ||
                               strchr("+-.", item[i])))
-                                return error_setf(error, -EBADMSG, "'%.80s' is not a Debian package name "
-                                                  "(lower case letters, digits, '+', '-', '.')", item);
+                                return error_setf(error, -EBADMSG, "'%s' is not a Debian package name "
+                                                  "(lower case letters, digits, '+', '-', '.')", SHOWN(b, item));
         } else {
                 if (n > 255 || item[0] == '-' || item[0] == '.')
-                        return error_setf(error, -EBADMSG, "'%.80s' is not a command name", item);
+                        return error_setf(error, -EBADMSG, "'%s' is not a command name", SHOWN(b, item));
                 for (size_t i = 0; i < n; i++)
                         if (!(isalnum((unsigned char) item[i]) || strchr("+-._", item[i])))
-                                return error_setf(error, -EBADMSG, "'%.80s' is not a command name (a program "
-                                                  "found on PATH, without a directory)", item);
+                                return error_setf(error, -EBADMSG, "'%s' is not a command name (a program "
+                                                  "found on PATH, without a directory)", SHOWN(b, item));
         }
         d->name = strdup(item);
         return d->name ? 0 : -ENOMEM;
@@ -536,11 +581,12 @@ int deps_parse_metadata_value(const char *value, DepEcosystem e, const char *whe
                         .declared = true,
                 };
                 _cleanup_free_ char *why = NULL;
+                char b[SHOWN_BUF];
 
                 if (e == DEP_ECOSYSTEM_PYTHON) {
                         if (strstr(item, "://") || item[0] == '.' || item[0] == '/')
-                                return error_setf(error, -EOPNOTSUPP, "%s: '%.80s': URLs and paths are not "
-                                                  "supported; name a package", where, item);
+                                return error_setf(error, -EOPNOTSUPP, "%s: '%s': URLs and paths are not "
+                                                  "supported; name a package", where, SHOWN(b, item));
                         r = deps_parse_requirement(item, &d, &why);
                         d.origin = DEP_ORIGIN_FRONTMATTER;
                 } else if (e == DEP_ECOSYSTEM_NODE)

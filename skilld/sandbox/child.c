@@ -407,19 +407,22 @@ static int hide_in_skill(const SandboxChild *c, StepError *e) {
         char path[PATH_MAX];
         int r;
 
+        /* Messages name the path cut short: they must fit the step error buffer. */
         STRV_FOREACH(d, c->hidden_dirs) {
                 if (snprintf(path, sizeof(path), "skill/%s", *d) >= (int) sizeof(path))
                         return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
-                r = mount_tmpfs(path, MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
-                if (r < 0)
-                        return r;
+                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+                          "size=4k,nr_inodes=1,mode=0555") < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to hide /skill/%.80s", *d);
         }
         STRV_FOREACH(f, c->hidden_files) {
                 if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
                         return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
-                r = bind_mount("/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e);
+                if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to hide /skill/%.80s", *f);
+                r = mount_add_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
                 if (r < 0)
-                        return r;
+                        return STEP_FAIL(e->what, r, "Failed to hide /skill/%.80s", *f);
         }
         return 0;
 }

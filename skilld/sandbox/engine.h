@@ -106,7 +106,9 @@ typedef struct RunFile {
 
 typedef struct RunRequest {
         const char *run_id;             /* 32 lowercase hex digits; NULL: a random one */
-        const char *skill_dir;          /* host directory of the validated skill tree */
+        const char *skill_dir;          /* host directory of the validated skill tree (what
+                                         * skill_path_is_excluded() names is hidden in it; a link
+                                         * or special file anywhere in it fails the run) */
         int skill_dir_fd;               /* the same, already open (preferred: no second lookup), or -1 */
         const char *skill_name;         /* recorded in the result */
         const char *skill_hash;         /* recorded in the result */

@@ -1,7 +1,8 @@
 /* Tests for deps/: the requirements.txt and package.json parsers, the metadata keys, the import
  * name table, Node specifiers, discovery of declaration files, the Node scan, and the Python scan
- * of fixtures modelled on real document skills. The test case "infer-python" runs the sandbox, so
- * meson runs it in the 'sandbox' suite (CK_RUN_CASE) and the rest in 'unit' (CK_EXCLUDE_CASE). */
+ * of fixtures modelled on real document skills. The test case "infer-python" runs the sandbox: it
+ * is tagged "sandbox", which meson runs in the 'sandbox' suite and leaves out of 'unit'
+ * (CK_INCLUDE_TAGS, CK_EXCLUDE_TAGS). */
 #include <sys/stat.h>
 
 #include "deps.h"
@@ -627,11 +628,23 @@ START_TEST(test_infer_python_edge_cases) {
                         "    return importlib.import_module('bs4'), __import__('cv2')\n"
                         "from . import sibling\n"
                         "import sibling\n"
-                        "import ext\n", 0644);
+                        "import ext\n"
+                        "import typing\n"
+                        "if typing.TYPE_CHECKING:\n"
+                        "    import ujson\n", 0644);
         test_write_file(t.fd, "scripts/sibling.py", "", 0644);
         test_write_file(t.fd, "scripts/ext.cpython-311-x86_64-linux-gnu.so", "", 0644);
         test_write_file(t.fd, "scripts/broken.py", "def (\n", 0644);
         test_write_file(t.fd, "scripts/tool", "#!/usr/bin/env python3\nimport docx\n", 0755);
+        {
+                /* Past the scan's size cap: listed as not scanned, its imports unknown. */
+                _cleanup_free_ char *big = malloc(5 * 1024 * 1024);
+
+                ck_assert_ptr_nonnull(big);
+                memset(big, '#', 5 * 1024 * 1024 - 1);
+                big[5 * 1024 * 1024 - 1] = '\0';
+                test_write_file(t.fd, "scripts/generated.py", big, 0644);
+        }
 
         opts.infer = true;
         opts.skill_dir = t.path;
@@ -646,8 +659,9 @@ START_TEST(test_infer_python_edge_cases) {
         ck_assert(find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "ujson")->optional);
         ck_assert(!find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "pyyaml")->optional);
         ck_assert_str_eq(find(d->items, d->n, DEP_ECOSYSTEM_PYTHON, "python-docx")->where, "scripts/tool:2");
-        ck_assert_int_eq(strv_length(d->unparsed), 1);
-        assert_contains(d->unparsed[0], "scripts/broken.py:1: invalid syntax");
+        ck_assert_int_eq(strv_length(d->unparsed), 2);
+        assert_contains(d->unparsed[0], "scripts/generated.py:0: larger than");
+        assert_contains(d->unparsed[1], "scripts/broken.py:1: invalid syntax");
 }
 END_TEST
 
@@ -674,6 +688,7 @@ static Suite *deps_suite(void) {
         suite_add_tcase(s, tc);
 
         tc = tcase_create("infer-python");
+        tcase_set_tags(tc, "sandbox");
         tcase_add_test(tc, test_infer_python_pdf);
         tcase_add_test(tc, test_infer_python_office);
         tcase_add_test(tc, test_infer_python_edge_cases);

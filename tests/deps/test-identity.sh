@@ -74,6 +74,18 @@ check "the sourceless .pyc did not run" sh -c "! grep -q PLANTED '$T/out'"
 check "the package leaves the caches out" \
         sh -c "! $PYTHON -m zipfile -l '$T/planted.skill' | grep -Eq '__pycache__|\\.pyc'"
 
+# An archive from another tool may carry the planted cache: the run hides it just the same.
+printf 'import helper\nprint("helper says", helper.who())\n' >"$S/scripts/main.py"
+(cd "$T" && $PYTHON -c 'import os, zipfile
+with zipfile.ZipFile("other-tool.skill", "w") as z:
+    for root, dirs, files in os.walk("planted"):
+        for f in files:
+            z.write(os.path.join(root, f))')
+check "the other tool's archive holds the planted .pyc" \
+        sh -c "$PYTHON -m zipfile -l '$T/other-tool.skill' | grep -q 'helper.cpython-311.pyc'"
+run "$T/other-tool.skill"
+check "a run of that archive executes the hashed source" grep -qx 'helper says source' "$T/out"
+
 # ---- a vendored node_modules package -------------------------------------------------------------
 V=$T/vendored
 mkdir -p "$V/scripts/node_modules/left-pad"
