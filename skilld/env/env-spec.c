@@ -193,9 +193,11 @@ int env_spec_new(const SkillDeps *deps, int dir_fd, const EnvOptions *o, EnvSpec
         s->options.pip_index_url = s->pip_index_url;
         s->options.npm_registry = s->npm_registry;
 
+        s->required = n_sys > 0 || n_node > 0 || deps->package_json;
         for (int i = 0; i < n_py; i++) {
                 char *line = requirement_line(py[i]);
 
+                s->required = s->required || !py[i]->optional;
                 r = line ? strv_push(&s->python, line) : -ENOMEM;
                 if (r >= 0)
                         r = strv_extend(&s->python_names, py[i]->name);

@@ -336,6 +336,9 @@ int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpe
                 if (fd != -ENOENT)
                         return error_setf(error, fd, "Cannot open the environment %s in %s: %s", id, cache_dir,
                                           strerror(-fd));
+                /* Only optional imports: the script copes without them. */
+                if (!spec->required)
+                        return 0;
                 r = env_describe_needs(spec, &needs);
                 if (r < 0)
                         return r;

@@ -72,6 +72,9 @@ typedef struct EnvSpec {
         char *package_json;             /* bytes of package.json and package-lock.json */
         char *package_lock;
         bool node_without_lock;         /* package.json without a lockfile: refused */
+        bool required;                  /* something is needed that is not an optional import
+                                         * (guarded by try/except ImportError): without it built,
+                                         * runs do not start */
         char *python_tag;               /* "python3.11 cpython-311", or NULL if no Python is needed */
         char *node_tag;                 /* "node v20", or NULL */
         char *arch;                     /* "x86_64" */

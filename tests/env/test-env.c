@@ -143,6 +143,36 @@ START_TEST(test_spec_node) {
 }
 END_TEST
 
+START_TEST(test_spec_optional) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_(env_spec_freep) EnvSpec *s = NULL;
+        _cleanup_free_ char *error = NULL;
+        SkillDep item = {
+                .ecosystem = DEP_ECOSYSTEM_PYTHON,
+                .origin = DEP_ORIGIN_INFERRED,
+                .name = (char *) "yaml-nothing",
+                .optional = true,
+        };
+        SkillDeps deps = { .items = &item, .n = 1, .inferred = true };
+        int fd = -EBADF;
+
+        /* An import guarded by try/except ImportError is built if it can be, but its absence
+         * does not stop a run. */
+        ck_assert_int_eq(env_spec_new(&deps, t.fd, NULL, &s, &error), 0);
+        ck_assert_ptr_nonnull(s);
+        ck_assert(!s->required);
+        ck_assert_int_eq(env_open_for_run(t.path, NULL, s, &fd, &error), 0);
+        ck_assert_int_lt(fd, 0);
+
+        item.optional = false;
+        s = env_spec_free(s);
+        ck_assert_int_eq(env_spec_new(&deps, t.fd, NULL, &s, &error), 0);
+        ck_assert(s->required);
+        ck_assert_int_eq(env_open_for_run(t.path, NULL, s, &fd, &error), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(error, "Python packages yaml-nothing"));
+}
+END_TEST
+
 START_TEST(test_search_paths) {
         _cleanup_strv_free_ char **l = NULL;
         bool python = false, ld = false, path = false;
@@ -276,6 +306,7 @@ static Suite *env_suite(void) {
         tcase_add_test(tc, test_debian_candidates_real_table);
         tcase_add_test(tc, test_spec_id);
         tcase_add_test(tc, test_spec_node);
+        tcase_add_test(tc, test_spec_optional);
         tcase_add_test(tc, test_search_paths);
         tcase_add_test(tc, test_tree_digest_seal_remove);
         tcase_add_test(tc, test_cache_lifecycle);
