@@ -11,6 +11,7 @@ static const Verb verbs[] = {
         { "run",       verb_run },
         { "exec",      verb_exec },
         { "session",   verb_session },
+        { "env",       verb_env },
         { "list",      verb_list },
         { "status",    verb_status },
         { "logs",      verb_logs },
@@ -33,6 +34,8 @@ static void help(void) {
                "  run [OPTIONS] SKILL [--] [ARGS...]    Run a skill in a sandbox (see 'run --help')\n"
                "  exec [OPTIONS] SKILL -- CMD [ARGS...] Run a command in a skill's sandbox\n"
                "  session create|list|show|rm           Sessions: /work kept between runs\n"
+               "\n"
+               "  env build|list|show|rm|gc ...         Build and manage skill environments\n"
                "\n"
                "Run commands (the skilld service):\n"
                "  list [--all] [--json]                 List your runs (--all: everyone's)\n"

@@ -686,7 +686,8 @@ int run_via_service(Client *c, RunArgs *a) {
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
         if (r < 0)
-                return EXIT_RUN_FAILED;
+                /* The service's message named what the environment lacks and how to build it. */
+                return r == -ENOMEDIUM ? RUN_EXIT_ENVIRONMENT : EXIT_RUN_FAILED;
 
         if (!c->can_pass_fds && !a->json) {
                 r = sd_event_add_time_relative(s.event, &s.log_poll, CLOCK_MONOTONIC, LOG_POLL_USEC, 0,

@@ -29,6 +29,8 @@
 #include "session-local.h"
 #include "skill-limits.h"
 #include "skill-path.h"
+#include "env.h"
+#include "verbs-env.h"
 #include "verbs.h"
 
 /* Input JSON read from a file or stdin; the engine has the same cap. */
@@ -475,7 +477,8 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_free_ char *error = NULL, *default_dir = NULL;
         _cleanup_free_ RunFile *files = NULL;
-        _cleanup_close_ int cancel_fd = -EBADF;
+        _cleanup_close_ int cancel_fd = -EBADF, env_fd = -EBADF;
+        _cleanup_strv_free_ char **env_search = NULL;
         RunRequest req = RUN_REQUEST_INIT;
         _cleanup_(session_store_freep) SessionStore *sessions = NULL;
         _cleanup_(session_freep) Session *session = NULL;
@@ -496,6 +499,12 @@ static int run_embedded(const RunArgs *a) {
         r = skill_declared_limits(skill.skill, &declared, &error);
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
+        /* Before anything runs: a skill whose environment is not built does not start. */
+        r = env_prepare_run(&skill, a->skill, hash, &env_fd);
+        if (r != 0)
+                return r;
+        if (env_fd >= 0 && env_search_paths(&env_search) < 0)
+                return log_oom(), EXIT_RUN_FAILED;
 
         r = sd_id128_randomize(&rid);
         if (r < 0)
@@ -550,6 +559,8 @@ static int run_embedded(const RunArgs *a) {
         req.limits_from_skill = skill_declared_limits_apply(&declared, &req.limits);
         /* The run gets no more than the caller has: it shares this process's network. */
         req.network = a->network;
+        req.env_dir_fd = env_fd;
+        req.env_search = env_search;
         /* Embedded runs may fall back to rlimits where no cgroup can be had: the documented
          * fallback, and the result says which backend was in force. Nothing else may be missing. */
         req.allow_missing = SANDBOX_LAYER_CGROUP;

@@ -21,6 +21,7 @@ int verb_run(int argc, char *argv[]);
 int verb_mcp(int argc, char *argv[]);
 int verb_exec(int argc, char *argv[]);
 int verb_session(int argc, char *argv[]);
+int verb_env(int argc, char *argv[]);
 
 /* The runs the skilld service keeps (verbs-runs.c). */
 int verb_list(int argc, char *argv[]);

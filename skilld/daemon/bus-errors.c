@@ -21,6 +21,7 @@ const sd_bus_error_map skilld_bus_error_map[] = {
         SD_BUS_ERROR_MAP(SKILLD_ERROR_NO_RESULT, ENODATA),
         SD_BUS_ERROR_MAP(SKILLD_ERROR_POLICY_INVALID, ENOTRECOVERABLE),
         SD_BUS_ERROR_MAP(SKILLD_ERROR_ISOLATION_UNAVAILABLE, ENOSYS),
+        SD_BUS_ERROR_MAP(SKILLD_ERROR_ENVIRONMENT_MISSING, ENOMEDIUM),
         SD_BUS_ERROR_MAP_END,
 };
 
@@ -60,6 +61,8 @@ const char *bus_error_name_from_errno(int error) {
                 return SKILLD_ERROR_POLICY_INVALID;
         case ENOSYS:
                 return SKILLD_ERROR_ISOLATION_UNAVAILABLE;
+        case ENOMEDIUM:
+                return SKILLD_ERROR_ENVIRONMENT_MISSING;
         default:
                 return NULL;
         }

@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "journal.h"
 #include "log.h"
+#include "env-run.h"
 #include "manager.h"
 #include "scope.h"
 #include "worker.h"
@@ -83,6 +84,7 @@ static Run *run_free(Run *run) {
         safe_close(run->result_fd);
         /* The uid is free again once the worker is gone: its sandbox went with it. */
         safe_close(run->uid_lock_fd);
+        safe_close(run->env_dir_fd);
         free(run->unit);
         STRV_FOREACH(n, run->peers)
                 (void) sd_bus_track_remove_name(run->peers_track, *n);
@@ -223,7 +225,8 @@ static void manager_schedule_dispatch(Manager *m) {
 }
 
 int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error) {
-        _cleanup_free_ char *request = NULL, *path = NULL;
+        _cleanup_free_ char *request = NULL, *path = NULL, *env_cache = NULL;
+        _cleanup_close_ int env_fd = -EBADF;
         const Policy *p = m->policy;
         char id[SD_ID128_STRING_MAX];
         StoreRunInfo info = {};
@@ -253,6 +256,14 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
 
         /* 2. Room on disk: a full store refuses new runs rather than losing results. */
         r = store_check_space(m->store, p->min_free_bytes, p->min_free_percent, error);
+        if (r < 0)
+                return r;
+
+        /* The skill's environment, when it needs one: refused here, not after waiting in the queue. */
+        r = env_cache_dir(true, &env_cache);
+        if (r < 0)
+                return r;
+        r = manager_env_for_run(env_cache, s->skill_dir_fd, s->skill->hash, &env_fd, error);
         if (r < 0)
                 return r;
 
@@ -286,6 +297,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .cancel_fd = -EBADF,
                 .result_fd = -EBADF,
                 .uid_lock_fd = -EBADF,
+                .env_dir_fd = -EBADF,
                 .uid = UID_INVALID,
         };
         run->path = TAKE_PTR(path);
@@ -327,6 +339,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->limits = manager_sandbox_limits(s->limits);
         run->limits_from_skill = s->limits_from_skill;
         run->skill_dir_fd = dup_fd(s->skill_dir_fd);
+        run->env_dir_fd = TAKE_FD(env_fd);
         run->skill_dir = strdup(strempty(s->skill_dir));
         run->work_dir = s->work_dir ? strdup(s->work_dir) : NULL;
         if (run->skill_dir_fd < 0 || !run->skill_dir || (s->work_dir && !run->work_dir)) {
@@ -435,6 +448,7 @@ static int run_start(Run *run) {
         _cleanup_free_ char *why = NULL, *dir = NULL, *description = NULL;
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_pair_ int cancel[2] = { -EBADF, -EBADF };
+        _cleanup_strv_free_ char **env_search = NULL;
         RunRequest req = RUN_REQUEST_INIT;
         WorkerArgs w = {};
         int r;
@@ -487,6 +501,13 @@ static int run_start(Run *run) {
         req.uid = run->uid;
         req.cancel_fd = cancel[0];
         req.allow_missing = m->policy->isolation_may_be_missing;
+        if (run->env_dir_fd >= 0) {
+                r = env_search_paths(&env_search);
+                if (r < 0)
+                        return r;
+                req.env_dir_fd = run->env_dir_fd;
+                req.env_search = env_search;
+        }
 
         w = (WorkerArgs) {
                 .request = req,

@@ -97,6 +97,7 @@ struct Run {
         int cancel_fd;                  /* write end: a byte cancels */
         int result_fd;                  /* memfd the worker writes the result JSON to */
         int uid_lock_fd;
+        int env_dir_fd;                 /* the skill's environment (skilld/env), or -1 */
         uid_t uid;
         char *unit;
         bool cancel_requested;

@@ -631,6 +631,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         if (!keep)
                 _exit(EXIT_FAILURE);
         keep[n++] = req->skill_dir_fd;
+        keep[n++] = req->env_dir_fd;
         keep[n++] = req->cancel_fd;
         keep[n++] = w->client_stdout_fd;
         keep[n++] = w->client_stderr_fd;

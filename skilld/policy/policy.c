@@ -66,6 +66,8 @@ typedef enum ValueType {
         VALUE_UID_COUNT,
         VALUE_LAYERS,           /* list of isolation layer names */
         VALUE_NETWORK,          /* list of skill names and sha256:HEX hashes */
+        VALUE_RESOLVERS,        /* list of environment resolvers: debian, pip, npm */
+        VALUE_URL,              /* an http:// or https:// URL, or "none" */
 } ValueType;
 
 typedef struct PolicyKey {
@@ -108,6 +110,10 @@ static const PolicyKey policy_keys[] = {
         KEY("isolation.may-be-missing", VALUE_LAYERS, isolation_may_be_missing, false),
         KEY("network.allowed-skills", VALUE_NETWORK, network_skills, false), /* both lists */
         KEY("service.idle-timeout", VALUE_DURATION, idle_timeout_usec, false),
+        KEY("environments.resolvers", VALUE_RESOLVERS, env_resolvers, false),
+        KEY("environments.pip-index-url", VALUE_URL, env_pip_index_url, false),
+        KEY("environments.max-count", VALUE_COUNT, env_max_count, true),
+        KEY("environments.max-size", VALUE_SIZE, env_max_bytes, true),
 };
 
 #define N_POLICY_KEYS ELEMENTSOF(policy_keys)
@@ -145,6 +151,8 @@ Policy *policy_free(Policy *p) {
                 return NULL;
         strv_free(p->network_skills);
         strv_free(p->network_hashes);
+        strv_free(p->env_resolvers);
+        free(p->env_pip_index_url);
         strv_free(p->sources);
         free(p->origins);
         free(p);
@@ -204,6 +212,12 @@ int policy_new_default(Policy **ret) {
 
         p->isolation_may_be_missing = 0;
         p->idle_timeout_usec = 30 * USEC_PER_SEC;
+
+        if (strv_extend(&p->env_resolvers, "debian") < 0 || strv_extend(&p->env_resolvers, "pip") < 0 ||
+            strv_extend(&p->env_resolvers, "npm") < 0)
+                return -ENOMEM;
+        p->env_max_count = 32;
+        p->env_max_bytes = 8ULL << 30;
 
         *ret = TAKE_PTR(p);
         return 0;
@@ -269,6 +283,8 @@ static char *format_value(ValueType type, uint64_t v) {
         case VALUE_UID_COUNT:
         case VALUE_LAYERS:
         case VALUE_NETWORK:
+        case VALUE_RESOLVERS:
+        case VALUE_URL:
         default:
                 return strdup_printf("%" PRIu64, v);
         }
@@ -549,6 +565,15 @@ static uint64_t key_min(const PolicyKey *k) {
         return 1; /* concurrency, retention, uids */
 }
 
+static void *mfree_ptr(void *p) {
+        free(p);
+        return NULL;
+}
+
+static bool str_in_set3(const char *v, const char *a, const char *b, const char *c) {
+        return streq(v, a) || streq(v, b) || streq(v, c);
+}
+
 static uint64_t key_max(const PolicyKey *k) {
         if (k->limit == POLICY_LIMIT_CPU)
                 return POLICY_CPU_PERCENT_MAX;
@@ -613,8 +638,23 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
                 r = safe_atou64(v, &u);
                 what = "a number";
                 break;
+        case VALUE_URL: {
+                char **url = field;
+
+                if (streq(v, "none")) {
+                        *url = mfree_ptr(*url);
+                        return 0;
+                }
+                if ((!startswith(v, "http://") && !startswith(v, "https://")) || strlen(v) > 2048 ||
+                    strpbrk(v, " \t\n\"'\\"))
+                        return parser_error(p, line, k->path, "not an http:// or https:// URL (or none): '%s'", shown);
+                free(*url);
+                *url = strdup(v);
+                return *url ? 0 : -ENOMEM;
+        }
         case VALUE_LAYERS:
         case VALUE_NETWORK:
+        case VALUE_RESOLVERS:
         default:
                 return parser_error(p, line, k->path, "expected a list, got a single value");
         }
@@ -652,6 +692,8 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
         case VALUE_BOOL:
         case VALUE_LAYERS:
         case VALUE_NETWORK:
+        case VALUE_RESOLVERS:
+        case VALUE_URL:
         default:
                 *(uint64_t *) field = u;
                 break;
@@ -706,6 +748,20 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                 if (!shown)
                         return -ENOMEM;
 
+                if (k->type == VALUE_RESOLVERS) {
+                        if (!str_in_set3(v, "debian", "pip", "npm")) {
+                                bad = true;
+                                r = parser_error(p, event_line(&ev), k->path,
+                                                 "unknown resolver '%s' (known: debian, pip, npm)", shown);
+                        } else if (strv_contains(names, v)) {
+                                bad = true;
+                                r = parser_error(p, event_line(&ev), k->path, "resolver '%s' is listed twice", shown);
+                        } else
+                                r = strv_extend(&names, v);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (k->type == VALUE_LAYERS) {
                         int l = sandbox_layer_from_string(v);
 
@@ -763,7 +819,10 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
 
         if (bad)
                 return 0;
-        if (k->type == VALUE_LAYERS)
+        if (k->type == VALUE_RESOLVERS) {
+                strv_free(p->policy->env_resolvers);
+                p->policy->env_resolvers = TAKE_PTR(names);
+        } else if (k->type == VALUE_LAYERS)
                 p->policy->isolation_may_be_missing = mask;
         else {
                 strv_free(p->policy->network_skills);
@@ -775,7 +834,9 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
 }
 
 static int parser_empty_list(Parser *p, const PolicyKey *k) {
-        if (k->type == VALUE_LAYERS)
+        if (k->type == VALUE_RESOLVERS)
+                p->policy->env_resolvers = strv_free(p->policy->env_resolvers);
+        else if (k->type == VALUE_LAYERS)
                 p->policy->isolation_may_be_missing = 0;
         else {
                 p->policy->network_skills = strv_free(p->policy->network_skills);
@@ -785,7 +846,7 @@ static int parser_empty_list(Parser *p, const PolicyKey *k) {
 }
 
 static int parser_value(Parser *p, const PolicyKey *k, const yaml_event_t *ev, unsigned depth) {
-        bool is_list = k->type == VALUE_LAYERS || k->type == VALUE_NETWORK;
+        bool is_list = k->type == VALUE_LAYERS || k->type == VALUE_NETWORK || k->type == VALUE_RESOLVERS;
         size_t errors_before = strv_length(*p->errors);
         int r;
 
@@ -1302,4 +1363,15 @@ int policy_resolve_limits(const Policy *p, const PolicyLimits *asked, PolicyLimi
         if (ret_raised)
                 *ret_raised = raised;
         return 0;
+}
+
+size_t policy_env_resolvers(const Policy *p, int ret[static 3]) {
+        static const char *const names[] = { "debian", "pip", "npm" }; /* EnvResolver's order */
+        size_t n = 0;
+
+        STRV_FOREACH(r, p->env_resolvers)
+                for (size_t i = 0; i < ELEMENTSOF(names) && n < 3; i++)
+                        if (streq(*r, names[i]))
+                                ret[n++] = (int) i;
+        return n;
 }

@@ -92,6 +92,13 @@ typedef struct Policy {
 
         uint64_t idle_timeout_usec;     /* the service exits after this long with nothing to do */
 
+        /* Skill environments (skilld/env). The resolvers as "debian", "pip", "npm", in the order
+         * they are tried; NULL: none at all. */
+        char **env_resolvers;
+        char *env_pip_index_url;        /* the service's PEP 503 index; NULL: pip has no source */
+        uint64_t env_max_count;         /* environments kept; gc removes the least recently used */
+        uint64_t env_max_bytes;
+
         /* Where each value came from, for validation messages. Private to policy.c. */
         char **sources;
         PolicyOrigin *origins;
@@ -148,6 +155,9 @@ bool policy_network_allowed(const Policy *p, const char *name, const char *hash,
  * above its default (the caller then needs io.skilld.raise-limits). asked may be NULL. */
 int policy_resolve_limits(const Policy *p, const PolicyLimits *asked, PolicyLimits *ret,
                           bool *ret_raised, char **error);
+
+/* The resolver order of the policy, as skilld/env takes it: ret holds EnvResolver values. */
+size_t policy_env_resolvers(const Policy *p, int ret[static 3]);
 
 /* Formats a limit value for messages: "512.0M", "256", "150%", "60s". */
 char *policy_limit_format(PolicyLimit l, uint64_t v);

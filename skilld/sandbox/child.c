@@ -607,6 +607,25 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
+/* The skill environment at /env (skilld/env): read-only for runs, writable for the build that
+ * fills it. Node looks for node_modules in every ancestor of the script, for require() and ESM
+ * import alike (NODE_PATH serves only require()), so /node_modules leads into it. */
+static int setup_env(int env_fd, bool writable, StepError *e) {
+        char src[64];
+        int r;
+
+        r = make_dir("env", 0755, e);
+        if (r < 0)
+                return r;
+        (void) snprintf(src, sizeof(src), "/proc/self/fd/%d", env_fd);
+        r = bind_mount(src, "env", (writable ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        if (r < 0)
+                return r;
+        if (symlink("/env/node/node_modules", "node_modules") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to create /node_modules");
+        return 0;
+}
+
 /* The parent opened the skill tree, but its fd points into the parent's mount namespace, and the
  * kernel binds only mounts of our own. Look the same directory up again in our copy of the tree
  * and check it is the very same one (device and inode), so a path swapped in between is caught. */
@@ -660,7 +679,7 @@ static bool is_rootfs(const char *path) {
 }
 
 static int setup_rootfs(const SandboxChild *c, StepError *e) {
-        _cleanup_close_ int skill_fd = -EBADF;
+        _cleanup_close_ int skill_fd = -EBADF, env_fd = -EBADF;
         char opts[64], skill_src[64];
         int r;
 
@@ -669,6 +688,8 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 return STEP_FAIL(e->what, errno, "Failed to make the mount namespace private");
         /* Before NEWROOT covers anything the path might go through. */
         r = reopen_here(c->skill_dir_fd, &skill_fd, e);
+        if (r >= 0 && c->env_dir_fd >= 0)
+                r = reopen_here(c->env_dir_fd, &env_fd, e);
         if (r < 0)
                 return r;
 
@@ -698,6 +719,11 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         r = hide_in_skill(c, e);
         if (r < 0)
                 return r;
+        if (env_fd >= 0) {
+                r = setup_env(env_fd, c->env_writable, e);
+                if (r < 0)
+                        return r;
+        }
 
         r = setup_writable(c, e);
         if (r >= 0)
@@ -1053,7 +1079,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
 
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
-                       c->input_fd, c->workspace_fd };
+                       c->input_fd, c->workspace_fd, c->env_dir_fd };
         _cleanup_free_ int *keep_all = NULL;
         StepError e = {};
         sigset_t mask;

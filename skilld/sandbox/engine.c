@@ -63,6 +63,7 @@ typedef struct SandboxRun {
         void *backend_state;
 
         int skill_dir_fd;
+        int env_dir_fd;
         int dest_fd;                    /* the output directory */
         int files_dest_fd;              /* its files/ */
         int lock_fd;                    /* holds the uid */
@@ -113,6 +114,7 @@ static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->hidden_dirs);
         strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
+        (void) safe_close(run->env_dir_fd);
         (void) safe_close(run->dest_fd);
         (void) safe_close(run->files_dest_fd);
         (void) safe_close(run->lock_fd);
@@ -642,6 +644,10 @@ static int prepare_files(SandboxRun *run) {
         return 0;
 }
 
+int sandbox_uid_reserve(uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        return sandbox_identity_allocate(SANDBOX_UID_LOCK, ret_uid, ret_lock_fd, error);
+}
+
 static int prepare_identity(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         uid_t uid;
@@ -794,6 +800,15 @@ static int run_prepare(SandboxRun *run) {
         if (run->skill_dir_fd < 0)
                 return run_fail(run, -errno, "Failed to open the skill directory %s: %m",
                                 strna(req->skill_dir));
+        if (req->env_dir_fd >= 0) {
+                struct stat st;
+
+                run->env_dir_fd = fcntl(req->env_dir_fd, F_DUPFD_CLOEXEC, 3);
+                if (run->env_dir_fd < 0)
+                        return run_fail(run, -errno, "Failed to duplicate the environment fd: %m");
+                if (fstat(run->env_dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return run_fail(run, -ENOTDIR, "The environment fd is not a directory");
+        }
         if (req->command) {
                 _cleanup_free_ char *why = NULL;
 
@@ -835,7 +850,7 @@ static int run_prepare(SandboxRun *run) {
         r = build_argv(run);
         if (r < 0)
                 return r;
-        r = sandbox_env_build(req->env, req->input_json, &run->envp);
+        r = sandbox_env_build(req->env, req->env_search, req->input_json, &run->envp);
         if (r < 0)
                 return r;
         r = prepare_stdin(run);
@@ -884,6 +899,8 @@ static int run_clone(SandboxRun *run) {
                 .hold_fd = run->hold[0],
                 .ctl_fd = run->ctl[1],
                 .skill_dir_fd = run->skill_dir_fd,
+                .env_dir_fd = run->env_dir_fd,
+                .env_writable = run->req->env_writable,
                 .stdin_fd = run->stdin_fd,
                 .stdout_fd = run->out_pipe[1],
                 .stderr_fd = run->err_pipe[1],
@@ -1431,6 +1448,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         _cleanup_(sandbox_run_done) SandboxRun run = {
                 .req = req,
                 .skill_dir_fd = -EBADF,
+                .env_dir_fd = -EBADF,
                 .dest_fd = -EBADF,
                 .files_dest_fd = -EBADF,
                 .lock_fd = -EBADF,

@@ -31,6 +31,8 @@ typedef enum RunStatus {
         RUN_STATUS_INTERRUPTED,         /* daemon: it died while the run was in flight */
         RUN_STATUS_QUEUED,              /* daemon */
         RUN_STATUS_RUNNING,             /* daemon */
+        RUN_STATUS_ENVIRONMENT,         /* the skill's environment is not built (or lacks a module
+                                         * it imports); never produced by the engine itself */
         _RUN_STATUS_MAX,
         _RUN_STATUS_INVALID = -EINVAL,
 } RunStatus;
@@ -136,6 +138,12 @@ typedef struct RunRequest {
         bool network;                   /* share the caller's network namespace instead of one
                                          * with only lo; /etc then has the host's resolv.conf and
                                          * hosts. Everything else stays isolated. */
+        int env_dir_fd;                 /* a skill environment (skilld/env), bound at /env, with
+                                         * /node_modules a link to /env/node/node_modules; or -1 */
+        bool env_writable;              /* bind it read-write: the environment is being built */
+        char **env_search;              /* NAME=VALUE entries the caller sets for the environment
+                                         * (PYTHONPATH, LD_LIBRARY_PATH): trusted, not checked
+                                         * with sandbox_env_check(), and they win over env */
         uid_t uid;                      /* root only: the run's uid and gid, reserved by the caller;
                                          * (uid_t) -1: the engine takes one of its range per run */
         const char *output_dir;         /* artifacts, logs and result.json; created if missing */
@@ -156,6 +164,7 @@ typedef struct RunRequest {
                 .limits = SANDBOX_LIMITS_DEFAULT,               \
                 .skill_dir_fd = -EBADF,                         \
                 .workspace_fd = -EBADF,                         \
+                .env_dir_fd = -EBADF,                           \
                 .uid = (uid_t) -1,                              \
                 .stdout_fd = -EBADF,                            \
                 .stderr_fd = -EBADF,                            \
@@ -281,8 +290,15 @@ int run_result_refused_string(const RunResult *r, char **ret);
 /* The result as JSON, the format of result.json and of the daemon's Result property. */
 int run_result_to_json(const RunResult *r, cJSON **ret);
 /* The exit status `skillctl run` returns for this result (see skillctl(1)): the skill's exit
- * code; 124 timeout; 128+N signal; 137 oom; 125 setup failure; 126/127 not executable/found. */
+ * code; 124 timeout; 128+N signal; 137 oom; 125 setup failure; 126/127 not executable/found;
+ * 122 (RUN_EXIT_ENVIRONMENT) the environment is missing. */
+#define RUN_EXIT_ENVIRONMENT 122
 int run_result_exit_code(const RunResult *r);
+
+/* Root only: reserves a throwaway uid of the engine's range, as a run without RunRequest.uid gets,
+ * until *ret_lock_fd is closed; for a caller that must hand files to the run's uid beforehand
+ * (an environment build). */
+int sandbox_uid_reserve(uid_t *ret_uid, int *ret_lock_fd, char **error);
 
 /* Runs the request to its end. Returns 0 with a result whenever a run was attempted (a setup
  * failure is a result with status error); negative errno, with a message, only when the

@@ -140,14 +140,15 @@ int sandbox_env_check_all(char * const *env, char **error) {
 }
 
 /* The skill's environment, built from nothing: fixed entries, the input channels, then the
- * caller's checked additions (which may override LANG and TERM, and nothing else of ours).
+ * caller's checked additions (which may override LANG and TERM, and nothing else of ours), and
+ * the search paths of a skill environment, which nothing overrides.
  *
- * The skill root is on Python's and Node's module search path because skills are written to be
- * run from their root ("python -m scripts.package_skill", whose modules then import
- * "scripts.quick_validate"): a script started by path gets its own folder on sys.path, not the
- * root, and would fail on those imports. It is the skill's own read-only tree, the same for every
- * run; callers still may not set either variable. */
-int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) {
+ * The skill root is on Python's and Node's module search path, ahead of an environment's,
+ * because skills are written to be run from their root ("python -m scripts.package_skill", whose
+ * modules then import "scripts.quick_validate"): a script started by path gets its own folder on
+ * sys.path, not the root, and would fail on those imports. It is the skill's own read-only tree,
+ * the same for every run; callers still may not set either variable. */
+int sandbox_env_build(char * const *extra, char * const *search, const char *input_json, char ***ret) {
         static const char *const fixed[] = {
                 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                 "HOME=/home/skill",
@@ -163,7 +164,27 @@ int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) 
         _cleanup_strv_free_ char **env = NULL;
         int r;
 
+        STRV_FOREACH(e, search) {
+                /* The skill root first: its own modules win over the environment's. */
+                if (startswith(*e, "PYTHONPATH=") || startswith(*e, "NODE_PATH=")) {
+                        size_t n = strcspn(*e, "=");
+                        char *v = strdup_printf("%.*s=/skill:%s", (int) n, *e, *e + n + 1);
+
+                        r = v ? strv_push(&env, v) : -ENOMEM;
+                } else
+                        r = strv_extend(&env, *e);
+                if (r < 0)
+                        return r;
+        }
         STRV_FOREACH(e, extra) {
+                size_t n = strcspn(*e, "=");
+                bool overridden = false;
+
+                STRV_FOREACH(s, search)
+                        if (strncmp(*s, *e, n + 1) == 0)
+                                overridden = true;
+                if (overridden)
+                        continue;
                 r = strv_extend(&env, *e);
                 if (r < 0)
                         return r;
@@ -173,6 +194,9 @@ int sandbox_env_build(char * const *extra, const char *input_json, char ***ret) 
                 bool overridden = false;
 
                 STRV_FOREACH(e, extra)
+                        if (strncmp(*e, fixed[i], n + 1) == 0)
+                                overridden = true;
+                STRV_FOREACH(e, search)
                         if (strncmp(*e, fixed[i], n + 1) == 0)
                                 overridden = true;
                 if (!overridden) {

@@ -24,6 +24,7 @@ static const char *const status_table[_RUN_STATUS_MAX] = {
         [RUN_STATUS_INTERRUPTED]  = "interrupted",
         [RUN_STATUS_QUEUED]       = "queued",
         [RUN_STATUS_RUNNING]      = "running",
+        [RUN_STATUS_ENVIRONMENT]  = "environment",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(run_status, RunStatus, status_table);
@@ -109,6 +110,8 @@ int run_result_exit_code(const RunResult *r) {
                 return 125;
         case RUN_STATUS_CANCELED:
                 return 128 + SIGINT;
+        case RUN_STATUS_ENVIRONMENT:
+                return RUN_EXIT_ENVIRONMENT;
         case RUN_STATUS_FAILED:
         case RUN_STATUS_TASKS:
         case RUN_STATUS_SIGNAL:

@@ -63,6 +63,8 @@ typedef struct SandboxChild {
         int hold_fd;                    /* read end; a byte means go, EOF means abort */
         int ctl_fd;                     /* our end of the control socket */
         int skill_dir_fd;               /* O_PATH of the skill tree */
+        int env_dir_fd;                 /* O_PATH of the environment for /env, or -1 */
+        bool env_writable;
         int stdin_fd;
         int stdout_fd;
         int stderr_fd;
@@ -185,7 +187,7 @@ int sandbox_workspace_save(int workspace_fd, int run_work_fd, char **error);
 
 /* request.c */
 int sandbox_env_check_all(char * const *env, char **error);
-int sandbox_env_build(char * const *extra, const char *input_json, char ***ret);
+int sandbox_env_build(char * const *extra, char * const *search, const char *input_json, char ***ret);
 
 /* cgroup-util.c: attribute files of a cgroup directory fd (or path). */
 int cg_write(int dir_fd, const char *attr, const char *value);

@@ -76,3 +76,16 @@ int sha256_fd(int fd, char hex[static SHA256_HEX_SIZE], uint64_t *ret_size) {
                 *ret_size = total;
         return 0;
 }
+
+int sha256_buffer_hex(const void *data, size_t n, char hex[static SHA256_HEX_SIZE]) {
+        _cleanup_(sha256_freep) Sha256 *h = NULL;
+        int r;
+
+        r = sha256_new(&h);
+        if (r < 0)
+                return r;
+        r = sha256_update(h, data, n);
+        if (r < 0)
+                return r;
+        return sha256_final_hex(h, hex);
+}

@@ -17,3 +17,5 @@ int sha256_final_hex(Sha256 *h, char hex[static SHA256_HEX_SIZE]);
 
 /* Hashes the rest of fd into hex, returning the number of bytes read in *ret_size. */
 int sha256_fd(int fd, char hex[static SHA256_HEX_SIZE], uint64_t *ret_size);
+/* The hash of one buffer. */
+int sha256_buffer_hex(const void *data, size_t n, char hex[static SHA256_HEX_SIZE]);

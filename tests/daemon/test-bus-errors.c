@@ -22,6 +22,7 @@ static const struct {
         { ENODATA, SKILLD_ERROR_NO_RESULT },
         { ENOTRECOVERABLE, SKILLD_ERROR_POLICY_INVALID },
         { ENOSYS, SKILLD_ERROR_ISOLATION_UNAVAILABLE },
+        { ENOMEDIUM, SKILLD_ERROR_ENVIRONMENT_MISSING },
 };
 
 START_TEST(test_errno_to_name) {
@@ -83,7 +84,7 @@ START_TEST(test_names_documented) {
                 ck_assert(startswith(m->name, SKILLD_ERROR_PREFIX));
                 ck_assert_msg(strstr(xml, m->name), "%s is not documented in the XML", m->name);
         }
-        ck_assert_uint_eq(n, 14);
+        ck_assert_uint_eq(n, 15);
 }
 END_TEST
 

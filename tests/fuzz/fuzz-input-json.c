@@ -45,7 +45,7 @@ static void check_input(const char *text) {
         again = cJSON_PrintUnformatted(back);
         fuzz_assert(again && streq(again, printed), "input changed in a round trip: %s", printed);
 
-        fuzz_assert(sandbox_env_build(NULL, text, &env) >= 0);
+        fuzz_assert(sandbox_env_build(NULL, NULL, text, &env) >= 0);
         fits = strlen("SANDBOX_INPUT=") + strlen(text) + 1 <= SANDBOX_INPUT_ENV_MAX;
         for (size_t i = 0; env && env[i]; i++) {
                 const char *eq = strchr(env[i], '=');

@@ -104,6 +104,12 @@ static void assert_policy_equal(const Policy *a, const Policy *b) {
         ck_assert_uint_eq(strv_length(a->network_skills), strv_length(b->network_skills));
         ck_assert_uint_eq(strv_length(a->network_hashes), strv_length(b->network_hashes));
         ck_assert_uint_eq(a->idle_timeout_usec, b->idle_timeout_usec);
+        ck_assert_uint_eq(strv_length(a->env_resolvers), strv_length(b->env_resolvers));
+        for (size_t i = 0; i < strv_length(a->env_resolvers); i++)
+                ck_assert_str_eq(a->env_resolvers[i], b->env_resolvers[i]);
+        ck_assert_str_eq(strempty(a->env_pip_index_url), strempty(b->env_pip_index_url));
+        ck_assert_uint_eq(a->env_max_count, b->env_max_count);
+        ck_assert_uint_eq(a->env_max_bytes, b->env_max_bytes);
 }
 
 START_TEST(test_shipped_file_equals_defaults) {
@@ -156,7 +162,12 @@ static const char every_key[] =
         "    - web-fetch\n"
         "    - sha256:ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
         "service:\n"
-        "  idle-timeout: 2min\n";
+        "  idle-timeout: 2min\n"
+        "environments:\n"
+        "  resolvers: [pip, debian]\n"
+        "  pip-index-url: http://127.0.0.1:8080/simple/\n"
+        "  max-count: 3\n"
+        "  max-size: infinity\n";
 
 START_TEST(test_every_key) {
         _cleanup_(policy_freep) Policy *p = load_one(every_key);
@@ -202,6 +213,18 @@ START_TEST(test_every_key) {
         ck_assert_str_eq(p->network_hashes[0],
                          "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
         ck_assert_uint_eq(p->idle_timeout_usec, 120 * sec);
+        ck_assert_uint_eq(strv_length(p->env_resolvers), 2);
+        ck_assert_str_eq(p->env_resolvers[0], "pip");
+        ck_assert_str_eq(p->env_pip_index_url, "http://127.0.0.1:8080/simple/");
+        ck_assert_uint_eq(p->env_max_count, 3);
+        ck_assert_uint_eq(p->env_max_bytes, POLICY_INFINITY);
+        {
+                int order[3];
+
+                ck_assert_uint_eq(policy_env_resolvers(p, order), 2);
+                ck_assert_int_eq(order[0], 1);
+                ck_assert_int_eq(order[1], 0);
+        }
 }
 END_TEST
 
@@ -304,6 +327,13 @@ START_TEST(test_value_errors) {
         check_one("network:\n  allowed-skills: [Bad_Name]\n",
                   "policy.yaml:2: network.allowed-skills: not a skill name (a-z, 0-9 and inner "
                   "hyphens, at most 64) or sha256:HASH: 'Bad_Name'");
+        check_one("environments:\n  resolvers: [debian, conda]\n",
+                  "policy.yaml:2: environments.resolvers: unknown resolver 'conda' (known: debian, pip, npm)");
+        check_one("environments:\n  resolvers: [pip, pip]\n",
+                  "policy.yaml:2: environments.resolvers: resolver 'pip' is listed twice");
+        check_one("environments:\n  pip-index-url: file:///srv/wheels\n",
+                  "policy.yaml:2: environments.pip-index-url: not an http:// or https:// URL (or none): "
+                  "'file:///srv/wheels'");
         /* A name with an escape sequence is shown escaped, never raw. */
         check_one("limits:\n  memory: {max: \"\\e[31m\"}\n",
                   "policy.yaml:2: limits.memory.max: value is too long or holds control characters");

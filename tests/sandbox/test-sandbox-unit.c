@@ -41,7 +41,7 @@ START_TEST(test_env_build) {
         ck_assert_int_eq(sandbox_env_check_all(extra, NULL), 0);
         ck_assert_int_eq(sandbox_env_check_all(dup, NULL), -EINVAL);
 
-        ck_assert_int_eq(sandbox_env_build(extra, "{\"a\":1}", &env), 0);
+        ck_assert_int_eq(sandbox_env_build(extra, NULL, "{\"a\":1}", &env), 0);
         ck_assert(strv_contains(env, "TERM=xterm"));
         ck_assert(!strv_contains(env, "TERM=dumb"));
         ck_assert(strv_contains(env, "GREETING=hi"));
@@ -64,7 +64,7 @@ START_TEST(test_env_build) {
         memset(big, ' ', SANDBOX_INPUT_ENV_MAX);
         big[0] = '1';
         big[SANDBOX_INPUT_ENV_MAX] = '\0';
-        ck_assert_int_eq(sandbox_env_build(NULL, big, &env2), 0);
+        ck_assert_int_eq(sandbox_env_build(NULL, NULL, big, &env2), 0);
         STRV_FOREACH(e, env2)
                 ck_assert(!startswith(*e, "SANDBOX_INPUT="));
         ck_assert(strv_contains(env2, "SKILL_INPUT_FILE=" SANDBOX_INPUT_PATH));

@@ -1,0 +1,590 @@
+/* "skillctl env": the environments skills' third-party packages live in (skilld/env). build
+ * resolves and installs what a skill needs, in the sandbox with network; list, show, rm and gc
+ * look after the cache. And what `skillctl run` asks before an embedded run: which environment to
+ * mount, or why the run cannot start. */
+#include <getopt.h>
+#include <systemd/sd-journal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "env.h"
+#include "fileio.h"
+#include "log.h"
+#include "output.h"
+#include "parse-util.h"
+#include "policy.h"
+#include "run.h"
+#include "skill-fd.h"
+#include "verbs.h"
+#include "verbs-env.h"
+
+static int env_usage(void) {
+        printf("Usage: skillctl env COMMAND ...\n"
+               "\n"
+               "Build and manage the environments that hold skills' third-party packages.\n"
+               "\n"
+               "Commands:\n"
+               "  build [--local] [--index-url URL] [--resolvers LIST] [--rebuild] [--json] SKILL\n"
+               "                        Resolve and install what SKILL needs, in the sandbox\n"
+               "  list [--json]         List the built environments\n"
+               "  show ID|SKILL [--json] Show an environment's manifest\n"
+               "  rm ID...              Remove environments\n"
+               "  gc [--max-count N] [--max-size SIZE] [--json]\n"
+               "                        Remove the least recently used beyond the caps\n"
+               "\n"
+               "Options of every command:\n"
+               "  --system              The service's environments (/var/cache/skilld/envs)\n"
+               "\n"
+               "See skillctl(1).\n");
+        return 0;
+}
+
+/* The spec of what the skill at dir needs, with the options of this host: the pip index is
+ * pip's own setting (PIP_INDEX_URL) unless given, the npm registry npm's. */
+static int skill_env_spec(const LocalSkill *skill, const EnvOptions *o, EnvSpec **ret, SkillDeps **ret_deps,
+                          char **error) {
+        _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
+        SkillDepsOptions dopts = SKILL_DEPS_OPTIONS_INIT;
+        int r;
+
+        dopts.infer = true;
+        dopts.skill_dir = skill->source->path;
+        dopts.allow_missing = SANDBOX_LAYER_CGROUP;
+        r = skill_deps_discover(skill->source->dir_fd, skill->skill, &dopts, &deps, error);
+        if (r == -EOPNOTSUPP && dopts.infer) {
+                /* Inference is not available here: what the skill declares is all we know. */
+                free(*error);
+                *error = NULL;
+                dopts.infer = false;
+                r = skill_deps_discover(skill->source->dir_fd, skill->skill, &dopts, &deps, error);
+        }
+        if (r < 0)
+                return r;
+        r = env_spec_new(deps, skill->source->dir_fd, o, ret, error);
+        if (r < 0)
+                return r;
+        if (ret_deps)
+                *ret_deps = TAKE_PTR(deps);
+        return 0;
+}
+
+/* The host's policy (/etc/skilld/policy.yaml over the shipped one) sets the resolver order and
+ * the caps for embedded use too; a policy that does not load leaves the compiled defaults. */
+static Policy *host_policy(void) {
+        static Policy *cached = NULL;
+        _cleanup_free_ char *error = NULL;
+
+        if (cached)
+                return cached;
+        if (policy_load(NULL, &cached, &error) < 0) {
+                log_debug("Using the default policy: %s", strna(error));
+                if (policy_new_default(&cached) < 0)
+                        return NULL;
+        }
+        return cached;
+}
+
+/* pip's own setting (PIP_INDEX_URL) unless given, then the policy's. */
+static int env_options_for_host(EnvOptions *o, const char *index_url) {
+        Policy *p = host_policy();
+
+        *o = ENV_OPTIONS_INIT;
+        if (p) {
+                int order[3];
+
+                o->n_resolvers = policy_env_resolvers(p, order);
+                for (size_t i = 0; i < o->n_resolvers; i++)
+                        o->resolvers[i] = (EnvResolver) order[i];
+        }
+        o->pip_index_url = index_url ?: getenv("PIP_INDEX_URL");
+        if (isempty(o->pip_index_url))
+                o->pip_index_url = p ? p->env_pip_index_url : NULL;
+        return 0;
+}
+
+int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *hash, int *ret_fd) {
+        _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
+        _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
+        _cleanup_free_ char *cache = NULL, *error = NULL;
+        EnvOptions o;
+        char id[65];
+        int r;
+
+        r = env_cache_dir(false, &cache);
+        if (r < 0) {
+                *ret_fd = -EBADF;
+                return 0; /* no cache, no environments: the skill runs as it is */
+        }
+        /* The fast path: this very content was resolved before. */
+        r = env_binding_get(cache, hash, id);
+        if (r > 0) {
+                if (streq(id, "-")) {
+                        *ret_fd = -EBADF;
+                        return 0;
+                }
+                r = env_open_id(cache, id);
+                if (r >= 0) {
+                        *ret_fd = r;
+                        return 0;
+                }
+        }
+
+        (void) env_options_for_host(&o, NULL);
+        r = skill_env_spec(skill, &o, &spec, &deps, &error);
+        if (r < 0)
+                return run_fail("%s: cannot tell what this skill needs: %s", skill_arg, error ?: strerror(-r));
+        if (!spec && deps->inferred)
+                /* Inference runs a sandbox of its own: the next run of this content skips it. */
+                (void) env_binding_set(cache, hash, "-");
+        r = env_open_for_run(cache, hash, spec, ret_fd, &error);
+        if (r == -ENOENT) {
+                run_error("%s: %s. Build it with: skillctl env build --local %s", skill_arg, error, skill_arg);
+                return RUN_EXIT_ENVIRONMENT;
+        }
+        if (r < 0)
+                return run_fail("%s: %s", skill_arg, error ?: strerror(-r));
+        if (r == 0)
+                *ret_fd = -EBADF;
+        return 0;
+}
+
+static int verb_env_build(int argc, char *argv[]) {
+        enum { ARG_INDEX_URL = 0x100, ARG_RESOLVERS, ARG_REBUILD, ARG_JSON, ARG_LOCAL, ARG_SYSTEM };
+        static const struct option options[] = {
+                { "help",      no_argument,       NULL, 'h' },
+                { "index-url", required_argument, NULL, ARG_INDEX_URL },
+                { "resolvers", required_argument, NULL, ARG_RESOLVERS },
+                { "rebuild",   no_argument,       NULL, ARG_REBUILD },
+                { "json",      no_argument,       NULL, ARG_JSON },
+                { "local",     no_argument,       NULL, ARG_LOCAL },
+                { "system",    no_argument,       NULL, ARG_SYSTEM },
+                {}
+        };
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
+        _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
+        _cleanup_(env_build_result_done) EnvBuildResult res = {};
+        _cleanup_free_ char *error = NULL, *cache = NULL, *needs = NULL;
+        EnvBuildOptions bo = ENV_BUILD_OPTIONS_INIT;
+        const char *index_url = NULL, *resolvers = NULL;
+        bool rebuild = false, json = false, system = false;
+        struct timespec t0, t1;
+        char hash[65];
+        EnvOptions o;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        return env_usage();
+                case ARG_INDEX_URL:
+                        index_url = optarg;
+                        break;
+                case ARG_RESOLVERS:
+                        resolvers = optarg;
+                        break;
+                case ARG_REBUILD:
+                        rebuild = true;
+                        break;
+                case ARG_JSON:
+                        json = true;
+                        break;
+                case ARG_LOCAL:
+                        break;
+                case ARG_SYSTEM:
+                        system = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        if (optind + 1 != argc)
+                return usage_error("env build", "exactly one SKILL is needed");
+        /* The service's cache is root's to fill: BuildEnvironment, the polkit-checked way for
+         * other users, is not there yet. */
+        if (system && geteuid() != 0)
+                return usage_error("env build --system", "only root builds the service's environments in this "
+                                   "version (the BuildEnvironment call is not available yet); use --local");
+
+        (void) env_options_for_host(&o, index_url);
+        if (resolvers) {
+                _cleanup_free_ char *copy = strdup(resolvers);
+                char *save = NULL;
+
+                if (!copy)
+                        return log_oom(), EXIT_INVALID;
+                o.n_resolvers = 0;
+                for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        EnvResolver e = env_resolver_from_string(t);
+
+                        if (e < 0)
+                                return usage_error("--resolvers", "a comma-separated list of debian, pip, npm");
+                        for (size_t i = 0; i < o.n_resolvers; i++)
+                                if (o.resolvers[i] == e)
+                                        return usage_error("--resolvers", "a resolver is named twice");
+                        o.resolvers[o.n_resolvers++] = e;
+                }
+        }
+
+        r = local_skill_open(argv[optind], &skill, &error);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: %s\n", error ?: strerror(-r));
+                return EXIT_INVALID;
+        }
+        r = skill_tree_hash(skill.source->dir_fd, hash, &error);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: %s: %s\n", argv[optind], error ?: strerror(-r));
+                return EXIT_INVALID;
+        }
+        r = skill_env_spec(&skill, &o, &spec, NULL, &error);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: %s: %s\n", argv[optind], error ?: strerror(-r));
+                return EXIT_INVALID;
+        }
+        r = env_cache_dir(system, &cache);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: cannot find a cache directory (set XDG_CACHE_HOME or HOME)\n");
+                return EXIT_INVALID;
+        }
+        if (!spec) {
+                (void) env_binding_set(cache, hash, "-");
+                if (json)
+                        puts("{\"id\": null, \"cached\": false, \"missing\": []}");
+                else
+                        printf("%s needs no environment: it declares no third-party packages, and its code imports none.\n",
+                               argv[optind]);
+                return 0;
+        }
+        if (spec->package_json && !spec->npm_registry)
+                (void) env_npm_registry(&spec->npm_registry);
+        r = env_describe_needs(spec, &needs);
+        if (r < 0)
+                return log_oom(), EXIT_INVALID;
+        fprintf(stderr, "skillctl: %s needs %s\n", argv[optind], needs);
+
+        bo.cache_dir = cache;
+        bo.skill_hash = hash;
+        bo.rebuild = rebuild;
+        bo.log_fd = STDERR_FILENO;
+        bo.allow_missing = SANDBOX_LAYER_CGROUP;
+        (void) clock_gettime(CLOCK_MONOTONIC, &t0);
+        r = env_build(spec, &bo, &res, &error);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: %s: building the environment failed: %s\n", argv[optind],
+                        error ?: strerror(-r));
+                return EXIT_INVALID;
+        }
+        (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (system && !res.cached)
+                /* The service's environments are the admin's business: one journal entry each. */
+                (void) sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): %d packages resolved, %zu missing",
+                                       res.id, skill.skill->name, hash,
+                                       cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved")),
+                                       strv_length(res.missing),
+                                       "PRIORITY=%d", strv_length(res.missing) > 0 ? LOG_WARNING : LOG_INFO,
+                                       "SKILLD_ENVIRONMENT=%s", res.id, "SKILLD_SKILL_HASH=%s", hash,
+                                       "SYSLOG_IDENTIFIER=skillctl", NULL);
+        if (!res.cached && host_policy()) {
+                /* Within the policy's caps; the environment just built is the most recent. */
+                _cleanup_strv_free_ char **removed = NULL;
+
+                (void) env_gc(cache, MAX(host_policy()->env_max_count, 1U), host_policy()->env_max_bytes, &removed);
+                STRV_FOREACH(id, removed)
+                        fprintf(stderr, "skillctl: removed the least recently used environment %.12s\n", *id);
+        }
+
+        if (json) {
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
+                cJSON *missing = cJSON_CreateArray();
+
+                STRV_FOREACH(m, res.missing)
+                        (void) cJSON_AddItemToArray(missing, cJSON_CreateString(*m));
+                if (!j || !cJSON_AddStringToObject(j, "id", res.id) ||
+                    !cJSON_AddBoolToObject(j, "cached", res.cached) || !cJSON_AddItemToObject(j, "missing", missing) ||
+                    !cJSON_AddItemToObject(j, "manifest", cJSON_Duplicate(res.manifest, true)))
+                        return log_oom(), EXIT_INVALID;
+                (void) json_print(j);
+        } else {
+                double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+                printf("Environment %s %s in %.2fs.\n", res.id, res.cached ? "is built already" : "built", secs);
+                STRV_FOREACH(m, res.missing)
+                        printf("  missing: %s (no source provided it)\n", *m);
+        }
+        return strv_length(res.missing) > 0 ? ENV_EXIT_PARTIAL : 0;
+}
+
+static int cache_for(bool system, char **ret) {
+        int r = env_cache_dir(system, ret);
+
+        if (r < 0)
+                fprintf(stderr, "skillctl: cannot find the environment cache (set XDG_CACHE_HOME or HOME)\n");
+        return r;
+}
+
+/* The common options of list, show, rm and gc. */
+static int parse_common(int argc, char *argv[], bool *json, bool *system, uint64_t *max_count, uint64_t *max_size) {
+        enum { ARG_JSON = 0x100, ARG_SYSTEM, ARG_LOCAL, ARG_MAX_COUNT, ARG_MAX_SIZE };
+        static const struct option options[] = {
+                { "help",      no_argument,       NULL, 'h' },
+                { "json",      no_argument,       NULL, ARG_JSON },
+                { "system",    no_argument,       NULL, ARG_SYSTEM },
+                { "local",     no_argument,       NULL, ARG_LOCAL },
+                { "max-count", required_argument, NULL, ARG_MAX_COUNT },
+                { "max-size",  required_argument, NULL, ARG_MAX_SIZE },
+                {}
+        };
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        (void) env_usage();
+                        return 0;
+                case ARG_JSON:
+                        *json = true;
+                        break;
+                case ARG_SYSTEM:
+                        *system = true;
+                        break;
+                case ARG_LOCAL:
+                        break;
+                case ARG_MAX_COUNT:
+                case ARG_MAX_SIZE:
+                        if (!max_count)
+                                return usage_error(argv[0], "--max-count and --max-size are options of gc"), -EINVAL;
+                        r = c == ARG_MAX_COUNT ? safe_atou64(optarg, max_count) : parse_size(optarg, max_size);
+                        if (r < 0)
+                                return usage_error(c == ARG_MAX_COUNT ? "--max-count" : "--max-size",
+                                                   "not a number (sizes take K, M, G)"), -EINVAL;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        return 1;
+}
+
+static int verb_env_list(int argc, char *argv[]) {
+        _cleanup_(table_freep) Table *t = NULL;
+        _cleanup_free_ char *cache = NULL;
+        EnvInfo *a = NULL;
+        size_t n = 0;
+        bool json = false, system = false;
+        int r;
+
+        r = parse_common(argc, argv, &json, &system, NULL, NULL);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : 0;
+        if (cache_for(system, &cache) < 0)
+                return EXIT_INVALID;
+        r = env_list(cache, &a, &n);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: cannot list %s: %s\n", cache, strerror(-r));
+                return EXIT_INVALID;
+        }
+        if (json) {
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateArray();
+
+                for (size_t i = 0; j && i < n; i++) {
+                        cJSON *o = cJSON_CreateObject();
+
+                        if (!o || !cJSON_AddItemToArray(j, o) || !cJSON_AddStringToObject(o, "id", a[i].id) ||
+                            !cJSON_AddItemToObject(o, "size", json_u64(a[i].size)) ||
+                            !cJSON_AddItemToObject(o, "last_used_usec", json_u64(a[i].last_used_usec)) ||
+                            !cJSON_AddItemToObject(o, "created_usec", json_u64(a[i].created_usec)) ||
+                            !cJSON_AddItemToObject(o, "missing", cJSON_Duplicate(cJSON_GetObjectItem(a[i].manifest, "missing"), true)))
+                                r = -ENOMEM;
+                }
+                if (!j || r < 0 || json_print(j) < 0)
+                        r = -ENOMEM;
+        } else {
+                t = table_new(5, "ID", "SIZE", "LAST USED", "PACKAGES", "MISSING");
+                for (size_t i = 0; t && i < n; i++) {
+                        char size[32], when[FORMAT_TIMESTAMP_MAX];
+
+                        if (table_addf(t, "%.12s", a[i].id) < 0 ||
+                            table_add(t, format_bytes(size, sizeof(size), a[i].size)) < 0 ||
+                            table_add(t, format_timestamp_short(when, sizeof(when), a[i].last_used_usec)) < 0 ||
+                            table_addf(t, "%d", cJSON_GetArraySize(cJSON_GetObjectItem(a[i].manifest, "resolved"))) < 0 ||
+                            table_addf(t, "%d", cJSON_GetArraySize(cJSON_GetObjectItem(a[i].manifest, "missing"))) < 0)
+                                r = -ENOMEM;
+                }
+                if (!t)
+                        r = -ENOMEM;
+                else if (r >= 0) {
+                        if (n == 0)
+                                printf("No environments in %s.\n", cache);
+                        else
+                                table_print(t, stdout);
+                }
+        }
+        env_info_array_free(a, n);
+        return r < 0 ? (log_oom(), EXIT_INVALID) : 0;
+}
+
+static int verb_env_show(int argc, char *argv[]) {
+        _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
+        _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
+        _cleanup_free_ char *cache = NULL, *error = NULL, *path = NULL, *text = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *m = NULL;
+        bool json = false, system = false;
+        char id[65];
+        cJSON *x;
+        int r;
+
+        r = parse_common(argc, argv, &json, &system, NULL, NULL);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : 0;
+        if (optind + 1 != argc)
+                return usage_error("env show", "exactly one ID or SKILL is needed");
+        if (cache_for(system, &cache) < 0)
+                return EXIT_INVALID;
+
+        if (access(argv[optind], F_OK) >= 0) {
+                EnvOptions o;
+
+                /* A skill: the environment it would use. */
+                r = local_skill_open(argv[optind], &skill, &error);
+                if (r >= 0) {
+                        (void) env_options_for_host(&o, NULL);
+                        r = skill_env_spec(&skill, &o, &spec, NULL, &error);
+                }
+                if (r < 0) {
+                        fprintf(stderr, "skillctl: %s\n", error ?: strerror(-r));
+                        return EXIT_INVALID;
+                }
+                if (!spec) {
+                        printf("%s needs no environment.\n", argv[optind]);
+                        return 0;
+                }
+                if (env_find(cache, spec, id) <= 0)
+                        memcpy(id, spec->id, sizeof(id));
+        } else {
+                r = env_resolve_id(cache, argv[optind], id, &error);
+                if (r < 0) {
+                        fprintf(stderr, "skillctl: %s\n", error);
+                        return EXIT_INVALID;
+                }
+        }
+        path = strdup_printf("%s/%s/manifest.json", cache, id);
+        if (!path)
+                return log_oom(), EXIT_INVALID;
+        r = read_full_file_at(AT_FDCWD, path, 64U * 1024U * 1024U, true, &text, NULL);
+        if (r == -ENOENT) {
+                fprintf(stderr, "skillctl: environment %.12s is not built (skillctl env build %s)\n", id,
+                        spec ? argv[optind] : "SKILL");
+                return EXIT_INVALID;
+        }
+        if (r < 0 || !(m = cJSON_Parse(text))) {
+                fprintf(stderr, "skillctl: cannot read %s: %s\n", path, r < 0 ? strerror(-r) : "not JSON");
+                return EXIT_INVALID;
+        }
+        if (json)
+                return json_print(m) < 0 ? EXIT_INVALID : 0;
+
+        printf("Environment %s\n", id);
+        x = cJSON_GetObjectItem(m, "digest");
+        printf("  Digest: %s\n", cJSON_IsString(x) ? x->valuestring : "-");
+        x = cJSON_GetObjectItem(m, "size");
+        if (cJSON_IsNumber(x)) {
+                char size[32];
+                printf("  Size: %s\n", format_bytes(size, sizeof(size), (uint64_t) x->valuedouble));
+        }
+        printf("  Resolved:\n");
+        cJSON_ArrayForEach(x, cJSON_GetObjectItem(m, "resolved")) {
+                cJSON *e = cJSON_GetObjectItem(x, "ecosystem"), *n = cJSON_GetObjectItem(x, "name"),
+                      *s = cJSON_GetObjectItem(x, "source"), *p = cJSON_GetObjectItem(x, "package"),
+                      *v = cJSON_GetObjectItem(x, "version");
+                _cleanup_free_ char *en = cescape(cJSON_GetStringValue(n) ?: ""), *ep = cescape(cJSON_GetStringValue(p) ?: ""),
+                                    *ev = cescape(cJSON_GetStringValue(v) ?: "");
+
+                printf("    %s %s %s%s%s %s\n", strna(cJSON_GetStringValue(e)), strna(en), strna(cJSON_GetStringValue(s)),
+                       p ? " " : "", p ? strna(ep) : "", strna(ev));
+        }
+        cJSON_ArrayForEach(x, cJSON_GetObjectItem(m, "missing")) {
+                _cleanup_free_ char *en = cescape(cJSON_GetStringValue(cJSON_GetObjectItem(x, "name")) ?: ""),
+                                    *er = cescape(cJSON_GetStringValue(cJSON_GetObjectItem(x, "reason")) ?: "");
+
+                printf("  Missing: %s %s: %s\n", strna(cJSON_GetStringValue(cJSON_GetObjectItem(x, "ecosystem"))),
+                       strna(en), strna(er));
+        }
+        return 0;
+}
+
+static int verb_env_rm(int argc, char *argv[]) {
+        _cleanup_free_ char *cache = NULL;
+        bool json = false, system = false;
+        int r, ret = 0;
+
+        r = parse_common(argc, argv, &json, &system, NULL, NULL);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : 0;
+        if (optind >= argc)
+                return usage_error("env rm", "at least one ID is needed");
+        if (cache_for(system, &cache) < 0)
+                return EXIT_INVALID;
+        for (int i = optind; i < argc; i++) {
+                _cleanup_free_ char *error = NULL;
+                char id[65];
+
+                r = env_resolve_id(cache, argv[i], id, &error);
+                if (r >= 0) {
+                        r = env_remove(cache, id);
+                        if (r < 0)
+                                error = strdup_printf("cannot remove %s: %s", id, strerror(-r));
+                }
+                if (r < 0) {
+                        fprintf(stderr, "skillctl: %s\n", strna(error));
+                        ret = EXIT_INVALID;
+                }
+        }
+        return ret;
+}
+
+static int verb_env_gc(int argc, char *argv[]) {
+        _cleanup_free_ char *cache = NULL;
+        _cleanup_strv_free_ char **removed = NULL;
+        bool json = false, system = false;
+        uint64_t max_count = host_policy() ? host_policy()->env_max_count : 32,
+                 max_size = host_policy() ? host_policy()->env_max_bytes : 8ULL << 30;
+        int r;
+
+        r = parse_common(argc, argv, &json, &system, &max_count, &max_size);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : 0;
+        if (optind != argc)
+                return usage_error("env gc", "takes no arguments");
+        if (cache_for(system, &cache) < 0)
+                return EXIT_INVALID;
+        r = env_gc(cache, max_count, max_size, &removed);
+        if (r < 0) {
+                fprintf(stderr, "skillctl: cannot collect %s: %s\n", cache, strerror(-r));
+                return EXIT_INVALID;
+        }
+        if (json) {
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateArray();
+
+                STRV_FOREACH(id, removed)
+                        (void) cJSON_AddItemToArray(j, cJSON_CreateString(*id));
+                return json_print(j) < 0 ? EXIT_INVALID : 0;
+        }
+        STRV_FOREACH(id, removed)
+                printf("Removed %s\n", *id);
+        if (!removed)
+                printf("Nothing to remove.\n");
+        return 0;
+}
+
+int verb_env(int argc, char *argv[]) {
+        static const Verb verbs[] = {
+                { "build", verb_env_build },
+                { "list",  verb_env_list },
+                { "show",  verb_env_show },
+                { "rm",    verb_env_rm },
+                { "gc",    verb_env_gc },
+        };
+
+        if (argc < 2)
+                return usage_error("env", "missing command (try 'skillctl env --help')");
+        if (streq(argv[1], "--help") || streq(argv[1], "-h"))
+                return env_usage();
+        return dispatch_verb(verbs, ELEMENTSOF(verbs), argc - 1, argv + 1, "env command");
+}
