@@ -471,6 +471,28 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         return 0;
 }
 
+/* --json always prints a result, also for a run refused before it started: its callers (skillctl
+ * mcp, the Python client, scripts) read the status there, not in our stderr. */
+static int run_print_unrun_json(const char *name, const char *hash, const char *script,
+                                const SandboxLimits *limits, RunStatus status, const char *message,
+                                int exit_status) {
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char id[SD_ID128_STRING_MAX];
+        sd_id128_t rid;
+        int r;
+
+        r = sd_id128_randomize(&rid);
+        if (r < 0)
+                return run_fail("Failed to generate a run id: %s", strerror(-r));
+        r = run_result_new_unrun(sd_id128_to_string(rid, id), name, hash, script, limits, status, message, &res);
+        if (r < 0 || run_result_to_json(res, &j) < 0 || !(text = json_format(j)))
+                return log_oom(), EXIT_RUN_FAILED;
+        fputs(text, stdout);
+        return exit_status;
+}
+
 static int run_embedded(const RunArgs *a) {
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(skill_entry_done) SkillEntry entry = {};
@@ -501,6 +523,10 @@ static int run_embedded(const RunArgs *a) {
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
         /* Before anything runs: a skill whose environment is not built does not start. */
         r = env_prepare_run(&skill, a->skill, hash, &env_fd);
+        if (r == RUN_EXIT_ENVIRONMENT && a->json)
+                return run_print_unrun_json(skill.skill->name, hash, a->exec ? NULL : entry.script, &a->limits,
+                                            RUN_STATUS_ENVIRONMENT,
+                                            "The skill's environment is not built (skillctl env build)", r);
         if (r != 0)
                 return r;
         if (env_fd >= 0 && env_search_paths(&env_search) < 0)
