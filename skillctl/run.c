@@ -610,7 +610,7 @@ static int run_embedded(const RunArgs *a) {
                 r = run_result_to_json(res, &j);
                 if (r < 0 || !(text = json_format(j)))
                         return log_oom(), EXIT_RUN_FAILED;
-                fputs(text, stdout);
+                (void) fputs(text, stdout);
         } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
                 run_summary_print(res, res->output_dir);
         if (res->store_error)
