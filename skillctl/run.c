@@ -554,8 +554,7 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
         if (r <= 0)
                 return r < 0 ? EXIT_RUN_FAILED : 0;
 
-        /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
-        if (a.local || (a.session && !a.system && !arg_host))
+        if (a.local)
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an

@@ -92,6 +92,12 @@ typedef struct Policy {
 
         uint64_t idle_timeout_usec;     /* the service exits after this long with nothing to do */
 
+        uint64_t session_ttl_default_usec;      /* a session's idle TTL when none is asked for */
+        uint64_t session_ttl_max_usec;          /* the longest one may ask for */
+        uint64_t session_quota_default;         /* bytes of a session's /work */
+        uint64_t session_quota_max;
+        uint64_t max_sessions_per_user;
+
         /* Where each value came from, for validation messages. Private to policy.c. */
         char **sources;
         PolicyOrigin *origins;
