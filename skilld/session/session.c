@@ -347,40 +347,6 @@ int session_gc(SessionStore *st, uint64_t now_usec) {
         return removed;
 }
 
-static int usage_at(int dir_fd, unsigned depth, uint64_t *total) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int fd;
-
-        if (depth > 64)
-                return -ELOOP;
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        rewinddir(d);
-        while ((de = readdir(d))) {
-                struct stat st;
-
-                if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
-                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                if (S_ISREG(st.st_mode))
-                        *total += (uint64_t) st.st_size;
-                else if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
-                                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub >= 0)
-                                (void) usage_at(sub, depth + 1, total);
-                }
-        }
-        return 0;
-}
-
 int session_usage(SessionStore *st, const char *id, uint64_t *ret) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -395,7 +361,7 @@ int session_usage(SessionStore *st, const char *id, uint64_t *ret) {
         fd = openat(st->dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = usage_at(fd, 0, &total);
+        r = dir_usage_at(fd, &total, NULL);
         if (r < 0)
                 return r;
         *ret = total;

@@ -26,5 +26,9 @@ int mkdir_p_at(int dir_fd, const char *path, mode_t mode);
 /* rm -rf of everything below and including path under dir_fd, not crossing mounts or links. */
 int rm_rf_at(int dir_fd, const char *path);
 
+/* What the tree below dir_fd holds, links never followed: the bytes of its regular files and the
+ * number of its entries (files, directories and the rest). -ELOOP past 64 levels. */
+int dir_usage_at(int dir_fd, uint64_t *ret_bytes, uint64_t *ret_entries);
+
 /* A fresh private directory under $TMPDIR (or /tmp), 0700. */
 int mkdtemp_malloc(const char *template_name, char **ret);
