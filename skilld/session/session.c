@@ -236,16 +236,10 @@ int session_list(SessionStore *st, Session ***ret, size_t *ret_n) {
         Session **v = NULL;
         size_t n = 0;
         struct dirent *de;
-        int fd;
 
-        fd = openat(st->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        d = opendir_dup(st->dir_fd);
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
         while ((de = readdir(d))) {
                 Session *s = NULL, **nv;
 
@@ -322,7 +316,7 @@ int session_gc(SessionStore *st, uint64_t now_usec) {
         Session **v = NULL;
         size_t n = 0;
         struct dirent *de;
-        int fd, r, removed = 0;
+        int r, removed = 0;
 
         r = session_list(st, &v, &n);
         if (r < 0)
@@ -333,14 +327,9 @@ int session_gc(SessionStore *st, uint64_t now_usec) {
         session_freev(v, n);
 
         /* Removals a crash interrupted. */
-        fd = openat(st->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        d = opendir_dup(st->dir_fd);
+        if (!d)
                 return removed;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return removed;
-        }
         while ((de = readdir(d)))
                 if (startswith(de->d_name, SESSION_REMOVING_PREFIX))
                         (void) rm_rf_at(st->dir_fd, de->d_name);

@@ -249,23 +249,36 @@ int mkdtemp_malloc(const char *template_name, char **ret) {
         return 0;
 }
 
-static int dir_usage_walk(int dir_fd, unsigned depth, uint64_t *bytes, uint64_t *entries) {
-        struct dirent *de;
+DIR *opendir_dup(int dir_fd) {
         DIR *d;
-        int fd, r = 0;
+        int fd;
 
-        if (depth > 64)
-                return -ELOOP;
         fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
-                return -errno;
+                return NULL;
         d = fdopendir(fd);
         if (!d) {
+                int saved = errno;
+
                 safe_close(fd);
-                return -errno;
+                errno = saved;
+                return NULL;
         }
         /* A dup shares the offset of dir_fd, which an earlier walk may have moved. */
         rewinddir(d);
+        return d;
+}
+
+static int dir_usage_walk(int dir_fd, unsigned depth, uint64_t *bytes, uint64_t *entries) {
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (depth > 64)
+                return -ELOOP;
+        d = opendir_dup(dir_fd);
+        if (!d)
+                return -errno;
         while (r >= 0 && (errno = 0, de = readdir(d))) {
                 struct stat st;
 
