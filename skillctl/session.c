@@ -30,7 +30,7 @@ static void help(void) {
         printf("Usage: skillctl session create [--ttl DURATION] [--quota SIZE] [--json] SKILL\n"
                "       skillctl session list [--all] [--json]\n"
                "       skillctl session show ID [--json]\n"
-               "       skillctl session rm ID...\n"
+               "       skillctl session rm [--json] ID...\n"
                "\n"
                "A session keeps /work between runs of one skill (and nothing else: /tmp, processes and\n"
                "the rest are fresh each run): 'skillctl run --session ID' and 'skillctl exec --session ID'\n"
@@ -275,6 +275,7 @@ static int session_show_verb(SessionArgs *a, int argc, char *argv[]) {
 
 static int session_rm_verb(SessionArgs *a, int argc, char *argv[]) {
         _cleanup_(client_freep) Client *client = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *removed = NULL;
         _cleanup_(session_store_freep) SessionStore *st = NULL;
         int r, ret = 0;
 
@@ -283,14 +284,19 @@ static int session_rm_verb(SessionArgs *a, int argc, char *argv[]) {
         r = session_where(a, &client);
         if (r < 0)
                 return -r;
+        removed = cJSON_CreateArray();
+        if (!removed)
+                return log_oom(), EXIT_INVALID;
         if (r > 0) {
                 client_polkit_agent_open(client);
                 for (int i = 0; i < argc; i++) {
                         r = session_service_remove(client, argv[i]);
                         if (r < 0)
                                 ret = ret ?: client_exit_status(r);
+                        else
+                                (void) cJSON_AddItemToArray(removed, cJSON_CreateString(argv[i]));
                 }
-                return ret;
+                return a->json && json_print(removed) < 0 ? EXIT_INVALID : ret;
         }
         r = session_local_store(&st);
         if (r != 0)
@@ -310,8 +316,11 @@ static int session_rm_verb(SessionArgs *a, int argc, char *argv[]) {
                         log_error_errno(r, "Failed to remove session %s: %m", s->id);
                 if (r < 0)
                         ret = ret ?: EXIT_INVALID;
+                else
+                        (void) cJSON_AddItemToArray(removed, cJSON_CreateString(s->id));
         }
-        return ret;
+        /* --json: the ids removed, whatever else failed. */
+        return a->json && json_print(removed) < 0 ? EXIT_INVALID : ret;
 }
 
 int verb_session(int argc, char *argv[]) {

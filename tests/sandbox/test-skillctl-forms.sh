@@ -138,7 +138,8 @@ check "session list --json names it, with its skill and usage" \
 check "session show --json" test "$(json_get "$T/out" '["quota_bytes"]')" = 268435456
 run --session "$sid" "$T/skill-root" --script scripts/tool.py
 check "a session is for its skill only" grep -q "is for the skill counter" "$T/err"
-"$SKILLCTL" session rm "$sid" 2>"$T/err"
+"$SKILLCTL" session rm --json "$sid" >"$T/out" 2>"$T/err"
+check "session rm --json names what it removed" test "$(json_get "$T/out" '[0]')" = "$sid"
 check "session rm removes its files" test -z "$(ls "$T/state/skilld/sessions")"
 run --session "$sid" "$T/counter"
 check "... and using it afterwards is an error" test "$(rc)" = 125
