@@ -260,6 +260,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         r = session_of(m, sd_bus_get_current_message(bus), path, &s, error);
         if (r < 0)
                 return r;
+        if (!s) /* not reached: the errors above are negative */
+                return -ENOENT;
         if (streq(property, "Id"))
                 return sd_bus_message_append(reply, "s", s->id);
         if (streq(property, "Skill"))

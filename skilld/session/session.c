@@ -243,7 +243,7 @@ int session_list(SessionStore *st, Session ***ret, size_t *ret_n) {
         while ((de = readdir(d))) {
                 Session *s = NULL, **nv;
 
-                if (!session_id_valid(de->d_name) || session_load(st, de->d_name, &s) < 0)
+                if (!session_id_valid(de->d_name) || session_load(st, de->d_name, &s) < 0 || !s)
                         continue;
                 nv = reallocarray(v, n + 1, sizeof(Session *));
                 if (!nv) {
