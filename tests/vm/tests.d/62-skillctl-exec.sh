@@ -19,7 +19,8 @@ cp -r "$SKILLD_SOURCE_ROOT/tests/sandbox/skills/skill-root" "$SKILLD_SOURCE_ROOT
 chmod -R a+rX "$work"
 
 # alice may run anything; bob may run scripts but, by this rule, no commands.
-rule=/etc/polkit-1/rules.d/62-skillctl-exec-test.rules
+# Before the other tests' rules (60-*), which grant bob every run: the first answer counts.
+rule=/etc/polkit-1/rules.d/10-skillctl-exec-test.rules
 cat >"$rule" <<'RULES'
 polkit.addRule(function(action, subject) {
     if (action.id != "io.skilld.run" && action.id != "io.skilld.run-unlisted")
