@@ -152,6 +152,12 @@ check "the quota holds while a run writes" test "$(rc)" != 0
 check "... and the run saw a full disk" grep -q "No space left" "$T/err"
 "$SKILLCTL" session show --json "$sid" >"$T/out" 2>"$T/err"
 check "... and no more than the quota is kept" test "$(json_get "$T/out" '["usage_bytes"]')" -le 1048576
+sid2=$("$SKILLCTL" session create --quota 1M "$T/counter" 2>"$T/err")
+ex --session "$sid2" --file data="$T/data" "$T/counter" -- cat /work/data/a.txt
+check "a folder input in a small session fits" test "$(cat "$T/out")" = A
+head -c 1200000 /dev/zero >"$T/1200k"
+ex --session "$sid2" --file a="$T/1200k" "$T/counter" -- true
+check "inputs count against a session's quota too" grep -q "exceed its quota of 1.0M" "$T/err"
 ln -s /etc/shadow "$T/state/skilld/sessions/$sid/work/link" 2>/dev/null || true
 ex --session "$sid" "$T/counter" -- sh -c 'ln -s /etc/shadow /work/mine; mkfifo /work/fifo; cat /work/link'
 check "a symlink in a kept /work is not carried into the run" sh -c "! grep -q 'root:' '$T/out'"
