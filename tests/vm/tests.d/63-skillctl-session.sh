@@ -19,84 +19,77 @@ chmod -R a+rX "$work"
 for u in alice bob carol; do
     install -d -o "$u" -m 0755 "$work/$u"
 done
-as() {
-    local u=$1
-    shift
-    rc=0
-    (cd "$work/$u" && as_user "$u" "$@") >"$work/out" 2>"$work/err" || rc=$?
-}
-show() { echo "exit $rc"; echo "stdout: $(head -c 2000 "$work/out")"; echo "stderr: $(head -c 2000 "$work/err")"; }
 
 # 1. alice's session, through the service: 1, 2, 3.
-as alice skillctl session create --system "$work/counter"
-show
+as_in alice skillctl session create --system "$work/counter"
+show_last
 assert_eq 0 "$rc" "session create --system"
 sid=$(cat "$work/out")
 [[ $sid =~ ^[0-9a-f]{32}$ ]] || fail "no session id: '$sid'"
 [[ -d $SKILLD_STATE/sessions/$sid/work ]] || fail "the session is not under $SKILLD_STATE/sessions"
 counts=""
 for _ in 1 2 3; do
-    as alice skillctl run --system -q --session "$sid" "$work/counter"
+    as_in alice skillctl run --system -q --session "$sid" "$work/counter"
     counts+=$(cat "$work/out")
 done
 assert_eq 123 "$counts" "three runs in the session"
-as alice skillctl exec --system -q --session "$sid" "$work/counter" -- cat /work/count
+as_in alice skillctl exec --system -q --session "$sid" "$work/counter" -- cat /work/count
 assert_eq 3 "$(cat "$work/out")" "exec --session sees the file"
-as alice skillctl run --system -q "$work/counter"
+as_in alice skillctl run --system -q "$work/counter"
 assert_eq 1 "$(cat "$work/out")" "a run without the session starts clean"
-as alice skillctl session list --system --json
+as_in alice skillctl session list --system --json
 assert_contains "$(cat "$work/out")" "$sid" "alice lists her session"
 
 # 2. bob: nothing of alice's.
-as bob skillctl session list --system
+as_in bob skillctl session list --system
 [[ $(cat "$work/out") != *"$sid"* ]] || fail "bob's list shows alice's session"
-as bob skillctl session show --system "$sid"
-show
+as_in bob skillctl session show --system "$sid"
+show_last
 [[ $rc != 0 ]] || fail "bob read alice's session"
 assert_contains "$(cat "$work/err")" "not yours" "bob's session show"
-as bob skillctl run --system -q --session "$sid" "$work/counter"
-show
+as_in bob skillctl run --system -q --session "$sid" "$work/counter"
+show_last
 [[ $rc != 0 ]] || fail "bob ran in alice's session"
 assert_contains "$(cat "$work/err")" "not yours" "bob's run --session"
-as bob skillctl session rm --system "$sid"
+as_in bob skillctl session rm --system "$sid"
 [[ $rc != 0 ]] || fail "bob removed alice's session"
 [[ -d $SKILLD_STATE/sessions/$sid ]] || fail "alice's session is gone after bob's rm"
 
 # 3. It survives a restart of the service.
 systemctl restart skilld.service
-as alice skillctl run --system -q --session "$sid" "$work/counter"
-show
+as_in alice skillctl run --system -q --session "$sid" "$work/counter"
+show_last
 assert_eq 4 "$(cat "$work/out")" "the session after systemctl restart skilld"
 
 # 4. The quota (1M from the policy) holds while a run writes, and no more is kept.
-as alice skillctl exec --system -q --session "$sid" "$work/counter" -- sh -c 'head -c 3000000 /dev/zero >/work/big'
-show
+as_in alice skillctl exec --system -q --session "$sid" "$work/counter" -- sh -c 'head -c 3000000 /dev/zero >/work/big'
+show_last
 [[ $rc != 0 ]] || fail "a run wrote past the session's quota"
 used=$(du -sb "$SKILLD_STATE/sessions/$sid/work" | cut -f1)
 [[ $used -le $((1024 * 1024 + 65536)) ]] || fail "the session keeps $used bytes, above its 1M quota"
 
 # 5. rm: the files are gone, and using it is an error.
-as alice skillctl session rm --system "$sid"
+as_in alice skillctl session rm --system "$sid"
 assert_eq 0 "$rc" "alice removes her session"
 [[ ! -e $SKILLD_STATE/sessions/$sid ]] || fail "the session's files are still there"
-as alice skillctl run --system -q --session "$sid" "$work/counter"
+as_in alice skillctl run --system -q --session "$sid" "$work/counter"
 [[ $rc != 0 ]] || fail "a run in a removed session went ahead"
 assert_contains "$(cat "$work/err")" "No session" "a run in a removed session"
 
 # 6. carol, an admin, lists everyone's and removes alice's.
-as alice skillctl session create --system "$work/counter"
+as_in alice skillctl session create --system "$work/counter"
 sid=$(cat "$work/out")
-as carol skillctl session list --system --all
+as_in carol skillctl session list --system --all
 assert_contains "$(cat "$work/out")" "$sid" "carol lists alice's session"
-as carol skillctl session rm --system "$sid"
-show
+as_in carol skillctl session rm --system "$sid"
+show_last
 assert_eq 0 "$rc" "carol removes alice's session"
 
 # 7. The idle TTL: unused for longer, the session is gone.
-as alice skillctl session create --system --ttl 2s "$work/counter"
+as_in alice skillctl session create --system --ttl 2s "$work/counter"
 sid=$(cat "$work/out")
 sleep 3
-as alice skillctl run --system -q --session "$sid" "$work/counter"
-show
+as_in alice skillctl run --system -q --session "$sid" "$work/counter"
+show_last
 [[ $rc != 0 ]] || fail "a run in an expired session went ahead"
 [[ ! -e $SKILLD_STATE/sessions/$sid ]] || fail "the expired session is still on disk"
