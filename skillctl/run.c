@@ -76,7 +76,8 @@ static void help(void) {
                "     --script PATH        Script to run, relative to the skill (default: its entry point)\n"
                "     --input JSON         Input JSON (stdin, SKILL_INPUT_FILE and SANDBOX_INPUT inside)\n"
                "     --input-file FILE    Read the input JSON from FILE, or stdin for -\n"
-               "     --file NAME=PATH     Copy PATH into the working directory as NAME (repeatable)\n"
+               "     --file NAME=PATH     Copy PATH (a file, or a folder as a tree) into the working\n"
+               "                          directory as NAME (repeatable)\n"
                "     --output-dir DIR     Where artifacts, logs and result.json go\n"
                "                          (default: ./skill-out/RUN-ID/)\n"
                "     --timeout SECONDS    Wall clock limit (default: 60s)\n"
@@ -689,8 +690,7 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
                         return r;
         }
 
-        /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
-        if (a.local || (a.session && !a.system && !arg_host))
+        if (a.local)
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an

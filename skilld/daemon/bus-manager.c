@@ -9,6 +9,7 @@
  *   4. act, and reply.
  * Nothing changes before step 4. */
 #include "bus-errors.h"
+#include "bus-session.h"
 #include "engine.h"
 #include "error.h"
 #include "lint.h"
@@ -28,6 +29,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL, *command_line = NULL;
+        _cleanup_(session_freep) Session *session = NULL;
         PolicyLimits limits;
         StoreRun *record;
         const Inspection *skill;
@@ -94,6 +96,15 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                                       "The installed skill %s holds a skill named %s.", c.name, skill->name);
                 pending_free(p);
                 return r;
+        }
+
+        /* The session, if one is named: the caller's, alive, for this skill. */
+        if (c.session && !session) {
+                r = manager_session_for_run(m, c.session, uid, skill->name, &session, error);
+                if (r < 0) {
+                        pending_free(p);
+                        return r;
+                }
         }
 
         /* 3. Authorize, with what the skill really is as details for admins' rules; a command
@@ -173,6 +184,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .limits_from_skill = limits_from_skill,
                 .command = c.command,
                 .cwd = c.cwd,
+                .session = session,
                 .network = c.network,
                 .call = msg,
         }, &record, &why);
@@ -510,5 +522,8 @@ int manager_add_objects(Manager *m, sd_bus *bus) {
                                      m);
         if (r < 0)
                 return r;
-        return bus_run_add_objects(m, bus);
+        r = bus_run_add_objects(m, bus);
+        if (r < 0)
+                return r;
+        return bus_session_add_objects(m, bus);
 }
