@@ -490,7 +490,7 @@ static int run_print_unrun_json(const char *name, const char *hash, const char *
         r = run_result_new_unrun(sd_id128_to_string(rid, id), name, hash, script, limits, status, message, &res);
         if (r < 0 || run_result_to_json(res, &j) < 0 || !(text = json_format(j)))
                 return log_oom(), EXIT_RUN_FAILED;
-        fputs(text, stdout);
+        (void) fputs(text, stdout);
         return exit_status;
 }
 

@@ -118,7 +118,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         {
                 char *details[] = {
                         (char *) "skill", skill->name,
-                        (char *) "hash", skill->hash,
+                        (char *) "skill_hash", skill->hash,
                         (char *) (c.command ? "command" : "script"), c.command ? command_line : skill->script,
                         (char *) "cwd", (char *) (c.cwd ?: "/work"),
                         NULL,
@@ -373,7 +373,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         {
                 char *details[] = {
                         (char *) "skill", p->inspection.name,
-                        (char *) "hash", p->inspection.hash,
+                        (char *) "skill_hash", p->inspection.hash,
                         NULL,
                 };
 

@@ -123,10 +123,16 @@ mode_t umask_get(void) {
         /* "Umask:\t0022" since Linux 4.7; elsewhere set it and put it back. */
         if (read_full_file_at(AT_FDCWD, "/proc/self/status", 64 << 10, false, &status, NULL) >= 0)
                 for (char *line = status; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                        unsigned v;
+                        const char *v = startswith(line, "Umask:");
+                        unsigned long u;
+                        char *end;
 
-                        if (sscanf(line, "Umask: %o", &v) == 1)
-                                return (mode_t) v & 0777;
+                        if (!v)
+                                continue;
+                        errno = 0;
+                        u = strtoul(v, &end, 8);
+                        if (errno == 0 && end != v && (*end == '\n' || *end == '\0'))
+                                return (mode_t) u & 0777;
                 }
         m = umask(0022);
         (void) umask(m);
