@@ -141,13 +141,15 @@ int cg_own_path(const char *controller, char **ret) {
 }
 
 int cg_create_locked(const char *path, int *ret_fd) {
-        for (unsigned attempt = 0; attempt < 3; attempt++) {
+        for (unsigned attempt = 0; attempt < 8; attempt++) {
                 _cleanup_close_ int fd = -EBADF;
                 struct stat st;
 
                 if (mkdir(path, 0755) < 0)
                         return -errno;
                 fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT)
+                        continue;       /* swept in between: make it again */
                 if (fd < 0)
                         return -errno;
                 /* Blocking: the only other holder of a fresh run's lock is a sweeper looking at it
@@ -164,6 +166,9 @@ int cg_create_locked(const char *path, int *ret_fd) {
         return -EBUSY;
 }
 
+/* How old a run's cgroup must be before a sweep looks at it. */
+#define CG_SWEEP_MIN_AGE_SEC 30
+
 void cg_sweep_dead(const char *parent, const char *prefix) {
         _cleanup_close_ int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d;
@@ -178,12 +183,15 @@ void cg_sweep_dead(const char *parent, const char *prefix) {
         while ((de = readdir(d))) {
                 _cleanup_close_ int fd = -EBADF;
                 _cleanup_free_ char *procs = NULL;
+                struct stat st;
 
                 if (de->d_type != DT_DIR || !startswith(de->d_name, prefix))
                         continue;
                 fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                /* Held: a live run's. */
-                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+                /* Held: a live run's. Young: one being made, not locked yet (a run locks its
+                 * cgroups as soon as it made them, long before this age). */
+                if (fd < 0 || fstat(fd, &st) < 0 || st.st_mtime + CG_SWEEP_MIN_AGE_SEC > time(NULL) ||
+                    flock(fd, LOCK_EX | LOCK_NB) < 0)
                         continue;
                 /* Only empty ones: a run of an engine that predates the lock has processes in its
                  * cgroup while it lives. A process still on its way out: the next sweep. */

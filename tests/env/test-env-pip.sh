@@ -59,11 +59,9 @@ sk run --local -q --env PYTHONPATH=/tmp "$S"
 check "callers still may not set PYTHONPATH" bash -c "[ \"\$(cat '$T/rc')\" != 0 ] && grep -q PYTHONPATH '$T/err'"
 
 # ---- cache hit, reproducible digest ---------------------------------------------------------------
-start=$(date +%s%N)
+# (How fast a hit is belongs to bench/, not to a test: the machines are shared and noisy.)
 sk env build --local --resolvers pip --index-url "$INDEX" "$S"
-end=$(date +%s%N)
 check "rebuilding is a cache hit" out_has "is built already"
-check "the cache hit takes under a second" test $(((end - start) / 1000000)) -lt 1000
 sk env rm "${ID:0:12}"
 check "env rm removes it" bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && [ ! -e '$XDG_CACHE_HOME/skilld/envs/$ID' ]"
 sk env build --local --resolvers pip --index-url "$INDEX" --json "$S"

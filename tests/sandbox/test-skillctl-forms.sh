@@ -115,11 +115,12 @@ rm "$T/data/fifo"
 check "no private folder copy is left behind" \
         test "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skilld-folder-*' 2>/dev/null | wc -l)" = "$left_before"
 
-# Sessions: /work kept between runs, and nothing else.
+# Sessions: /work kept between runs, and nothing else. skillctl's own (--local), as run and ex
+# are: where a service answers (the VM), sessions would otherwise be the service's.
 export XDG_STATE_HOME=$T/state
 cp -r "$SKILLS/counter" "$T/counter"
 chmod -R a+rX "$T/counter"
-sid=$("$SKILLCTL" session create "$T/counter" 2>"$T/err")
+sid=$("$SKILLCTL" session create --local "$T/counter" 2>"$T/err")
 check "session create prints an id" grep -qE '^[0-9a-f]{32}$' <<<"$sid"
 counts=""
 for _ in 1 2 3; do
@@ -131,28 +132,28 @@ ex --session "$sid" "$T/counter" -- sh -c 'cat /work/count; ls /tmp | wc -l'
 check "exec --session sees the file" test "$(head -1 "$T/out")" = 3
 run "$T/counter"
 check "a run without the session starts clean" test "$(cat "$T/out")" = 1
-"$SKILLCTL" session list --json >"$T/out" 2>"$T/err"
+"$SKILLCTL" session list --local --json >"$T/out" 2>"$T/err"
 check "session list --json names it, with its skill and usage" \
         test "$(json_get "$T/out" '[0]["id"]') $(json_get "$T/out" '[0]["skill"]') $(json_get "$T/out" '[0]["usage_bytes"]')" = "$sid counter 2"
-"$SKILLCTL" session show --json "$sid" >"$T/out" 2>"$T/err"
+"$SKILLCTL" session show --local --json "$sid" >"$T/out" 2>"$T/err"
 check "session show --json" test "$(json_get "$T/out" '["quota_bytes"]')" = 268435456
 run --session "$sid" "$T/skill-root" --script scripts/tool.py
 check "a session is for its skill only" grep -q "is for the skill counter" "$T/err"
-"$SKILLCTL" session rm --json "$sid" >"$T/out" 2>"$T/err"
+"$SKILLCTL" session rm --local --json "$sid" >"$T/out" 2>"$T/err"
 check "session rm --json names what it removed" test "$(json_get "$T/out" '[0]')" = "$sid"
 check "session rm removes its files" test -z "$(ls "$T/state/skilld/sessions")"
 run --session "$sid" "$T/counter"
 check "... and using it afterwards is an error" test "$(rc)" = 125
 check "... that says so" grep -q "no such session" "$T/err"
-"$SKILLCTL" session show "$sid" >/dev/null 2>&1
+"$SKILLCTL" session show --local "$sid" >/dev/null 2>&1
 check "session show of a removed session exits 4" test "$?" = 4
-sid=$("$SKILLCTL" session create --quota 1M "$T/counter" 2>"$T/err")
+sid=$("$SKILLCTL" session create --local --quota 1M "$T/counter" 2>"$T/err")
 ex --session "$sid" "$T/counter" -- sh -c 'head -c 3000000 /dev/zero >/work/big'
 check "the quota holds while a run writes" test "$(rc)" != 0
 check "... and the run saw a full disk" grep -q "No space left" "$T/err"
-"$SKILLCTL" session show --json "$sid" >"$T/out" 2>"$T/err"
+"$SKILLCTL" session show --local --json "$sid" >"$T/out" 2>"$T/err"
 check "... and no more than the quota is kept" test "$(json_get "$T/out" '["usage_bytes"]')" -le 1048576
-sid2=$("$SKILLCTL" session create --quota 1M "$T/counter" 2>"$T/err")
+sid2=$("$SKILLCTL" session create --local --quota 1M "$T/counter" 2>"$T/err")
 ex --session "$sid2" --file data="$T/data" "$T/counter" -- cat /work/data/a.txt
 check "a folder input in a small session fits" test "$(cat "$T/out")" = A
 head -c 1200000 /dev/zero >"$T/1200k"
@@ -162,7 +163,7 @@ ln -s /etc/shadow "$T/state/skilld/sessions/$sid/work/link" 2>/dev/null || true
 ex --session "$sid" "$T/counter" -- sh -c 'ln -s /etc/shadow /work/mine; mkfifo /work/fifo; cat /work/link'
 check "a symlink in a kept /work is not carried into the run" sh -c "! grep -q 'root:' '$T/out'"
 check "... nor the skill's own links kept" test ! -e "$T/state/skilld/sessions/$sid/work/mine" -a ! -L "$T/state/skilld/sessions/$sid/work/mine"
-sid=$("$SKILLCTL" session create --ttl 1s "$T/counter" 2>"$T/err")
+sid=$("$SKILLCTL" session create --local --ttl 1s "$T/counter" 2>"$T/err")
 sleep 1.5
 run --session "$sid" "$T/counter"
 check "a session past its idle TTL is gone" grep -q "expired" "$T/err"
