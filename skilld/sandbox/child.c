@@ -659,9 +659,48 @@ static bool is_rootfs(const char *path) {
         return false;
 }
 
+/* The skill tree at /skill, read-only; through the fd the parent opened, never a path looked up
+ * again here. It keeps exec: skills without an interpreter are executed directly.
+ *
+ * Not a bind: mountinfo prints a mount's root as the path of its dentry within its file system,
+ * whatever mounts it was bound through, so a bind would tell the skill the host path of its
+ * folder (the caller's home, the service's store). An overlay whose only real layer is the
+ * folder has its own root, "/", and shows the options it was given: "." (the folder, our working
+ * directory at that moment) and an empty tmpfs, which a read-only overlay needs as its second
+ * layer. Where the kernel cannot stack an overlay on the folder's file system
+ * (no overlayfs, a kernel before 5.11 in a user namespace, a lower file system it refuses) the
+ * bind remains, and the path shows, as the README says. */
+static int mount_skill(int skill_fd, StepError *e) {
+        char src[64];
+        int r;
+
+        r = make_dir(".skill-empty", 0555, e);
+        if (r >= 0)
+                r = mount_tmpfs(".skill-empty", MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+        if (r < 0)
+                return r;
+        if (fchdir(skill_fd) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to enter the skill directory");
+        r = mount("overlay", NEWROOT "/skill", "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
+                  "lowerdir=.:" NEWROOT "/.skill-empty") < 0 ? -errno : 0;
+        if (chdir(NEWROOT) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to return to the new root");
+        /* The overlay holds its own clone of the empty layer's mount (a directory removed under
+         * it would make the overlay's root unreadable); the new root keeps no trace of it. */
+        if (umount2(".skill-empty", MNT_DETACH) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to unmount /.skill-empty");
+        if (rmdir(".skill-empty") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to remove /.skill-empty");
+        if (r >= 0)
+                return 0;
+
+        (void) snprintf(src, sizeof(src), "/proc/self/fd/%d", skill_fd);
+        return bind_mount(src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+}
+
 static int setup_rootfs(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF;
-        char opts[64], skill_src[64];
+        char opts[64];
         int r;
 
         /* Nothing we mount may propagate back to the host, and nothing from the host into us. */
@@ -686,13 +725,10 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         if (r < 0)
                 return r;
 
-        /* The skill tree, read-only; through the fd the parent opened, never a path looked up
-         * again here. It keeps exec: skills without an interpreter are executed directly. */
         r = make_dir("skill", 0755, e);
         if (r < 0)
                 return r;
-        (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
-        r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        r = mount_skill(skill_fd, e);
         if (r < 0)
                 return r;
         r = hide_in_skill(c, e);

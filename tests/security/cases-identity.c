@@ -420,6 +420,31 @@ START_TEST(test_proc_host_identity) {
 }
 END_TEST
 
+/* mountinfo prints each mount's root as a path within its file system: a bind of the skill
+ * folder would show where it lives on the host. The run reads its own and its init's mountinfo;
+ * neither may name the test's skill folder or output folder (their random names), and /skill
+ * must be a mount of its own root. */
+START_TEST(test_proc_mountinfo_host_paths) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "echo \"self $(grep -c . /proc/self/mountinfo)\"; cat /proc/self/mountinfo\n"
+                "echo \"init $(grep -c . /proc/1/mountinfo)\"; cat /proc/1/mountinfo\n"
+                "echo \"skill-root-slash $(grep -c '^[0-9]* [0-9]* [0-9:]* / /skill ' /proc/self/mountinfo)\"\n");
+        const char *skill_name = strrchr(t.base.path, '/') ? strrchr(t.base.path, '/') + 1 : t.base.path;
+        const char *out_name = strrchr(t.out.path, '/') ? strrchr(t.out.path, '/') + 1 : t.out.path;
+
+        sec_run_go(&t);
+        CHECK_CASE(GROUP, "host paths in /proc/self/mountinfo and /proc/1/mountinfo",
+                   "neither the skill's nor the output's folder; /skill rooted at /",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "self") > 0 &&
+                           probe_long(t.res, "init") > 0 && probe_long(t.res, "skill-root-slash") == 1 &&
+                           !run_output_has(t.res, skill_name) && !run_output_has(t.res, out_name),
+                   "status %s, %ld and %ld lines, /skill rooted at / %ld, skill folder %s, output folder %s",
+                   status_name(t.res), probe_long(t.res, "self"), probe_long(t.res, "init"),
+                   probe_long(t.res, "skill-root-slash"), run_output_has(t.res, skill_name) ? "shown" : "hidden",
+                   run_output_has(t.res, out_name) ? "shown" : "hidden");
+}
+END_TEST
+
 START_TEST(test_i386_from_thread) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "i386-thread", NULL };
@@ -628,5 +653,6 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_init_untouchable);
         tcase_add_test(tc, test_host_watch);
         tcase_add_test(tc, test_proc_host_identity);
+        tcase_add_test(tc, test_proc_mountinfo_host_paths);
         return tc;
 }
