@@ -363,6 +363,26 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
+/* /proc/loadavg counts the host's running and total threads and its load: what other users do,
+ * watched from inside the run, and a channel between runs. The kernel does not namespace it, so
+ * the run reads an idle machine instead, in the format getloadavg() and uptime parse: no load, its
+ * own one runnable thread, pid 1 last. A fixed line rather than one counted for the run (as LXCFS
+ * does with a daemon): a run that wants its own processes lists /proc. sysinfo() still reports
+ * the host's loads and process count; no mount reaches a system call (README). */
+static int setup_proc_loadavg(StepError *e) {
+        int r;
+
+        r = write_file(".loadavg", "0.00 0.00 0.00 1/1 1\n", 0444);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to create /.loadavg");
+        r = bind_mount(".loadavg", "proc/loadavg", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                       MOUNT_ATTR_NOEXEC, e);
+        /* The bind keeps the file; the new root does not. */
+        if (unlink(".loadavg") < 0 && r >= 0)
+                return STEP_FAIL(e->what, errno, "Failed to remove /.loadavg");
+        return r;
+}
+
 /* /proc of the new PID namespace (we are its PID 1), with the parts that configure the kernel
  * read-only even for a process that somehow had privileges, and the host-wide parts that tell
  * a skill about the kernel and other users' keys hidden (under /dev/null, or an empty tmpfs). */
@@ -406,7 +426,7 @@ static int setup_proc(StepError *e) {
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return setup_proc_loadavg(e);
 }
 
 /* Empties what the content hash leaves out (the parent listed it): an empty read-only tmpfs on

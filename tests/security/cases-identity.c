@@ -420,6 +420,22 @@ START_TEST(test_proc_host_identity) {
 }
 END_TEST
 
+/* The host's load and thread count (/proc/loadavg): the kernel counts them host-wide, so the run
+ * must read the engine's idle line, not the host's (which never says "1/1": the host has more
+ * than one thread). */
+START_TEST(test_proc_loadavg) {
+        _cleanup_sec_run_ SecRun t = sec_run_new("echo \"loadavg $(cat /proc/loadavg)\"\n");
+        const char *line;
+
+        sec_run_go(&t);
+        line = probe_find(t.res, "loadavg");
+        CHECK_CASE(GROUP, "/proc/loadavg", "\"0.00 0.00 0.00 1/1 1\", not the host's",
+                   t.res->status == RUN_STATUS_SUCCEEDED && line && startswith(line, "0.00 0.00 0.00 1/1 1\n"),
+                   "status %s, read \"%.*s\"", status_name(t.res), line ? (int) strcspn(line, "\n") : 6,
+                   line ?: "(none)");
+}
+END_TEST
+
 /* mountinfo prints each mount's root as a path within its file system: a bind of the skill
  * folder would show where it lives on the host. The run reads its own and its init's mountinfo;
  * neither may name the test's skill folder or output folder (their random names), and /skill
@@ -653,6 +669,7 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_init_untouchable);
         tcase_add_test(tc, test_host_watch);
         tcase_add_test(tc, test_proc_host_identity);
+        tcase_add_test(tc, test_proc_loadavg);
         tcase_add_test(tc, test_proc_mountinfo_host_paths);
         return tc;
 }
