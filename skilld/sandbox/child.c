@@ -4,9 +4,8 @@
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
  *   1. waits on the hold pipe until the parent placed it where the limits apply;
  *   2. enters a new cgroup namespace (after placement, so its root is the run's cgroup);
- *   3. builds the root file system on a fresh tmpfs and pivots into it, hides the caller's
- *      command line, which it still carries as a copy of the caller, and starts its children's
- *      clocks at the run (a time namespace);
+ *   3. builds the root file system on a fresh tmpfs and pivots into it, and hides the caller's
+ *      command line, which it still carries as a copy of the caller;
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -1108,40 +1107,6 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         _exit(0);
 }
 
-/* The host's uptime and boot time (/proc/uptime, btime in /proc/stat, sysinfo(), the monotonic
- * clocks) are the same in every run: an identifier of the host's boot, as the boot id is. A time
- * namespace whose monotonic and boot-time clocks start at the run makes the kernel shift all of
- * them. Only the init's children enter it (the init keeps the host's clocks, as the engine does),
- * and its offsets can be set only until one has: here, before the fork. The kernel refuses a clock
- * that would go below zero, so they start at one second. A kernel without time namespaces
- * (before 5.6, or built without them), an outer filter that refuses them (skilld.service's
- * RestrictNamespaces=) or a missing CAP_SYS_TIME leaves the host's clocks, as the README says. */
-static int setup_time_namespace(StepError *e) {
-        _cleanup_close_ int fd = -EBADF;
-        struct timespec mono, boot;
-        char offsets[96];
-        int r;
-
-        if (unshare(CLONE_NEWTIME) < 0)
-                return errno == EINVAL || errno == EPERM ? 0 :
-                       STEP_FAIL(e->what, errno, "Failed to create a time namespace");
-        if (clock_gettime(CLOCK_MONOTONIC, &mono) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to read the clocks");
-        (void) snprintf(offsets, sizeof(offsets), "monotonic %lld 0\nboottime %lld 0\n",
-                        -(long long) (mono.tv_sec > 1 ? mono.tv_sec - 1 : 0),
-                        -(long long) (boot.tv_sec > 1 ? boot.tv_sec - 1 : 0));
-        /* One write: the kernel takes the offsets only as a whole. It wants CAP_SYS_TIME, which
-         * a bounding set may lack (skilld.service's does): the namespace then keeps the host's
-         * clocks, which is what not having one means. */
-        fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
-        r = fd < 0 ? -errno : loop_write(fd, offsets, strlen(offsets));
-        if (r == -EPERM)
-                return 0;
-        if (r < 0)
-                return STEP_FAIL(e->what, r, "Failed to set the run's clocks");
-        return 0;
-}
-
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
                        c->input_fd, c->workspace_fd };
@@ -1205,8 +1170,6 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         r = setup_rootfs(c, &e);
         if (r >= 0)
                 r = hide_caller_command_line(&e);
-        if (r >= 0)
-                r = setup_time_namespace(&e);
         if (r < 0)
                 fail(c, r, &e);
 

@@ -436,35 +436,6 @@ START_TEST(test_proc_loadavg) {
 }
 END_TEST
 
-/* The host's uptime and boot time name its boot as the boot id does: the run's clocks start with
- * the run (a time namespace), so /proc/stat's btime is no earlier than the run's start and
- * /proc/uptime is no longer than the run. Skipped where the kernel has no time namespaces. */
-START_TEST(test_proc_boot_time) {
-        _cleanup_sec_run_ SecRun t = sec_run_new(
-                "echo \"uptime $(cut -d. -f1 /proc/uptime)\"\n"
-                "echo \"btime $(sed -n 's/^btime //p' /proc/stat)\"\n");
-        _cleanup_free_ char *stat = NULL;
-        long long host_btime = -1;
-        time_t start, end;
-
-        if (access("/proc/self/timens_offsets", F_OK) < 0)
-                return;
-        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/stat", 1 << 20, false, &stat, NULL), 0);
-        ck_assert_ptr_nonnull(strstr(stat, "\nbtime "));
-        host_btime = strtoll(strstr(stat, "\nbtime ") + 7, NULL, 10);
-        start = time(NULL);
-        sec_run_go(&t);
-        end = time(NULL);
-        CHECK_CASE(GROUP, "uptime, boot time (/proc/uptime, btime)", "the run's own: start with the run",
-                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "btime") != host_btime &&
-                           probe_long(t.res, "btime") >= (long) start - 5 &&
-                           probe_long(t.res, "uptime") >= 0 && probe_long(t.res, "uptime") <= (long) (end - start) + 3,
-                   "status %s, btime %+lld s from the run's start (host's %+lld), uptime %ld s of a %lld s run",
-                   status_name(t.res), (long long) probe_long(t.res, "btime") - (long long) start,
-                   host_btime - (long long) start, probe_long(t.res, "uptime"), (long long) (end - start));
-}
-END_TEST
-
 /* mountinfo prints each mount's root as a path within its file system: a bind of the skill
  * folder would show where it lives on the host. The run reads its own and its init's mountinfo;
  * neither may name the test's skill folder or output folder (their random names), and /skill
@@ -699,7 +670,6 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_host_watch);
         tcase_add_test(tc, test_proc_host_identity);
         tcase_add_test(tc, test_proc_loadavg);
-        tcase_add_test(tc, test_proc_boot_time);
         tcase_add_test(tc, test_proc_mountinfo_host_paths);
         return tc;
 }
