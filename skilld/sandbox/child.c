@@ -375,6 +375,9 @@ static int setup_proc_loadavg(StepError *e) {
         r = write_file(".loadavg", "0.00 0.00 0.00 1/1 1\n", 0444);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to create /.loadavg");
+        /* Readable by the skill whatever the caller's umask (skilld.service's is 077). */
+        if (chmod(".loadavg", 0444) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chmod /.loadavg");
         r = bind_mount(".loadavg", "proc/loadavg", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                        MOUNT_ATTR_NOEXEC, e);
         /* The bind keeps the file; the new root does not. */

@@ -422,12 +422,16 @@ END_TEST
 
 /* The host's load and thread count (/proc/loadavg): the kernel counts them host-wide, so the run
  * must read the engine's idle line, not the host's (which never says "1/1": the host has more
- * than one thread). */
+ * than one thread), also when the caller's umask is 077. */
 START_TEST(test_proc_loadavg) {
         _cleanup_sec_run_ SecRun t = sec_run_new("echo \"loadavg $(cat /proc/loadavg)\"\n");
         const char *line;
+        mode_t mask;
 
+        /* Under the caller's strictest umask (the service's is 077), still readable. */
+        mask = umask(077);
         sec_run_go(&t);
+        (void) umask(mask);
         line = probe_find(t.res, "loadavg");
         CHECK_CASE(GROUP, "/proc/loadavg", "\"0.00 0.00 0.00 1/1 1\", not the host's",
                    t.res->status == RUN_STATUS_SUCCEEDED && line && startswith(line, "0.00 0.00 0.00 1/1 1\n"),
