@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "fileio.h"
 #include "parse-util.h"
@@ -166,9 +165,6 @@ int cg_create_locked(const char *path, int *ret_fd) {
         return -EBUSY;
 }
 
-/* How old a run's cgroup must be before a sweep looks at it. */
-#define CG_SWEEP_MIN_AGE_SEC 30
-
 void cg_sweep_dead(const char *parent, const char *prefix) {
         _cleanup_close_ int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d;
@@ -183,15 +179,13 @@ void cg_sweep_dead(const char *parent, const char *prefix) {
         while ((de = readdir(d))) {
                 _cleanup_close_ int fd = -EBADF;
                 _cleanup_free_ char *procs = NULL;
-                struct stat st;
 
                 if (de->d_type != DT_DIR || !startswith(de->d_name, prefix))
                         continue;
                 fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                /* Held: a live run's. Young: one being made, not locked yet (a run locks its
-                 * cgroups as soon as it made them, long before this age). */
-                if (fd < 0 || fstat(fd, &st) < 0 || st.st_mtime + CG_SWEEP_MIN_AGE_SEC > time(NULL) ||
-                    flock(fd, LOCK_EX | LOCK_NB) < 0)
+                /* Held: a live run's. One being made and not locked yet may go too: its maker
+                 * finds it gone and makes it again (cg_create_locked()). */
+                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
                         continue;
                 /* Only empty ones: a run of an engine that predates the lock has processes in its
                  * cgroup while it lives. A process still on its way out: the next sweep. */

@@ -363,6 +363,29 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
+/* /proc/loadavg counts the host's running and total threads and its load: what other users do,
+ * watched from inside the run, and a channel between runs. The kernel does not namespace it, so
+ * the run reads an idle machine instead, in the format getloadavg() and uptime parse: no load, its
+ * own one runnable thread, pid 1 last. A fixed line rather than one counted for the run (as LXCFS
+ * does with a daemon): a run that wants its own processes lists /proc. sysinfo() still reports
+ * the host's loads and process count; no mount reaches a system call (README). */
+static int setup_proc_loadavg(StepError *e) {
+        int r;
+
+        r = write_file(".loadavg", "0.00 0.00 0.00 1/1 1\n", 0444);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to create /.loadavg");
+        /* Readable by the skill whatever the caller's umask (skilld.service's is 077). */
+        if (chmod(".loadavg", 0444) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chmod /.loadavg");
+        r = bind_mount(".loadavg", "proc/loadavg", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                       MOUNT_ATTR_NOEXEC, e);
+        /* The bind keeps the file; the new root does not. */
+        if (unlink(".loadavg") < 0 && r >= 0)
+                return STEP_FAIL(e->what, errno, "Failed to remove /.loadavg");
+        return r;
+}
+
 /* /proc of the new PID namespace (we are its PID 1), with the parts that configure the kernel
  * read-only even for a process that somehow had privileges, and the host-wide parts that tell
  * a skill about the kernel and other users' keys hidden (under /dev/null, or an empty tmpfs). */
@@ -406,7 +429,7 @@ static int setup_proc(StepError *e) {
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return setup_proc_loadavg(e);
 }
 
 /* Empties what the content hash leaves out (the parent listed it): an empty read-only tmpfs on
@@ -610,6 +633,8 @@ static int setup_writable(const SandboxChild *c, StepError *e) {
 /* The skill environment at /env (skilld/env): read-only for runs, writable for the build that
  * fills it. Node looks for node_modules in every ancestor of the script, for require() and ESM
  * import alike (NODE_PATH serves only require()), so /node_modules leads into it. */
+static int mount_tree_hidden(int fd, const char *target, StepError *e);
+
 static int setup_env(int env_fd, bool writable, StepError *e) {
         char src[64];
         int r;
@@ -617,8 +642,13 @@ static int setup_env(int env_fd, bool writable, StepError *e) {
         r = make_dir("env", 0755, e);
         if (r < 0)
                 return r;
-        (void) snprintf(src, sizeof(src), "/proc/self/fd/%d", env_fd);
-        r = bind_mount(src, "env", (writable ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        /* A run's environment, like its skill, shows no host path (the caller's cache); a build's
+         * staging folder must be writable, so it stays a bind. */
+        if (writable) {
+                (void) snprintf(src, sizeof(src), "/proc/self/fd/%d", env_fd);
+                r = bind_mount(src, "env", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        } else
+                r = mount_tree_hidden(env_fd, "env", e);
         if (r < 0)
                 return r;
         if (symlink("/env/node/node_modules", "node_modules") < 0)
@@ -678,9 +708,50 @@ static bool is_rootfs(const char *path) {
         return false;
 }
 
+/* A tree of the host read-only at NEWROOT/target (/skill, /env); through the fd the parent
+ * opened, never a path looked up again here. It keeps exec: skills without an interpreter are
+ * executed directly.
+ *
+ * Not a bind: mountinfo prints a mount's root as the path of its dentry within its file system,
+ * whatever mounts it was bound through, so a bind would tell the skill the host path of the
+ * folder (the caller's home, the service's store or cache). An overlay whose only real layer is
+ * the folder has its own root, "/", and shows the options it was given: "." (the folder, our
+ * working directory at that moment) and an empty tmpfs, which a read-only overlay needs as its
+ * second layer. Where the kernel cannot stack an overlay on the folder's file system
+ * (no overlayfs, a kernel before 5.11 in a user namespace, a lower file system it refuses) the
+ * bind remains, and the path shows, as the README says. */
+static int mount_tree_hidden(int fd, const char *target, StepError *e) {
+        char src[64], dst[PATH_MAX];
+        int r;
+
+        r = make_dir(".empty-layer", 0555, e);
+        if (r >= 0)
+                r = mount_tmpfs(".empty-layer", MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
+        if (r < 0)
+                return r;
+        if (fchdir(fd) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to enter the directory for /%s", target);
+        (void) snprintf(dst, sizeof(dst), NEWROOT "/%s", target);
+        r = mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
+                  "lowerdir=.:" NEWROOT "/.empty-layer") < 0 ? -errno : 0;
+        if (chdir(NEWROOT) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to return to the new root");
+        /* The overlay holds its own clone of the empty layer's mount (a directory removed under
+         * it would make the overlay's root unreadable); the new root keeps no trace of it. */
+        if (umount2(".empty-layer", MNT_DETACH) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to unmount /.empty-layer");
+        if (rmdir(".empty-layer") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to remove /.empty-layer");
+        if (r >= 0)
+                return 0;
+
+        (void) snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+        return bind_mount(src, target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+}
+
 static int setup_rootfs(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF, env_fd = -EBADF;
-        char opts[64], skill_src[64];
+        char opts[64];
         int r;
 
         /* Nothing we mount may propagate back to the host, and nothing from the host into us. */
@@ -707,13 +778,10 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         if (r < 0)
                 return r;
 
-        /* The skill tree, read-only; through the fd the parent opened, never a path looked up
-         * again here. It keeps exec: skills without an interpreter are executed directly. */
         r = make_dir("skill", 0755, e);
         if (r < 0)
                 return r;
-        (void) snprintf(skill_src, sizeof(skill_src), "/proc/self/fd/%d", skill_fd);
-        r = bind_mount(skill_src, "skill", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
+        r = mount_tree_hidden(skill_fd, "skill", e);
         if (r < 0)
                 return r;
         r = hide_in_skill(c, e);

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <termios.h>
 
 #include "security-util.h"
@@ -420,6 +421,76 @@ START_TEST(test_proc_host_identity) {
 }
 END_TEST
 
+/* The host's load and thread count (/proc/loadavg): the kernel counts them host-wide, so the run
+ * must read the engine's idle line, not the host's (which never says "1/1": the host has more
+ * than one thread), also when the caller's umask is 077. */
+START_TEST(test_proc_loadavg) {
+        _cleanup_sec_run_ SecRun t = sec_run_new("echo \"loadavg $(cat /proc/loadavg)\"\n");
+        const char *line;
+        mode_t mask;
+
+        /* Under the caller's strictest umask (the service's is 077), still readable. */
+        mask = umask(077);
+        sec_run_go(&t);
+        (void) umask(mask);
+        line = probe_find(t.res, "loadavg");
+        CHECK_CASE(GROUP, "/proc/loadavg", "\"0.00 0.00 0.00 1/1 1\", not the host's",
+                   t.res->status == RUN_STATUS_SUCCEEDED && line && startswith(line, "0.00 0.00 0.00 1/1 1\n"),
+                   "status %s, read \"%.*s\"", status_name(t.res), line ? (int) strcspn(line, "\n") : 6,
+                   line ?: "(none)");
+}
+END_TEST
+
+/* Whether the engine can mount overlayfs here: built in or loaded, or a module the kernel can load
+ * on the first mount (the VM's image has no modules: the engine then binds the tree). */
+static bool overlayfs_available(void) {
+        _cleanup_free_ char *fs = NULL, *dir = NULL;
+        struct utsname u;
+
+        if (read_full_file_at(AT_FDCWD, "/proc/filesystems", 1 << 16, false, &fs, NULL) >= 0 &&
+            strstr(fs, "\toverlay\n"))
+                return true;
+        if (uname(&u) < 0)
+                return false;
+        dir = strdup_printf("/lib/modules/%s/kernel/fs/overlayfs", u.release);
+        return access(dir, F_OK) >= 0;
+}
+
+/* mountinfo prints each mount's root as a path within its file system: a bind of the skill
+ * folder would show where it lives on the host. The run reads its own and its init's mountinfo;
+ * neither may name the test's skill folder or output folder (their random names), and /skill
+ * must be a mount of its own root. */
+START_TEST(test_proc_mountinfo_host_paths) {
+        _cleanup_sec_run_ SecRun t = sec_run_new(
+                "echo \"self $(grep -c . /proc/self/mountinfo)\"; cat /proc/self/mountinfo\n"
+                "echo \"init $(grep -c . /proc/1/mountinfo)\"; cat /proc/1/mountinfo\n"
+                "echo \"skill-root-slash $(grep -c '^[0-9]* [0-9]* [0-9:]* / /skill ' /proc/self/mountinfo)\"\n");
+        const char *skill_name = strrchr(t.base.path, '/') ? strrchr(t.base.path, '/') + 1 : t.base.path;
+        const char *out_name = strrchr(t.out.path, '/') ? strrchr(t.out.path, '/') + 1 : t.out.path;
+
+        sec_run_go(&t);
+        if (!overlayfs_available()) {
+                /* The documented fallback: the tree is bound and shows its path; the rest holds. */
+                CHECK_CASE(GROUP, "host paths in mountinfo (no overlayfs: the tree is bound)",
+                           "the output folder not shown",
+                           t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "self") > 0 &&
+                                   !run_output_has(t.res, out_name),
+                           "status %s, output folder %s", status_name(t.res),
+                           run_output_has(t.res, out_name) ? "shown" : "hidden");
+                return;
+        }
+        CHECK_CASE(GROUP, "host paths in /proc/self/mountinfo and /proc/1/mountinfo",
+                   "neither the skill's nor the output's folder; /skill rooted at /",
+                   t.res->status == RUN_STATUS_SUCCEEDED && probe_long(t.res, "self") > 0 &&
+                           probe_long(t.res, "init") > 0 && probe_long(t.res, "skill-root-slash") == 1 &&
+                           !run_output_has(t.res, skill_name) && !run_output_has(t.res, out_name),
+                   "status %s, %ld and %ld lines, /skill rooted at / %ld, skill folder %s, output folder %s",
+                   status_name(t.res), probe_long(t.res, "self"), probe_long(t.res, "init"),
+                   probe_long(t.res, "skill-root-slash"), run_output_has(t.res, skill_name) ? "shown" : "hidden",
+                   run_output_has(t.res, out_name) ? "shown" : "hidden");
+}
+END_TEST
+
 START_TEST(test_i386_from_thread) {
         _cleanup_sec_run_ SecRun t = sec_run_new(NULL);
         char *args[] = { (char *) "i386-thread", NULL };
@@ -628,5 +699,7 @@ TCase *security_tcase_identity(void) {
         tcase_add_test(tc, test_init_untouchable);
         tcase_add_test(tc, test_host_watch);
         tcase_add_test(tc, test_proc_host_identity);
+        tcase_add_test(tc, test_proc_loadavg);
+        tcase_add_test(tc, test_proc_mountinfo_host_paths);
         return tc;
 }
