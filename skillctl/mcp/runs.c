@@ -385,10 +385,11 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                 if (!cJSON_IsArray(command) || cJSON_GetArraySize(command) == 0)
                         return TOOL_ERROR("\"command\" must be a non-empty array of strings: the program and its "
                                           "arguments, e.g. [\"python3\", \"-m\", \"scripts.tool\"].");
-                cJSON_ArrayForEach(a, command)
+                cJSON_ArrayForEach(a, command) {
                         if (!cJSON_IsString(a) || (a == command->child && isempty(a->valuestring)))
                                 return TOOL_ERROR("\"command\" must be a non-empty array of strings, the first "
                                                   "naming the program.");
+                }
                 if (cwd) {
                         if (!cJSON_IsString(cwd) || !(streq(cwd->valuestring, "/work") || streq(cwd->valuestring, "/skill")))
                                 return TOOL_ERROR("\"cwd\" must be \"/work\" (the working folder, the default) or "
@@ -499,10 +500,11 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
          * folder by its path. */
         ARG(k->installed ? k->name : k->dir);
         ARG("--");
-        if (exec)
-                cJSON_ArrayForEach(a, command)
+        if (exec) {
+                cJSON_ArrayForEach(a, command) {
                         ARG(a->valuestring);
-        else if (list) {
+                }
+        } else if (list) {
                 if (!cJSON_IsArray(list))
                         return TOOL_ERROR("\"args\" must be an array of strings.");
                 cJSON_ArrayForEach(a, list) {

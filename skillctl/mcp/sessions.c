@@ -126,11 +126,14 @@ cJSON *mcp_session_answer(McpRunKind kind, char *text, const char *err) {
                 print_session(f, j);
         } else if (kind == MCP_RUN_SESSION_LIST) {
                 fprintf(f, "%d session%s.\n", cJSON_GetArraySize(j), cJSON_GetArraySize(j) == 1 ? "" : "s");
-                cJSON_ArrayForEach(e, j)
+                cJSON_ArrayForEach(e, j) {
                         print_session(f, e);
-        } else
-                cJSON_ArrayForEach(e, j)
+                }
+        } else {
+                cJSON_ArrayForEach(e, j) {
                         fprintf(f, "Removed session %s.\n", cJSON_IsString(e) ? e->valuestring : "?");
+                }
+        }
         if (fclose(f) != 0)
                 return NULL;
 
