@@ -391,7 +391,8 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
                                                   "naming the program.");
                 }
                 if (cwd) {
-                        if (!cJSON_IsString(cwd) || !(streq(cwd->valuestring, "/work") || streq(cwd->valuestring, "/skill")))
+                        if (!cJSON_IsString(cwd) ||
+                            !(streq(cwd->valuestring, "/work") || streq(cwd->valuestring, "/skill")))
                                 return TOOL_ERROR("\"cwd\" must be \"/work\" (the working folder, the default) or "
                                                   "\"/skill\" (the skill's root, read-only).");
                         ARG("--cwd");
