@@ -4,8 +4,10 @@
  *   server.c     the event loop, the MCP lifecycle (initialize, ping) and method dispatch
  *   catalog.c    which skills are offered: the skill folders and the service's installed ones
  *   encode.c     resource URIs, base64, media types
- *   tools.c      the tools: list_skills, read_skill, run_skill
- *   runs.c       runs of run_skill: a child "skillctl run --json", progress, cancellation
+ *   tools.c      the tools: list_skills, read_skill, run_skill, exec_skill and the session ones
+ *   runs.c       runs of run_skill and exec_skill: a child "skillctl run|exec --json", progress,
+ *                cancellation; the session tools' children too
+ *   sessions.c   create_session, list_sessions, remove_session: "skillctl session ... --json"
  *   resources.c  resources/list, read: skill files as skill://NAME/PATH, artifacts of runs
  *   skills-ext.c the SEP-2640 skills extension: skills/list, skills/get
  *
@@ -112,14 +114,35 @@ int mcp_resources_read(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonR
 int mcp_skills_list(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcError *ret_error);
 int mcp_skills_get(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcError *ret_error);
 
+/* A tool result: structuredContent (taken, even on failure) and one text. */
+cJSON *mcp_tool_result(cJSON *structured, const char *text, bool is_error);
 /* A tool result with isError and one text. */
 cJSON *mcp_tool_error(const char *fmt, ...) _printf_(1, 2);
 /* Fills a JsonRpcError; returns -EBADMSG. */
 int mcp_error(JsonRpcError *e, int code, const char *fmt, ...) _printf_(3, 4);
 
-/* Starts run_skill's run for request id; the answer comes when it ends. Returns 1, or 0 with
- * *ret a tool error (bad arguments), or negative errno. */
-int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, cJSON **ret);
+/* What a child of the server does; the session kinds come last. */
+typedef enum McpRunKind {
+        MCP_RUN_SCRIPT,                 /* run_skill: skillctl run */
+        MCP_RUN_COMMAND,                /* exec_skill: skillctl exec */
+        MCP_RUN_SESSION_CREATE,
+        MCP_RUN_SESSION_LIST,
+        MCP_RUN_SESSION_REMOVE,
+} McpRunKind;
+
+/* Starts the child of a tool call for request id (k is NULL for the session kinds that name no
+ * skill); the answer comes when it ends. Returns 1, or 0 with *ret a tool error (bad arguments),
+ * or negative errno. */
+int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, McpRunKind kind,
+                  cJSON **ret);
+/* A child's command line up to its verb: skillctl's global options go along. */
+int mcp_child_argv(char ***argv, const char *verb);
+/* The session tools (sessions.c): the child's command line (0, or 1 with *ret a tool error), its
+ * name for progress messages, and the answer from its stdout (NULL when it failed) and stderr. */
+int mcp_session_prepare(McpServer *s, const cJSON *args, const McpSkill *k, McpRunKind kind, char ***argv,
+                        cJSON **ret);
+const char *mcp_session_verb(McpRunKind kind);
+cJSON *mcp_session_answer(McpRunKind kind, char *text, const char *err);
 /* notifications/cancelled: ends the run of that request, which is then not answered. */
 void mcp_run_cancel(McpServer *s, const char *request_id);
 /* Asks every run to stop (stdin closed or a signal). */

@@ -1,6 +1,8 @@
-/* run_skill's runs: each one is a child "skillctl run --json", the very code path a user's
- * `skillctl run` takes (embedded with --local, through the service with --system), so a run over
- * MCP is validated, limited, cancelled and reported exactly like one from a terminal.
+/* The runs of run_skill and exec_skill: each one is a child "skillctl run --json" or "skillctl
+ * exec --json", the very code path a user's `skillctl run` takes (embedded with --local, through
+ * the service with --system), so a run over MCP is validated, limited, cancelled and reported
+ * exactly like one from a terminal. The session tools' "skillctl session ... --json" go the same
+ * way (sessions.c builds their command lines and answers), so that they too never block the loop.
  *
  * 1. The arguments are checked here first (names, base64, limits), so that a bad call comes back
  *    as a tool error naming what was wrong. Input files and input JSON go into a private folder
@@ -43,6 +45,7 @@ struct McpRun {
         char *progress_token;
         char *skill;
         char *dir;                      /* the run's private folder */
+        McpRunKind kind;
         pid_t pid;
         sd_event_source *child;
         sd_event_source *heartbeat;
@@ -50,6 +53,7 @@ struct McpRun {
         uint64_t started_usec;
         unsigned beats;
         bool cancelled;
+        bool in_session;                /* run in a session the client named */
         bool keep_dir;                  /* its artifacts are kept (McpServer.kept) */
 };
 
@@ -303,15 +307,20 @@ static int on_child(sd_event_source *source, const siginfo_t *si, void *userdata
                 r = read_full_file_at(dir_fd, "result.json.out", MCP_RESULT_MAX, true, &text, &size);
         if (dir_fd >= 0)
                 (void) read_full_file_at(dir_fd, "stderr.log", MCP_TEXT_QUOTE_MAX, true, &err, &err_size);
-        if (r >= 0 && size > 0 && !memchr(text, '\0', size))
+        if (err && err_size > 0 && err[err_size - 1] == '\n')
+                err[err_size - 1] = '\0';
+        if (run->kind >= MCP_RUN_SESSION_CREATE)
+                answer = mcp_session_answer(run->kind, si->si_code == CLD_EXITED && si->si_status == 0 &&
+                                            r >= 0 && !memchr(text, '\0', size) ? text : NULL, err);
+        else if (r >= 0 && size > 0 && !memchr(text, '\0', size))
                 answer = run_answer(run, text);
         else {
                 /* skillctl stopped before a run: its message says why. */
-                if (err && err_size > 0 && err[err_size - 1] == '\n')
-                        err[err_size - 1] = '\0';
-                answer = mcp_tool_error("Run of %s failed before it started (skillctl exited with %d): %s",
+                answer = mcp_tool_error("Run of %s failed before it started (skillctl exited with %d): %s%s",
                                         run->skill, si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status,
-                                        isempty(err) ? "no message" : err);
+                                        isempty(err) ? "no message" : err,
+                                        run->in_session ? " (list_sessions shows your sessions; create_session "
+                                                          "makes one)" : "");
         }
         if (!answer)
                 (void) mcp_send_error(s, run->request_id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -331,34 +340,72 @@ static int write_new_file(int dir_fd, const char *name, const char *data, size_t
         return loop_write(fd, data, size);
 }
 
-/* Checks run_skill's arguments and writes its inputs into dir_fd; the child's command line goes
- * into *argv. Returns 0, or 1 with *ret a tool error. */
-static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, int dir_fd,
-                   char ***argv, cJSON **ret) {
+int mcp_child_argv(char ***argv, const char *verb) {
+        /* The global options skillctl was given apply to its children too. */
+        if (strv_extend(argv, "skillctl") < 0 ||
+            (arg_host && (strv_extend(argv, "-H") < 0 || strv_extend(argv, arg_host) < 0)) ||
+            (!arg_ask_password && strv_extend(argv, "--no-ask-password") < 0) || strv_extend(argv, verb) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Checks the arguments of run_skill or exec_skill and writes its inputs into dir_fd; the child's
+ * command line goes into *argv. Returns 0, or 1 with *ret a tool error. */
+static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, McpRunKind kind,
+                   int dir_fd, char ***argv, cJSON **ret) {
         const cJSON *script = cJSON_GetObjectItemCaseSensitive(args, "script");
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(args, "args");
+        const cJSON *command = cJSON_GetObjectItemCaseSensitive(args, "command");
+        const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(args, "cwd");
+        const cJSON *session = cJSON_GetObjectItemCaseSensitive(args, "session");
         const cJSON *input = cJSON_GetObjectItemCaseSensitive(args, "input");
         const cJSON *files = cJSON_GetObjectItemCaseSensitive(args, "files");
         static const char *const limit_keys[] = { "timeout", "memory", "cpu", "tasks" };
+        bool exec = kind == MCP_RUN_COMMAND;
         const cJSON *f, *a;
         int r;
 
 #define TOOL_ERROR(...) ({ *ret = mcp_tool_error(__VA_ARGS__); *ret ? 1 : -ENOMEM; })
 #define ARG(x) do { if (strv_extend(argv, (x)) < 0) return -ENOMEM; } while (0)
 
-        /* The global options skillctl was given apply to its runs too. */
-        ARG("skillctl");
-        if (arg_host) {
-                ARG("-H");
-                ARG(arg_host);
-        }
-        if (!arg_ask_password)
-                ARG("--no-ask-password");
-        ARG("run");
+        r = mcp_child_argv(argv, exec ? "exec" : "run");
+        if (r < 0)
+                return r;
         ARG("--json");
         ARG(s->local ? "--local" : "--system");
         ARG("--output-dir");
         ARG("out");
+
+        if (exec && (script || list))
+                return TOOL_ERROR("exec_skill takes \"command\" (the program and its arguments), not \"script\" or "
+                                  "\"args\": those are run_skill's.");
+        if (!exec && (command || cwd))
+                return TOOL_ERROR("run_skill takes \"script\" and \"args\"; to run a command line use exec_skill.");
+        if (exec) {
+                if (!cJSON_IsArray(command) || cJSON_GetArraySize(command) == 0)
+                        return TOOL_ERROR("\"command\" must be a non-empty array of strings: the program and its "
+                                          "arguments, e.g. [\"python3\", \"-m\", \"scripts.tool\"].");
+                cJSON_ArrayForEach(a, command) {
+                        if (!cJSON_IsString(a) || (a == command->child && isempty(a->valuestring)))
+                                return TOOL_ERROR("\"command\" must be a non-empty array of strings, the first "
+                                                  "naming the program.");
+                }
+                if (cwd) {
+                        if (!cJSON_IsString(cwd) ||
+                            !(streq(cwd->valuestring, "/work") || streq(cwd->valuestring, "/skill")))
+                                return TOOL_ERROR("\"cwd\" must be \"/work\" (the working folder, the default) or "
+                                                  "\"/skill\" (the skill's root, read-only).");
+                        ARG("--cwd");
+                        ARG(cwd->valuestring);
+                }
+        }
+        if (session) {
+                if (!cJSON_IsString(session) || isempty(session->valuestring))
+                        return TOOL_ERROR("\"session\" must be a session id, as create_session or list_sessions "
+                                          "gives it.");
+                ARG("--session");
+                ARG(session->valuestring);
+        }
 
         if (script) {
                 if (!cJSON_IsString(script) || isempty(script->valuestring))
@@ -454,7 +501,11 @@ static int prepare(McpServer *s, const JsonRpcMessage *m, const cJSON *args, con
          * folder by its path. */
         ARG(k->installed ? k->name : k->dir);
         ARG("--");
-        if (list) {
+        if (exec) {
+                cJSON_ArrayForEach(a, command) {
+                        ARG(a->valuestring);
+                }
+        } else if (list) {
                 if (!cJSON_IsArray(list))
                         return TOOL_ERROR("\"args\" must be an array of strings.");
                 cJSON_ArrayForEach(a, list) {
@@ -498,7 +549,8 @@ static int spawn(McpRun *run, const char *exe, char **argv, int dir_fd) {
         return 0;
 }
 
-int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, cJSON **ret) {
+int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, const McpSkill *k, McpRunKind kind,
+                  cJSON **ret) {
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(m->params, "_meta");
@@ -521,7 +573,9 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
         *run = (McpRun) {
                 .server = s,
                 .request_id = strdup(m->id),
-                .skill = strdup(k->name),
+                .skill = strdup(k ? k->name : mcp_session_verb(kind)),
+                .kind = kind,
+                .in_session = cJSON_HasObjectItem(args, "session"),
                 .dir = strdup_printf("%s/run-%u", s->work_dir, ++s->n_runs_started),
         };
         if (!run->request_id || !run->skill || !run->dir) {
@@ -545,7 +599,10 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 mcp_run_free(run);
                 return r;
         }
-        r = prepare(s, m, args, k, dir_fd, &argv, ret);
+        if (kind >= MCP_RUN_SESSION_CREATE)
+                r = mcp_session_prepare(s, args, k, kind, &argv, ret);
+        else
+                r = prepare(s, m, args, k, kind, dir_fd, &argv, ret);
         if (r != 0) {
                 mcp_run_free(run);
                 return r < 0 ? r : 0;
@@ -563,7 +620,7 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 mcp_run_free(run);
                 return r;
         }
-        log_debug("Running %s for request %s (pid %d).", k->name, m->id, (int) run->pid);
+        log_debug("Running %s for request %s (pid %d).", run->skill, m->id, (int) run->pid);
         run->next = s->runs;
         s->runs = run;
         return 1;

@@ -1,4 +1,5 @@
-/* The MCP tools: list_skills, read_skill and run_skill.
+/* The MCP tools: list_skills, read_skill, run_skill, exec_skill, and create_session,
+ * list_sessions and remove_session.
  *
  * Each has an inputSchema and an outputSchema, and every result carries structuredContent
  * matching the latter, failed runs included; a result that could not be had at all (an unknown
@@ -38,18 +39,66 @@ static const char read_skill_output[] =
         "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"path\",\"size\",\"uri\"],"
         "\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},\"uri\":{\"type\":\"string\"}}}}}}";
 
+/* What run_skill and exec_skill share: the input, the files, a session and the limits. */
+#define RUN_COMMON_PROPERTIES                                                                           \
+        "\"skill\":{\"type\":\"string\",\"description\":\"The skill's name, as list_skills gives it\"},"          \
+        "\"input\":{\"type\":\"object\",\"description\":\"Input JSON: the program's stdin and $SKILL_INPUT_FILE\"}," \
+        "\"files\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"contentEncoding\":\"base64\"}," \
+        "\"description\":\"Input files for the working directory: file name to base64 content\"},"            \
+        "\"session\":{\"type\":\"string\",\"description\":\"A session id from create_session: /work is kept "     \
+        "between the runs in it\"},"                                                                       \
+        "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"Wall clock limit in seconds (default 60)\"}," \
+        "\"memory\":{\"type\":\"string\",\"description\":\"Memory limit, e.g. 256M (default 512M)\"},"          \
+        "\"cpu\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"CPU limit in percent of one CPU (default 100)\"}," \
+        "\"tasks\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Process and thread limit (default 256)\"}"
+
 static const char run_skill_input[] =
         "{\"type\":\"object\",\"required\":[\"skill\"],\"additionalProperties\":false,\"properties\":{"
-        "\"skill\":{\"type\":\"string\",\"description\":\"The skill's name, as list_skills gives it\"},"
         "\"script\":{\"type\":\"string\",\"description\":\"Script to run, relative to the skill (default: its entry point)\"},"
         "\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Arguments for the script\"},"
-        "\"input\":{\"type\":\"object\",\"description\":\"Input JSON: the script's stdin and $SKILL_INPUT_FILE\"},"
-        "\"files\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"contentEncoding\":\"base64\"},"
-        "\"description\":\"Input files for the working directory: file name to base64 content\"},"
-        "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"Wall clock limit in seconds (default 60)\"},"
-        "\"memory\":{\"type\":\"string\",\"description\":\"Memory limit, e.g. 256M (default 512M)\"},"
-        "\"cpu\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"CPU limit in percent of one CPU (default 100)\"},"
-        "\"tasks\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Process and thread limit (default 256)\"}}}";
+        RUN_COMMON_PROPERTIES "}}";
+
+static const char exec_skill_input[] =
+        "{\"type\":\"object\",\"required\":[\"skill\",\"command\"],\"additionalProperties\":false,\"properties\":{"
+        "\"command\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1,"
+        "\"description\":\"The program and its arguments, run as given (no shell unless it names one), e.g. "
+        "[\\\"python3\\\", \\\"-m\\\", \\\"scripts.tool\\\", \\\"ARG\\\"]\"},"
+        "\"cwd\":{\"type\":\"string\",\"enum\":[\"/work\",\"/skill\"],\"description\":\"Working directory: /work "
+        "(the default; input files are there) or /skill (the skill's root, read-only)\"},"
+        RUN_COMMON_PROPERTIES "}}";
+
+#define SESSION_PROPERTIES                                                                              \
+        "\"id\":{\"type\":\"string\",\"description\":\"For run_skill's and exec_skill's session\"},"            \
+        "\"skill\":{\"type\":\"string\"},"                                                                 \
+        "\"owner\":{\"type\":\"integer\"},"                                                                \
+        "\"created_usec\":{\"type\":\"integer\"},"                                                         \
+        "\"used_usec\":{\"type\":\"integer\"},"                                                            \
+        "\"ttl_usec\":{\"type\":\"integer\",\"description\":\"Idle time until it expires\"},"                    \
+        "\"expires_usec\":{\"type\":\"integer\"},"                                                         \
+        "\"quota_bytes\":{\"type\":\"integer\"},"                                                          \
+        "\"usage_bytes\":{\"type\":\"integer\"}"
+#define SESSION_SCHEMA "{\"type\":\"object\",\"required\":[\"id\",\"skill\"],\"properties\":{" SESSION_PROPERTIES "}}"
+
+static const char create_session_input[] =
+        "{\"type\":\"object\",\"required\":[\"skill\"],\"additionalProperties\":false,\"properties\":{"
+        "\"skill\":{\"type\":\"string\",\"description\":\"The skill's name, as list_skills gives it\"},"
+        "\"ttl\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\",\"minimum\":1}],"
+        "\"description\":\"Idle time until it expires: seconds, or a duration such as 2h or 7d (default 24h)\"},"
+        "\"quota\":{\"type\":\"string\",\"description\":\"The most its /work holds, e.g. 1G (default 256M)\"}}}";
+
+static const char create_session_output[] = SESSION_SCHEMA;
+
+static const char list_sessions_output[] =
+        "{\"type\":\"object\",\"required\":[\"sessions\"],\"properties\":{\"sessions\":{\"type\":\"array\","
+        "\"items\":" SESSION_SCHEMA "}}}";
+
+static const char remove_session_input[] =
+        "{\"type\":\"object\",\"required\":[\"session\"],\"additionalProperties\":false,\"properties\":{"
+        "\"session\":{\"type\":\"string\",\"description\":\"The session's id\"}}}";
+
+static const char remove_session_output[] =
+        "{\"type\":\"object\",\"required\":[\"removed\"],\"properties\":{\"removed\":{\"type\":\"array\","
+        "\"items\":{\"type\":\"string\"}}}}";
 
 /* The result of a run, as result.json and the service's Result property have it. */
 static const char run_skill_output[] =
@@ -99,6 +148,31 @@ static const struct {
                 "its artifacts (files it left in $SKILL_OUTPUT_DIR, returned as resource links).",
                 run_skill_input, run_skill_output, false,
         },
+        {
+                "exec_skill", "Run a command in a skill's sandbox",
+                "Run a command line the way a skill's instructions say to (\"python3 -m scripts.tool ARG\", "
+                "\"node scripts/x.js\") in the same sandbox as run_skill: the skill is /skill (read-only, on "
+                "Python's and Node's module path), the working directory /work (or /skill with cwd). No shell "
+                "unless the command names one. Returns the same result as run_skill.",
+                exec_skill_input, run_skill_output, false,
+        },
+        {
+                "create_session", "Create a session",
+                "Create a session of a skill: its /work is kept between the run_skill and exec_skill calls "
+                "given its id as \"session\" (nothing else is: /tmp and processes are fresh each run). It "
+                "expires after its idle ttl; remove it with remove_session when done.",
+                create_session_input, create_session_output, false,
+        },
+        {
+                "list_sessions", "List sessions",
+                "List your sessions: id, skill, usage of /work and when each expires.",
+                list_skills_input, list_sessions_output, true,
+        },
+        {
+                "remove_session", "Remove a session",
+                "Remove a session and everything in its /work.",
+                remove_session_input, remove_session_output, false,
+        },
 };
 
 int mcp_tools_list(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcError *ret_error) {
@@ -137,7 +211,7 @@ static int add_summary(cJSON *o, const McpSkill *k) {
 }
 
 /* A tool result: structuredContent, and text for clients that show only content. */
-static cJSON *tool_result(cJSON *structured, const char *text, bool is_error) {
+cJSON *mcp_tool_result(cJSON *structured, const char *text, bool is_error) {
         cJSON *o = cJSON_CreateObject(), *content, *t;
 
         if (!o || !structured || !cJSON_AddItemToObject(o, "structuredContent", structured)) {
@@ -181,7 +255,7 @@ static int tool_list_skills(McpServer *s, const cJSON *args, cJSON **ret) {
                 (void) fputs("No skills found. Put skill folders in ~/.agents/skills or pass --skills-dir.\n", f);
         if (fclose(f) != 0)
                 return -ENOMEM;
-        *ret = tool_result(TAKE_PTR(o), text, false);
+        *ret = mcp_tool_result(TAKE_PTR(o), text, false);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -265,7 +339,7 @@ static int tool_read_skill(McpServer *s, const cJSON *args, cJSON **ret) {
         mcp_files_free(files, n_files);
         if (fclose(f) != 0)
                 return -ENOMEM;
-        *ret = tool_result(TAKE_PTR(o), text, false);
+        *ret = mcp_tool_result(TAKE_PTR(o), text, false);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -275,6 +349,7 @@ int mcp_tools_call(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcEr
         _cleanup_(cJSON_Deletep) cJSON *empty = NULL;
         _cleanup_(mcp_catalog_done) McpCatalog c = {};
         const McpSkill *k;
+        McpRunKind kind;
         int r;
 
         if (!cJSON_IsString(name))
@@ -292,7 +367,17 @@ int mcp_tools_call(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcEr
                 return tool_list_skills(s, args, ret);
         if (streq(name->valuestring, "read_skill"))
                 return tool_read_skill(s, args, ret);
-        if (!streq(name->valuestring, "run_skill"))
+        if (streq(name->valuestring, "list_sessions"))
+                return mcp_run_start(s, m, args, NULL, MCP_RUN_SESSION_LIST, ret);
+        if (streq(name->valuestring, "remove_session"))
+                return mcp_run_start(s, m, args, NULL, MCP_RUN_SESSION_REMOVE, ret);
+        if (streq(name->valuestring, "run_skill"))
+                kind = MCP_RUN_SCRIPT;
+        else if (streq(name->valuestring, "exec_skill"))
+                kind = MCP_RUN_COMMAND;
+        else if (streq(name->valuestring, "create_session"))
+                kind = MCP_RUN_SESSION_CREATE;
+        else
                 return mcp_error(ret_error, JSONRPC_INVALID_PARAMS, "Unknown tool: %s", name->valuestring);
 
         r = mcp_catalog_load(s, &c);
@@ -301,5 +386,5 @@ int mcp_tools_call(McpServer *s, const JsonRpcMessage *m, cJSON **ret, JsonRpcEr
         k = find_skill(&c, args, ret);
         if (!k)
                 return *ret ? 0 : -ENOMEM;
-        return mcp_run_start(s, m, args, k, ret);
+        return mcp_run_start(s, m, args, k, kind, ret);
 }

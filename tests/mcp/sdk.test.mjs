@@ -41,7 +41,7 @@ function validate(tool, structured) {
   const schema = tools.find((t) => t.name === tool).outputSchema;
   const ok = ajv.validate(schema, structured);
   assert.ok(ok, `structuredContent does not match ${tool}'s outputSchema: ${ajv.errorsText()}`);
-  if (tool === 'run_skill' && validateResult)
+  if ((tool === 'run_skill' || tool === 'exec_skill') && validateResult)
     assert.ok(validateResult(structured), `not a result per ${RESULT_SCHEMA}: ${ajv2020.errorsText(validateResult.errors)}`);
 }
 
@@ -84,8 +84,12 @@ test('ping', async () => {
   assert.deepEqual(await client.ping(), {});
 });
 
-test('the three tools, with object input and output schemas', () => {
-  for (const name of ['list_skills', 'read_skill', 'run_skill']) {
+const TOOLS = ['list_skills', 'read_skill', 'run_skill', 'exec_skill', 'create_session', 'list_sessions',
+  'remove_session'];
+
+test('the seven tools, with object input and output schemas', () => {
+  assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort());
+  for (const name of TOOLS) {
     const t = tools.find((x) => x.name === name);
     assert.ok(t, `no tool ${name}`);
     assert.equal(t.inputSchema.type, 'object');
@@ -98,7 +102,7 @@ test('list_skills and read_skill', async () => {
   const list = await client.callTool({ name: 'list_skills', arguments: {} });
   validate('list_skills', list.structuredContent);
   const names = list.structuredContent.skills.map((s) => s.name).sort();
-  assert.deepEqual(names, ['artifact-maker', 'echo-input', 'exact-output', 'exit-three', 'sleeper']);
+  assert.deepEqual(names, ['artifact-maker', 'counter', 'echo-input', 'exact-output', 'exit-three', 'py-module', 'sleeper']);
 
   const read = await client.callTool({ name: 'read_skill', arguments: { skill: 'sleeper' } });
   validate('read_skill', read.structuredContent);
@@ -152,6 +156,63 @@ test('an unknown skill is a tool error; an unknown tool is -32602', async () => 
   assert.equal(bad.isError, true);
   await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }),
     (e) => e instanceof McpError && e.code === -32602);
+});
+
+// The command form: "python3 -m scripts.tool" from the skill's root, importing a package of it.
+test('exec_skill runs a module of the skill from /skill', async () => {
+  const r = await client.callTool({
+    name: 'exec_skill',
+    arguments: { skill: 'py-module', command: ['python3', '-m', 'scripts.tool', 'sdk'], cwd: '/skill' },
+  });
+  assert.equal(r.isError, false, r.content[0].text);
+  validate('exec_skill', r.structuredContent);
+  assert.deepEqual(r.structuredContent.output, { greeting: 'hello sdk', cwd: '/skill' });
+
+  const failed = await client.callTool({ name: 'exec_skill', arguments: { skill: 'py-module', command: ['false'] } });
+  assert.equal(failed.isError, true);
+  validate('exec_skill', failed.structuredContent);
+  assert.equal(failed.structuredContent.exit_code, 1);
+  const bad = await client.callTool({ name: 'exec_skill', arguments: { skill: 'py-module', command: [] } });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /"command" must be a non-empty array/);
+});
+
+test('a session keeps /work between runs; removed, it is a tool error', async () => {
+  const created = await client.callTool({ name: 'create_session', arguments: { skill: 'counter', ttl: '1h' } });
+  assert.equal(created.isError, false, created.content[0].text);
+  validate('create_session', created.structuredContent);
+  const { id } = created.structuredContent;
+  assert.equal(created.structuredContent.skill, 'counter');
+  assert.equal(created.structuredContent.ttl_usec, 3600e6);
+
+  for (const count of [1, 2]) {
+    const r = await client.callTool({ name: 'run_skill', arguments: { skill: 'counter', session: id } });
+    assert.equal(r.isError, false, r.content[0].text);
+    validate('run_skill', r.structuredContent);
+    assert.deepEqual(r.structuredContent.output, { count });
+  }
+  const viaExec = await client.callTool({
+    name: 'exec_skill', arguments: { skill: 'counter', session: id, command: ['cat', 'count'] },
+  });
+  assert.equal(viaExec.structuredContent.stdout.text, '2\n');
+
+  const list = await client.callTool({ name: 'list_sessions', arguments: {} });
+  validate('list_sessions', list.structuredContent);
+  assert.ok(list.structuredContent.sessions.some((x) => x.id === id && x.skill === 'counter'));
+
+  const removed = await client.callTool({ name: 'remove_session', arguments: { session: id } });
+  assert.equal(removed.isError, false, removed.content[0].text);
+  validate('remove_session', removed.structuredContent);
+  assert.deepEqual(removed.structuredContent.removed, [id]);
+
+  const after = await client.callTool({ name: 'run_skill', arguments: { skill: 'counter', session: id } });
+  assert.equal(after.isError, true);
+  assert.match(after.content[0].text, /no such session.*list_sessions/);
+  const again = await client.callTool({ name: 'remove_session', arguments: { session: id } });
+  assert.equal(again.isError, true);
+  assert.match(again.content[0].text, /no such session/);
+  const fresh = await client.callTool({ name: 'run_skill', arguments: { skill: 'counter' } });
+  assert.deepEqual(fresh.structuredContent.output, { count: 1 });
 });
 
 test('progress arrives during a 3 s run', async () => {

@@ -116,6 +116,69 @@ with tempfile.TemporaryDirectory() as home:
     check(raw and '"output":{"big":12345678901234567890,"id":9007199254740993,"f":1.0}' in raw,
           'output exactly as the skill printed it')
 
+    # exec_skill: the command form, "python3 -m" from the skill's root importing a package of it.
+    r = s.tool(23, 'exec_skill', {'skill': 'py-module', 'command': ['python3', '-m', 'scripts.tool', 'x'],
+                                  'cwd': '/skill'})
+    check(r and not r['isError'] and r['structuredContent']['output'] == {'greeting': 'hello x', 'cwd': '/skill'}
+          and r['structuredContent']['cwd'] == '/skill', 'exec_skill: python3 -m from /skill')
+    r = s.tool(24, 'exec_skill', {'skill': 'py-module', 'command': ['sh', '-c', 'exit 3']})
+    check(r and r['isError'] and r['structuredContent']['exit_code'] == 3, 'exec_skill: exit 3 is isError')
+    for args, what in (({'command': []}, 'an empty command'), ({'command': 'ls'}, 'a command not an array'),
+                       ({'command': ['ls', 1]}, 'a number in the command'),
+                       ({'command': ['ls'], 'cwd': '/etc'}, 'cwd not /work or /skill'),
+                       ({'command': ['ls'], 'script': 'x'}, 'a script'), ({}, 'no command')):
+        r = s.tool(25, 'exec_skill', dict(args, skill='py-module'))
+        check(r and r['isError'] and 'structuredContent' not in r, 'exec_skill with %s: a tool error' % what)
+    r = s.tool(26, 'run_skill', {'skill': 'counter', 'command': ['ls']})
+    check(r and r['isError'] and 'exec_skill' in r['content'][0]['text'], 'run_skill with a command points to exec_skill')
+
+    # Progress and cancellation as for run_skill.
+    s.send(json.dumps({'jsonrpc': '2.0', 'id': 27, 'method': 'tools/call',
+                       'params': {'name': 'exec_skill', '_meta': {'progressToken': 'p27'},
+                                  'arguments': {'skill': 'py-module', 'command': ['sleep', '60']}}}) + '\n')
+    m = json.loads(s.line(10) or 'null')
+    check(m and m.get('method') == 'notifications/progress' and m['params']['progressToken'] == 'p27',
+          'exec_skill: progress while it runs')
+    s.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":27}}\n')
+    start = time.monotonic()
+    while s.children() and time.monotonic() - start < 15:
+        time.sleep(0.1)
+    check(not s.children(), 'exec_skill: cancelled, its run ends (%.1f s)' % (time.monotonic() - start))
+    while True:
+        raw, m = s.call('{"jsonrpc":"2.0","id":28,"method":"ping"}')
+        if not m or m.get('method') != 'notifications/progress':
+            break
+    check(m and m.get('id') == 28, 'a cancelled exec_skill is not answered')
+
+    # Sessions: /work kept between two runs, then removed.
+    r = s.tool(30, 'create_session', {'skill': 'counter', 'ttl': 600})
+    sid = r and not r['isError'] and r['structuredContent']['id']
+    check(sid and r['structuredContent']['skill'] == 'counter' and r['structuredContent']['ttl_usec'] == 600 * 10**6,
+          'create_session: id, skill, ttl')
+    counts = [(s.tool(31 + i, 'run_skill', {'skill': 'counter', 'session': sid}) or {}).get('structuredContent', {})
+              .get('output') for i in range(2)]
+    check(counts == [{'count': 1}, {'count': 2}], 'a session keeps /work between two runs: %s' % counts)
+    r = s.tool(33, 'list_sessions', {})
+    check(r and [x['id'] for x in r['structuredContent']['sessions']] == [sid], 'list_sessions lists it')
+    r = s.tool(34, 'remove_session', {'session': sid})
+    check(r and not r['isError'] and r['structuredContent'] == {'removed': [sid]}, 'remove_session')
+    r = s.tool(35, 'run_skill', {'skill': 'counter', 'session': sid})
+    check(r and r['isError'] and 'no such session' in r['content'][0]['text']
+          and 'list_sessions' in r['content'][0]['text'], 'a removed session is a tool error naming list_sessions')
+    r = s.tool(36, 'exec_skill', {'skill': 'counter', 'session': sid, 'command': ['true']})
+    check(r and r['isError'] and 'no such session' in r['content'][0]['text'], 'exec_skill in it too')
+    r = s.tool(37, 'remove_session', {'session': sid})
+    check(r and r['isError'] and 'no such session' in r['content'][0]['text'], 'removing it again is a tool error')
+    r = s.tool(38, 'list_sessions', {})
+    check(r and r['structuredContent'] == {'sessions': []}, 'list_sessions: none left')
+    for tool, args, what in (('create_session', {'skill': 'counter', 'ttl': 'soon'}, 'a bad ttl'),
+                             ('create_session', {'skill': 'nope'}, 'an unknown skill'),
+                             ('create_session', {'skill': 'counter', 'quota': 5}, 'a bad quota'),
+                             ('remove_session', {}, 'no session'),
+                             ('run_skill', {'skill': 'counter', 'session': 7}, 'a session not a string')):
+        r = s.tool(39, tool, args)
+        check(r and r['isError'], '%s with %s: a tool error' % (tool, what))
+
     # At most 16 runs at once: the 17th is a tool error, the others run.
     for i in range(17):
         s.send(json.dumps({'jsonrpc': '2.0', 'id': 100 + i, 'method': 'tools/call',

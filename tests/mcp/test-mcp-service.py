@@ -148,6 +148,45 @@ with tempfile.TemporaryDirectory() as tmp:
         check(m and m.get('result', {}).get('contents', [{}])[0].get('text') == 'hello artifact\n',
               'an artifact of a service run reads back')
 
+        # exec_skill and a session, through the service: the service's session, /work kept.
+        res = s.tool(10, 'exec_skill', {'skill': 'py-module', 'command': ['python3', '-m', 'scripts.tool', 'svc'],
+                                        'cwd': '/skill'})
+        sc = res and res.get('structuredContent')
+        check(sc and not res['isError'] and sc['output'] == {'greeting': 'hello svc', 'cwd': '/skill'},
+              'exec_skill through the service: python3 -m from /skill')
+        res = s.tool(11, 'create_session', {'skill': 'counter'})
+        sid = res and not res['isError'] and res['structuredContent']['id']
+        check(sid, 'create_session through the service: %s' % (res and res['content'][0]['text']))
+        listed = subprocess.run([SKILLCTL, 'session', 'list', '--system', '--json'], env=env, capture_output=True,
+                                text=True)
+        check(sid in [x.get('id') for x in json.loads(listed.stdout or '[]')], 'it is the service\'s session')
+        counts = [((s.tool(12 + i, 'run_skill', {'skill': 'counter', 'session': sid}) or {})
+                   .get('structuredContent') or {}).get('output') for i in range(2)]
+        check(counts == [{'count': 1}, {'count': 2}], 'the service\'s session keeps /work: %s' % counts)
+        if not SYSTEM_BUS:
+            # Another user (nobody, whom the service asks no polkit about here) cannot use or remove it.
+            os.chmod(tmp, 0o755)
+            other_home = os.path.join(tmp, 'other')
+            os.mkdir(other_home)
+            os.chown(other_home, 65534, 65534)
+            s2 = mcpstdio.Server(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', SKILLCTL,
+                                  '--no-ask-password', 'mcp', '--system', '--skills-dir', SKILLS], other_home, env)
+            _, m = s2.call(initialize())
+            res = s2.tool(16, 'remove_session', {'session': sid})
+            check(res and res['isError'] and 'not yours' in res['content'][0]['text'],
+                  'another user\'s session: remove_session is a tool error: %s' % (res and res['content'][0]['text']))
+            res = s2.tool(17, 'run_skill', {'skill': 'counter', 'session': sid})
+            check(res and res['isError'] and 'not yours' in res['content'][0]['text'],
+                  'another user\'s session: run_skill in it is a tool error')
+            res = s2.tool(18, 'list_sessions', {})
+            check(res and res['structuredContent'] == {'sessions': []}, 'another user lists none of ours')
+            check(s2.close() == 0, 'the other user\'s server exits 0')
+        res = s.tool(14, 'remove_session', {'session': sid})
+        check(res and res['structuredContent'] == {'removed': [sid]}, 'remove_session through the service')
+        res = s.tool(15, 'run_skill', {'skill': 'counter', 'session': sid})
+        check(res and res['isError'] and 'list_sessions' in res['content'][0]['text'],
+              'the removed session is a tool error: %s' % (res and res['content'][0]['text']))
+
         # A cancelled request cancels the service's run, and the service says it ended so.
         s.send(json.dumps({'jsonrpc': '2.0', 'id': 8, 'method': 'tools/call',
                            'params': {'name': 'run_skill', 'arguments': {'skill': 'sleeper', 'args': ['120']}}}) + '\n')
