@@ -10,7 +10,9 @@
  * root before it is renamed into place), writes its live log to the caller's fd and its outcome
  * as JSON into a memfd; the service reaps it, replies, and writes the journal entry. Two builds
  * of one id build once: the env module's lock makes the second wait and find the first's tree. */
+#include <inttypes.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -26,6 +28,12 @@
 #include "log.h"
 #include "manager.h"
 #include "run-options.h"
+#include "scope.h"
+#include "worker.h"
+
+/* The backstop of a build's scope: the engine's own timeout of the sandbox stage (30 minutes)
+ * plus the downloads before it. */
+#define BUILD_SCOPE_MAX_USEC (2ULL * 3600 * 1000000)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -242,7 +250,7 @@ static int build_execute(const Policy *p, const BuildOptions *bo, const char *di
         return build_result_json(j, NULL, 0, result_fd);
 }
 
-_noreturn_ static void build_main(const Policy *p, const BuildOptions *bo, const char *dir, int dir_fd,
+_noreturn_ static void build_main(const Manager *m, const BuildOptions *bo, const char *dir, int dir_fd,
                                   const char *skill_hash, const char *cache, uid_t uid, int result_fd) {
         int keep[] = { dir_fd, bo->log_fd, result_fd };
         struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -260,8 +268,30 @@ _noreturn_ static void build_main(const Policy *p, const BuildOptions *bo, const
         /* The service's umask keeps its own files private; an environment is for every run's uid
          * to read, and the build's sandbox uid must reach its context. */
         (void) umask(0022);
-        _exit(build_execute(p, bo, dir, dir_fd, skill_hash, cache, uid, bo->log_fd, result_fd) < 0 ? EXIT_FAILURE
-                                                                                                  : EXIT_SUCCESS);
+        if (m->use_scopes) {
+                /* Out of the service's cgroup, whose IPAddressDeny= would cut the downloads off,
+                 * into a scope of its own (the name the service's crash recovery sweeps). */
+                _cleanup_free_ char *error = NULL;
+                char unit[128];
+                uint64_t rnd = 0;
+                int r;
+
+                if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+                        rnd = 0; /* the pid alone is unique enough while we live */
+                (void) snprintf(unit, sizeof(unit), SCOPE_UNIT_PREFIX "envbuild-%016" PRIx64 ".scope", rnd ^ getpid());
+                r = worker_enter_scope(m->systemd_address, unit, "skilld environment build", BUILD_SCOPE_MAX_USEC,
+                                       &error);
+                if (r < 0) {
+                        _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
+
+                        if (j)
+                                (void) build_result_json(j, error ?: strerror(-r), -r, result_fd);
+                        _exit(EXIT_FAILURE);
+                }
+        }
+        _exit(build_execute(m->policy, bo, dir, dir_fd, skill_hash, cache, uid, bo->log_fd, result_fd) < 0
+                      ? EXIT_FAILURE
+                      : EXIT_SUCCESS);
 }
 
 /* ---- The end of a build ---- */
@@ -415,7 +445,7 @@ static int build_start(Manager *m, sd_bus_message *msg, const BuildOptions *o, P
         if (pid == 0) {
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(EXIT_FAILURE);
-                build_main(m->policy, o, p->dir, p->dir_fd, b->skill_hash, cache, uid, b->result_fd);
+                build_main(m, o, p->dir, p->dir_fd, b->skill_hash, cache, uid, b->result_fd);
         }
         b->pid = pid;
         r = sd_event_add_child(m->event, &b->child_source, pid, WEXITED, on_build_exit, b);

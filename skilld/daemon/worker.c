@@ -654,6 +654,58 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         _exit(worker_execute(w) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
+static void on_own_scope_job(ScopeJob *job, int r, const char *result, const char *message, void *userdata) {
+        int *done = userdata;
+
+        *done = r < 0 ? r : streq_ptr(result, "done") ? 1 : -EIO;
+}
+
+int worker_enter_scope(const char *systemd_address, const char *unit, const char *description,
+                       uint64_t runtime_max_usec, char **error) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(scope_job_freep) ScopeJob *job = NULL;
+        pid_t self = getpid();
+        ScopeParams p = {
+                .unit = unit,
+                .slice = SCOPE_SLICE,
+                .description = description,
+                .pids = &self,
+                .n_pids = 1,
+                .memory_max = UINT64_MAX,
+                .tasks_max = UINT64_MAX,
+                .cpu_quota_per_sec_usec = UINT64_MAX,
+                .runtime_max_usec = runtime_max_usec,
+        };
+        uint64_t deadline, now;
+        int done = 0, r;
+
+        r = systemd_connect(systemd_address, &bus);
+        if (r < 0)
+                return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
+        r = sd_event_new(&event);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        r = scope_start(bus, &p, on_own_scope_job, &done, &job);
+        if (r < 0)
+                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", unit, strerror(-r));
+        deadline = now_usec(CLOCK_MONOTONIC) + SCOPE_START_TIMEOUT_USEC;
+        while (done == 0) {
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time", unit);
+                r = sd_event_run(event, deadline - now);
+                if (r < 0)
+                        return error_setf(error, r, "Failed to wait for the scope %s: %s", unit, strerror(-r));
+        }
+        if (done < 0)
+                return error_setf(error, done, "systemd did not start the scope %s", unit);
+        return 0;
+}
+
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid) {
         pid_t parent = getpid(), pid;
 

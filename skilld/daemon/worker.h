@@ -43,6 +43,13 @@ typedef struct WorkerArgs {
 /* Forks the worker. The child never returns. */
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid);
 
+/* Moves the calling process into a new transient scope of skilld.slice, without limits but
+ * runtime_max_usec, and waits until it is there: for a forked helper whose every descendant must
+ * be outside the service's cgroup (an environment build, whose network the service unit's
+ * IPAddressDeny= would block). */
+int worker_enter_scope(const char *systemd_address, const char *unit, const char *description,
+                       uint64_t runtime_max_usec, char **error);
+
 /* The extra grace after the run's timeout before systemd stops its scope: the engine's own timer,
  * draining and killing come first. */
 #define WORKER_SCOPE_GRACE_USEC (60ULL * 1000000)
