@@ -174,7 +174,7 @@ static int build_result_json(cJSON *j, const char *error, int error_errno, int f
         return loop_write(fd, text, strlen(text));
 }
 
-static int build_execute(const Policy *p, const BuildOptions *bo, const char *dir, int dir_fd,
+static int build_execute(const Manager *m, const BuildOptions *bo, const char *dir, int dir_fd,
                          const char *skill_hash, const char *cache, uid_t uid, int log_fd, int result_fd) {
         _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
         _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
@@ -185,6 +185,15 @@ static int build_execute(const Policy *p, const BuildOptions *bo, const char *di
         SkillDepsOptions dopts = SKILL_DEPS_OPTIONS_INIT;
         EnvBuildOptions o = ENV_BUILD_OPTIONS_INIT;
         EnvOptions eo = ENV_OPTIONS_INIT;
+        const Policy *p = m->policy;
+        ScopeConfig scope = {
+                .systemd_address = m->systemd_address,
+                .description = "skilld environment build sandbox",
+        };
+        /* Each sandbox of the build in a scope of its own with its limits, as runs are; without
+         * systemd (tests) the engine's own limits, or rlimits. */
+        const SandboxBackendOps *backend = m->use_scopes ? &worker_scope_backend : NULL;
+        unsigned allow_missing = p->isolation_may_be_missing | (m->use_scopes ? 0 : SANDBOX_LAYER_CGROUP);
         cJSON *missing;
         int r;
 
@@ -211,7 +220,9 @@ static int build_execute(const Policy *p, const BuildOptions *bo, const char *di
         dopts.infer = true;
         dopts.skill_dir = dir;
         dopts.uid = uid;
-        dopts.allow_missing = p->isolation_may_be_missing | SANDBOX_LAYER_CGROUP;
+        dopts.allow_missing = allow_missing;
+        dopts.backend = backend;
+        dopts.backend_userdata = &scope;
         r = skill_deps_discover(dir_fd, skill, &dopts, &deps, &error);
         if (r < 0)
                 return build_result_json(j, error ?: strerror(-r), -r, result_fd);
@@ -233,9 +244,9 @@ static int build_execute(const Policy *p, const BuildOptions *bo, const char *di
         o.rebuild = bo->rebuild;
         o.log_fd = log_fd;
         o.uid = uid;
-        /* The build's sandbox is the engine's own, without the run scopes' cgroup: its timeout
-         * still holds, and the worker dies with the service. */
-        o.allow_missing = p->isolation_may_be_missing | SANDBOX_LAYER_CGROUP;
+        o.allow_missing = allow_missing;
+        o.backend = backend;
+        o.backend_userdata = &scope;
         r = env_build(spec, &o, &res, &error);
         if (r < 0)
                 return build_result_json(j, error ?: strerror(-r), -r, result_fd);
@@ -244,8 +255,8 @@ static int build_execute(const Policy *p, const BuildOptions *bo, const char *di
             !cJSON_AddBoolToObject(j, "cached", res.cached) ||
             !cJSON_AddNumberToObject(j, "resolved", cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved"))))
                 return -ENOMEM;
-        STRV_FOREACH(m, res.missing)
-                if (!cJSON_AddItemToArray(missing, cJSON_CreateString(*m)))
+        STRV_FOREACH(x, res.missing)
+                if (!cJSON_AddItemToArray(missing, cJSON_CreateString(*x)))
                         return -ENOMEM;
         return build_result_json(j, NULL, 0, result_fd);
 }
@@ -289,7 +300,7 @@ _noreturn_ static void build_main(const Manager *m, const BuildOptions *bo, cons
                         _exit(EXIT_FAILURE);
                 }
         }
-        _exit(build_execute(m->policy, bo, dir, dir_fd, skill_hash, cache, uid, bo->log_fd, result_fd) < 0
+        _exit(build_execute(m, bo, dir, dir_fd, skill_hash, cache, uid, bo->log_fd, result_fd) < 0
                       ? EXIT_FAILURE
                       : EXIT_SUCCESS);
 }

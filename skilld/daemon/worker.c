@@ -32,11 +32,6 @@ static pid_t service_pid = 0;
 
 /* ---- The systemd-scope backend ---- */
 
-typedef struct ScopeConfig {
-        const char *systemd_address;
-        const char *description;
-} ScopeConfig;
-
 typedef struct ScopeState {
         const ScopeConfig *config;
         SandboxLimits limits;
@@ -352,7 +347,7 @@ static void *scope_free(void *state) {
         return NULL;
 }
 
-static const SandboxBackendOps scope_backend = {
+const SandboxBackendOps worker_scope_backend = {
         .name = "systemd-scope",
         .enforces = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TASKS | SANDBOX_LIMIT_CPU,
         .child_rlimits = false,
@@ -574,7 +569,7 @@ static int worker_execute(const WorkerArgs *w) {
         req.stdout_fd = out_log;
         req.stderr_fd = err_log;
         if (w->use_scope) {
-                req.backend = &scope_backend;
+                req.backend = &worker_scope_backend;
                 req.backend_userdata = &config;
         }
 

@@ -40,6 +40,16 @@ typedef struct WorkerArgs {
         const char *description;        /* of the scope */
 } WorkerArgs;
 
+/* The engine's backend that puts each sandbox into a transient scope of skilld.slice, with its
+ * limits (see 2. above); backend_userdata is a ScopeConfig. Also for the sandboxes of an
+ * environment build (bus-env.c). */
+typedef struct ScopeConfig {
+        const char *systemd_address;    /* NULL: the system bus */
+        const char *description;        /* of the scope */
+} ScopeConfig;
+
+extern const SandboxBackendOps worker_scope_backend;
+
 /* Forks the worker. The child never returns. */
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid);
 
