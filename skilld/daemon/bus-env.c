@@ -133,17 +133,16 @@ static int parse_build_options(sd_bus_message *msg, BuildOptions *o, sd_bus_erro
                                 return r;
                         o->rebuild = b;
                 } else if (streq(key, "log")) {
-                        int fd, flags;
+                        int fd;
 
                         r = sd_bus_message_enter_container(msg, 'v', "h");
                         if (r < 0)
                                 return bus_invalid_args(error, "The option log takes a file descriptor.");
                         r = sd_bus_message_read(msg, "h", &fd);
+                        if (r >= 0)
+                                r = bus_check_output_fd(fd, "log", error);
                         if (r < 0)
                                 return r;
-                        flags = fcntl(fd, F_GETFL);
-                        if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY)
-                                return bus_invalid_args(error, "The log file descriptor is not open for writing.");
                         o->log_fd = fd;
                 } else
                         return bus_invalid_args(error, "Unknown option '%s'; known are resolvers, index-url, "
@@ -264,18 +263,9 @@ static int build_execute(const Manager *m, const BuildOptions *bo, const char *d
 _noreturn_ static void build_main(const Manager *m, const BuildOptions *bo, const char *dir, int dir_fd,
                                   const char *skill_hash, const char *cache, uid_t uid, int result_fd) {
         int keep[] = { dir_fd, bo->log_fd, result_fd };
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
-        sigset_t none;
 
         /* As a run's worker: only our fds, a clean signal slate. */
-        if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
-                _exit(EXIT_FAILURE);
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int sig = 1; sig < _NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) sigaction(sig, &dfl, NULL);
-        (void) prctl(PR_SET_NAME, (unsigned long) "skilld-envbuild", 0, 0, 0);
+        worker_reset_process(keep, ELEMENTSOF(keep), "skilld-envbuild");
         /* The service's umask keeps its own files private; an environment is for every run's uid
          * to read, and the build's sandbox uid must reach its context. */
         (void) umask(0022);

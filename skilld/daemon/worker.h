@@ -60,6 +60,10 @@ int worker_spawn(const WorkerArgs *w, pid_t *ret_pid);
 int worker_enter_scope(const char *systemd_address, const char *unit, const char *description,
                        uint64_t runtime_max_usec, char **error);
 
+/* In a forked child of the service: closes every fd but keep, restores every signal's default
+ * and unblocks them all, and names the process. _exit()s on failure. */
+void worker_reset_process(const int *keep, size_t n_keep, const char *name);
+
 /* The extra grace after the run's timeout before systemd stops its scope: the engine's own timer,
  * draining and killing come first. */
 #define WORKER_SCOPE_GRACE_USEC (60ULL * 1000000)
