@@ -3,7 +3,7 @@
 # Installed to bash-completion's completionsdir, which loads it on the first "skillctl <TAB>".
 
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is how completions fill it
-__skillctl_verbs="run exec session list status logs result artifacts cancel wait rm runs mcp skill"
+__skillctl_verbs="run exec session env list status logs result artifacts cancel wait rm runs mcp skill"
 __skillctl_skill_verbs="lint show package list install remove init tools"
 
 # Run ids and skill names ask the service; a host without one answers nothing, quickly.
@@ -41,7 +41,7 @@ _skillctl() {
             break ;;
         esac
     done
-    if [[ $verb == skill || $verb == runs || $verb == session ]]; then
+    if [[ $verb == skill || $verb == runs || $verb == session || $verb == env ]]; then
         for ((i = verb_at + 1; i < cword; i++)); do
             [[ ${words[i]} != -* ]] && { sub=${words[i]}; break; }
         done
@@ -71,7 +71,7 @@ _skillctl() {
         COMPREPLY=($(compgen -d -- "$cur"))
         return ;;
     --script | --input | --timeout | --memory | --cpu | --tasks | --env | --older-than | --keep | \
-        --session | --ttl | --quota)
+        --session | --ttl | --quota | --index-url | --resolvers | --max-count | --max-size)
         return ;;
     esac
 
@@ -114,6 +114,17 @@ _skillctl() {
         list | show | rm) opts="-h --help --json --local --system" ;;
         esac ;;
     mcp) opts="-h --help --skills-dir --local --system" ;;
+    env)
+        case $sub in
+        "") args="build list show rm gc" ;;
+        build)
+            opts="-h --help --local --system --index-url --resolvers --rebuild --json"
+            COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.skill' -- "$cur")) ;;
+        list) opts="-h --help --system --json" ;;
+        show) opts="-h --help --system --json" ;;
+        rm) opts="-h --help --system" ;;
+        gc) opts="-h --help --max-count --max-size --system --json" ;;
+        esac ;;
     list) opts="-h --help --all --json -q --quiet" ;;
     status | result | wait)
         opts="-h --help --json"

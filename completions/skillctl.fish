@@ -2,7 +2,7 @@
 # (skillctl skill list --quiet: the user's skill folders and the service's installed skills).
 # Installed to fish's vendor_completions.d.
 
-set -l verbs run exec session list status logs result artifacts cancel wait rm runs mcp skill
+set -l verbs run exec session env list status logs result artifacts cancel wait rm runs mcp skill
 set -l skill_verbs lint show package list install remove init tools
 set -l id_verbs status logs result artifacts cancel wait rm
 
@@ -41,6 +41,7 @@ complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a run -d 'Run 
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a exec -d "Run a command in a skill's sandbox"
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a session -d 'Sessions: /work kept between runs'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a mcp -d 'Serve skills to AI agents over MCP'
+complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a env -d "Build and manage skills' environments"
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a list -d 'List your runs'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a status -d 'Show state and usage of runs'
 complete -c skillctl -n "not __fish_seen_subcommand_from $verbs" -a logs -d "Write a run's stored output"
@@ -121,3 +122,15 @@ complete -c skillctl -n '__fish_seen_subcommand_from prune' -l older-than -x -d 
 complete -c skillctl -n '__fish_seen_subcommand_from prune' -l keep -x -d 'Keep the newest N'
 complete -c skillctl -n '__fish_seen_subcommand_from prune' -l dir -x -a '(__fish_complete_directories)' -d 'The output folder'
 complete -c skillctl -n '__fish_seen_subcommand_from prune' -l dry-run -d 'Remove nothing'
+
+# env
+complete -c skillctl -n "__fish_seen_subcommand_from env; and not __fish_seen_subcommand_from build list show rm gc" -a 'build list show rm gc' -d 'Environment command'
+complete -c skillctl -n '__fish_seen_subcommand_from env' -l system -d "The service's cache"
+complete -c skillctl -n '__fish_seen_subcommand_from env' -l json -d 'Print JSON'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -l local -d 'Your own cache'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -l index-url -x -d 'The pip index'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -l resolvers -x -d 'debian,pip,npm'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -l rebuild -d 'Build again'
+complete -c skillctl -n '__fish_seen_subcommand_from gc' -l max-count -x -d 'Keep at most N'
+complete -c skillctl -n '__fish_seen_subcommand_from gc' -l max-size -x -d 'Keep at most SIZE'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -a '(__fish_complete_directories) (__fish_complete_suffix .skill)'

@@ -10,7 +10,7 @@ int json_print(const cJSON *j) {
 
         if (!s)
                 return -ENOMEM;
-        fputs(s, stdout);
+        (void) fputs(s, stdout);
         return 0;
 }
 

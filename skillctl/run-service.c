@@ -399,6 +399,8 @@ static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *fi
                 r = sd_bus_message_append(m, "{sv}", "command", "b", 1);
         if (r >= 0 && a->cwd)
                 r = sd_bus_message_append(m, "{sv}", "cwd", "s", a->cwd);
+        if (r >= 0 && a->session)
+                r = sd_bus_message_append(m, "{sv}", "session", "s", a->session);
         if (r >= 0 && stdout_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
         if (r >= 0 && stderr_fd >= 0)

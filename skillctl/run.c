@@ -76,7 +76,8 @@ static void help(void) {
                "     --script PATH        Script to run, relative to the skill (default: its entry point)\n"
                "     --input JSON         Input JSON (stdin, SKILL_INPUT_FILE and SANDBOX_INPUT inside)\n"
                "     --input-file FILE    Read the input JSON from FILE, or stdin for -\n"
-               "     --file NAME=PATH     Copy PATH into the working directory as NAME (repeatable)\n"
+               "     --file NAME=PATH     Copy PATH (a file, or a folder as a tree) into the working\n"
+               "                          directory as NAME (repeatable)\n"
                "     --output-dir DIR     Where artifacts, logs and result.json go\n"
                "                          (default: ./skill-out/RUN-ID/)\n"
                "     --timeout SECONDS    Wall clock limit (default: 60s)\n"
@@ -471,6 +472,28 @@ int run_load_skill(const RunArgs *a, LocalSkill *ret, SkillEntry *ret_entry) {
         return 0;
 }
 
+/* --json always prints a result, also for a run refused before it started: its callers (skillctl
+ * mcp, the Python client, scripts) read the status there, not in our stderr. */
+static int run_print_unrun_json(const char *name, const char *hash, const char *script,
+                                const SandboxLimits *limits, RunStatus status, const char *message,
+                                int exit_status) {
+        _cleanup_(run_result_freep) RunResult *res = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char id[SD_ID128_STRING_MAX];
+        sd_id128_t rid;
+        int r;
+
+        r = sd_id128_randomize(&rid);
+        if (r < 0)
+                return run_fail("Failed to generate a run id: %s", strerror(-r));
+        r = run_result_new_unrun(sd_id128_to_string(rid, id), name, hash, script, limits, status, message, &res);
+        if (r < 0 || run_result_to_json(res, &j) < 0 || !(text = json_format(j)))
+                return log_oom(), EXIT_RUN_FAILED;
+        (void) fputs(text, stdout);
+        return exit_status;
+}
+
 static int run_embedded(const RunArgs *a) {
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(skill_entry_done) SkillEntry entry = {};
@@ -501,6 +524,10 @@ static int run_embedded(const RunArgs *a) {
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
         /* Before anything runs: a skill whose environment is not built does not start. */
         r = env_prepare_run(&skill, a->skill, hash, &env_fd);
+        if (r == RUN_EXIT_ENVIRONMENT && a->json)
+                return run_print_unrun_json(skill.skill->name, hash, a->exec ? NULL : entry.script, &a->limits,
+                                            RUN_STATUS_ENVIRONMENT,
+                                            "The skill's environment is not built (skillctl env build)", r);
         if (r != 0)
                 return r;
         if (env_fd >= 0 && env_search_paths(&env_search) < 0)
@@ -584,7 +611,7 @@ static int run_embedded(const RunArgs *a) {
                 r = run_result_to_json(res, &j);
                 if (r < 0 || !(text = json_format(j)))
                         return log_oom(), EXIT_RUN_FAILED;
-                fputs(text, stdout);
+                (void) fputs(text, stdout);
         } else if (!a->quiet || res->status == RUN_STATUS_ERROR)
                 run_summary_print(res, res->output_dir);
         if (res->store_error)
@@ -663,8 +690,7 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
                         return r;
         }
 
-        /* skillctl's own sessions belong to its embedded runs (the service keeps its own). */
-        if (a.local || (a.session && !a.system && !arg_host))
+        if (a.local)
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an

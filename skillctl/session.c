@@ -12,6 +12,7 @@
 #include "run.h"
 #include "session.h"
 #include "session-local.h"
+#include "session-service.h"
 #include "verbs.h"
 
 #define EXIT_NO_SUCH_SESSION 4
@@ -20,15 +21,16 @@ typedef struct SessionArgs {
         bool json;
         bool local;
         bool system;
+        bool all;
         uint64_t ttl_usec;
         uint64_t quota;
 } SessionArgs;
 
 static void help(void) {
         printf("Usage: skillctl session create [--ttl DURATION] [--quota SIZE] [--json] SKILL\n"
-               "       skillctl session list [--json]\n"
+               "       skillctl session list [--all] [--json]\n"
                "       skillctl session show ID [--json]\n"
-               "       skillctl session rm ID...\n"
+               "       skillctl session rm [--json] ID...\n"
                "\n"
                "A session keeps /work between runs of one skill (and nothing else: /tmp, processes and\n"
                "the rest are fresh each run): 'skillctl run --session ID' and 'skillctl exec --session ID'\n"
@@ -38,13 +40,14 @@ static void help(void) {
                "     --ttl DURATION       Idle time until the session expires (create; e.g. 2h, 7d)\n"
                "     --quota SIZE         The most its /work holds (create; default 256M)\n"
                "     --json               Print JSON\n"
-               "     --local              skillctl's own sessions, for embedded runs (the default now)\n"
-               "     --system             The skilld service's sessions\n"
+               "     --all                Everyone's sessions (list; io.skilld.manage-runs)\n"
+               "     --local              skillctl's own sessions, for embedded runs\n"
+               "     --system             The skilld service's sessions (the default when it answers)\n"
                "  -h --help               Show this help\n");
 }
 
 static int parse(int argc, char *argv[], SessionArgs *a) {
-        enum { ARG_TTL = 0x100, ARG_QUOTA, ARG_JSON, ARG_LOCAL, ARG_SYSTEM };
+        enum { ARG_TTL = 0x100, ARG_QUOTA, ARG_JSON, ARG_LOCAL, ARG_SYSTEM, ARG_ALL };
         static const struct option options[] = {
                 { "help",   no_argument,       NULL, 'h' },
                 { "ttl",    required_argument, NULL, ARG_TTL },
@@ -52,6 +55,7 @@ static int parse(int argc, char *argv[], SessionArgs *a) {
                 { "json",   no_argument,       NULL, ARG_JSON },
                 { "local",  no_argument,       NULL, ARG_LOCAL },
                 { "system", no_argument,       NULL, ARG_SYSTEM },
+                { "all",    no_argument,       NULL, ARG_ALL },
                 {}
         };
         int c;
@@ -80,15 +84,33 @@ static int parse(int argc, char *argv[], SessionArgs *a) {
                 case ARG_SYSTEM:
                         a->system = true;
                         break;
+                case ARG_ALL:
+                        a->all = true;
+                        break;
                 default:
                         return -EINVAL;
                 }
         if (a->local && a->system)
                 return usage_error("session", "--local and --system exclude each other"), -EINVAL;
-        if (a->system)
-                return usage_error("session", "the service's sessions are not available yet; use --local"),
-                       -EOPNOTSUPP;
         return 1;
+}
+
+/* The service when one answers (1, with *ret), skillctl's own store (0), or the exit status after
+ * saying why neither (< 0 is never returned). */
+static int session_where(const SessionArgs *a, Client **ret) {
+        _cleanup_free_ char *reason = NULL;
+        int r;
+
+        if (a->local)
+                return 0;
+        r = client_open(ret, &reason);
+        if (r < 0)
+                return log_error("%s", reason ?: strerror(-r)), -EXIT_INVALID;
+        if (r > 0)
+                return 1;
+        if (a->system || arg_host)
+                return log_error("no skilld service answered: %s", strna(reason)), -EXIT_INVALID;
+        return 0;
 }
 
 static void print_time(const char *label, uint64_t usec) {
@@ -121,6 +143,7 @@ static int print_session(const Session *s, uint64_t usage, bool json) {
 }
 
 static int session_create_verb(SessionArgs *a, int argc, char *argv[]) {
+        _cleanup_(client_freep) Client *client = NULL;
         _cleanup_(session_store_freep) SessionStore *st = NULL;
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(session_freep) Session *s = NULL;
@@ -130,6 +153,20 @@ static int session_create_verb(SessionArgs *a, int argc, char *argv[]) {
 
         if (argc != 1)
                 return usage_error("session create", "expects exactly one SKILL");
+        r = session_where(a, &client);
+        if (r < 0)
+                return -r;
+        if (r > 0) {
+                if (a->quota)
+                        return usage_error("session create", "--quota is the service's policy's to set");
+                r = session_service_create(client, argv[0], a->ttl_usec, &s);
+                if (r < 0)
+                        return client_exit_status(r);
+                if (a->json)
+                        return print_session(s, 0, true);
+                puts(s->id);
+                return 0;
+        }
         /* The skill must load as it would for a run; the session is for that skill. */
         ra.skill = argv[0];
         r = run_load_skill(&ra, &skill, NULL);
@@ -150,6 +187,8 @@ static int session_create_verb(SessionArgs *a, int argc, char *argv[]) {
 }
 
 static int session_list_verb(SessionArgs *a, int argc) {
+        _cleanup_(client_freep) Client *client = NULL;
+        _cleanup_free_ uint64_t *usages = NULL;
         _cleanup_(session_store_freep) SessionStore *st = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
         Session **v = NULL;
@@ -158,19 +197,31 @@ static int session_list_verb(SessionArgs *a, int argc) {
 
         if (argc != 0)
                 return usage_error("session list", "takes no arguments");
-        r = session_local_store(&st);
-        if (r != 0)
-                return r;
-        (void) session_gc(st, now_realtime_usec());
-        r = session_list(st, &v, &n);
+        r = session_where(a, &client);
         if (r < 0)
-                return log_error_errno(r, "Failed to list sessions: %m"), EXIT_INVALID;
+                return -r;
+        if (r > 0) {
+                r = session_service_list(client, a->all, &v, &usages, &n);
+                if (r < 0)
+                        return client_exit_status(r);
+        } else {
+                r = session_local_store(&st);
+                if (r != 0)
+                        return r;
+                (void) session_gc(st, now_realtime_usec());
+                r = session_list(st, &v, &n);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to list sessions: %m"), EXIT_INVALID;
+        }
         arr = cJSON_CreateArray();
         for (size_t i = 0; arr && i < n; i++) {
                 cJSON *o = NULL;
                 uint64_t usage = 0;
 
-                (void) session_usage(st, v[i]->id, &usage);
+                if (usages)
+                        usage = usages[i];
+                else
+                        (void) session_usage(st, v[i]->id, &usage);
                 if (a->json) {
                         if (session_to_json(v[i], &o) < 0 || !cJSON_AddItemToArray(arr, o)) {
                                 cJSON_Delete(o);
@@ -194,6 +245,7 @@ static int session_list_verb(SessionArgs *a, int argc) {
 }
 
 static int session_show_verb(SessionArgs *a, int argc, char *argv[]) {
+        _cleanup_(client_freep) Client *client = NULL;
         _cleanup_(session_store_freep) SessionStore *st = NULL;
         _cleanup_(session_freep) Session *s = NULL;
         uint64_t usage = 0;
@@ -201,6 +253,16 @@ static int session_show_verb(SessionArgs *a, int argc, char *argv[]) {
 
         if (argc != 1)
                 return usage_error("session show", "expects exactly one ID");
+        r = session_where(a, &client);
+        if (r < 0)
+                return -r;
+        if (r > 0) {
+                r = session_service_get(client, argv[0], &s);
+                if (r < 0)
+                        return client_exit_status(r);
+                (void) session_service_usage(client, s->id, &usage);
+                return print_session(s, usage, a->json);
+        }
         r = session_local_store(&st);
         if (r != 0)
                 return r;
@@ -211,12 +273,31 @@ static int session_show_verb(SessionArgs *a, int argc, char *argv[]) {
         return print_session(s, usage, a->json);
 }
 
-static int session_rm_verb(int argc, char *argv[]) {
+static int session_rm_verb(SessionArgs *a, int argc, char *argv[]) {
+        _cleanup_(client_freep) Client *client = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *removed = NULL;
         _cleanup_(session_store_freep) SessionStore *st = NULL;
         int r, ret = 0;
 
         if (argc < 1)
                 return usage_error("session rm", "expects at least one ID");
+        r = session_where(a, &client);
+        if (r < 0)
+                return -r;
+        removed = cJSON_CreateArray();
+        if (!removed)
+                return log_oom(), EXIT_INVALID;
+        if (r > 0) {
+                client_polkit_agent_open(client);
+                for (int i = 0; i < argc; i++) {
+                        r = session_service_remove(client, argv[i]);
+                        if (r < 0)
+                                ret = ret ?: client_exit_status(r);
+                        else
+                                (void) cJSON_AddItemToArray(removed, cJSON_CreateString(argv[i]));
+                }
+                return a->json && json_print(removed) < 0 ? EXIT_INVALID : ret;
+        }
         r = session_local_store(&st);
         if (r != 0)
                 return r;
@@ -235,8 +316,11 @@ static int session_rm_verb(int argc, char *argv[]) {
                         log_error_errno(r, "Failed to remove session %s: %m", s->id);
                 if (r < 0)
                         ret = ret ?: EXIT_INVALID;
+                else
+                        (void) cJSON_AddItemToArray(removed, cJSON_CreateString(s->id));
         }
-        return ret;
+        /* --json: the ids removed, whatever else failed. */
+        return a->json && json_print(removed) < 0 ? EXIT_INVALID : ret;
 }
 
 int verb_session(int argc, char *argv[]) {
@@ -257,6 +341,6 @@ int verb_session(int argc, char *argv[]) {
         if (streq(what, "show"))
                 return session_show_verb(&a, argc - optind, argv + optind);
         if (streq(what, "rm"))
-                return session_rm_verb(argc - optind, argv + optind);
+                return session_rm_verb(&a, argc - optind, argv + optind);
         return usage_error("session", "expects create, list, show or rm (try --help)");
 }

@@ -53,6 +53,9 @@ int skill_path_folders(char ***ret) {
                 return r;
         if ((r = push_under(&l, home, ".claude/skills")) < 0 || (r = push_under(&l, home, ".agents/skills")) < 0)
                 return r;
+        /* No $HOME and no working directory: an empty list, not none. */
+        if (!l && !(l = calloc(1, sizeof(char *))))
+                return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
 }
@@ -142,7 +145,7 @@ int skill_path_list(SkillPathEntry **ret, size_t *ret_n) {
         r = skill_path_folders(&folders);
         if (r < 0)
                 return r;
-        for (char **f = folders; *f; f++) {
+        STRV_FOREACH(f, folders) {
                 _cleanup_(closedirp) DIR *d = opendir(*f);
                 struct dirent *de;
 

@@ -108,7 +108,7 @@ static int inspect_and_lint(const char *path, Inspected *i, LintReport **ret_rep
 void lint_diag_print(FILE *f, const char *prefix, const char *path, const LintDiag *d) {
         _cleanup_free_ char *msg = cescape(d->message);
 
-        fputs(prefix, f);
+        (void) fputs(prefix, f);
         /* "." stands for the skill as a whole (say, an archive the loader refused). */
         if (streq(d->file, "."))
                 fprintf(f, "%s", path);

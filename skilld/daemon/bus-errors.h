@@ -15,6 +15,7 @@
 #define SKILLD_ERROR_PREFIX "io.skilld.Skilld1.Error."
 
 #define SKILLD_ERROR_NO_SUCH_RUN           SKILLD_ERROR_PREFIX "NoSuchRun"              /* ESRCH */
+#define SKILLD_ERROR_NO_SUCH_SESSION       SKILLD_ERROR_PREFIX "NoSuchSession"          /* by name */
 #define SKILLD_ERROR_NO_SUCH_SKILL         SKILLD_ERROR_PREFIX "NoSuchSkill"            /* ENOPKG */
 #define SKILLD_ERROR_NO_SUCH_ARTIFACT      SKILLD_ERROR_PREFIX "NoSuchArtifact"         /* ENOENT, by name */
 #define SKILLD_ERROR_INVALID_SKILL         SKILLD_ERROR_PREFIX "InvalidSkill"           /* EBADMSG */

@@ -10,6 +10,7 @@
  * Nothing changes before step 4. */
 #include "bus-env.h"
 #include "bus-errors.h"
+#include "bus-session.h"
 #include "engine.h"
 #include "error.h"
 #include "lint.h"
@@ -29,6 +30,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL, *command_line = NULL;
+        _cleanup_(session_freep) Session *session = NULL;
         PolicyLimits limits;
         StoreRun *record;
         const Inspection *skill;
@@ -97,6 +99,15 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return r;
         }
 
+        /* The session, if one is named: the caller's, alive, for this skill. */
+        if (c.session && !session) {
+                r = manager_session_for_run(m, c.session, uid, skill->name, &session, error);
+                if (r < 0) {
+                        pending_free(p);
+                        return r;
+                }
+        }
+
         /* 3. Authorize, with what the skill really is as details for admins' rules; a command
          * run has a "command" detail (the argv, quoted) instead of "script", so that rules can
          * tell the two forms apart. */
@@ -108,7 +119,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         {
                 char *details[] = {
                         (char *) "skill", skill->name,
-                        (char *) "hash", skill->hash,
+                        (char *) "skill_hash", skill->hash,
                         (char *) (c.command ? "command" : "script"), c.command ? command_line : skill->script,
                         (char *) "cwd", (char *) (c.cwd ?: "/work"),
                         NULL,
@@ -174,6 +185,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .limits_from_skill = limits_from_skill,
                 .command = c.command,
                 .cwd = c.cwd,
+                .session = session,
                 .network = c.network,
                 .call = msg,
         }, &record, &why);
@@ -362,7 +374,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         {
                 char *details[] = {
                         (char *) "skill", p->inspection.name,
-                        (char *) "hash", p->inspection.hash,
+                        (char *) "skill_hash", p->inspection.hash,
                         NULL,
                 };
 
@@ -517,5 +529,8 @@ int manager_add_objects(Manager *m, sd_bus *bus) {
                                      m);
         if (r < 0)
                 return r;
-        return bus_run_add_objects(m, bus);
+        r = bus_run_add_objects(m, bus);
+        if (r < 0)
+                return r;
+        return bus_session_add_objects(m, bus);
 }

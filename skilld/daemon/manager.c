@@ -16,6 +16,7 @@
 #include "journal.h"
 #include "log.h"
 #include "env-run.h"
+#include "bus-session.h"
 #include "manager.h"
 #include "scope.h"
 #include "worker.h"
@@ -64,6 +65,8 @@ static Run *run_free(Run *run) {
         free(run->skill_hash);
         free(run->script);
         free(run->cwd);
+        free(run->session_id);
+        safe_close(run->session_fd);
         free(run->interpreter);
         safe_close(run->skill_dir_fd);
         free(run->skill_dir);
@@ -298,6 +301,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .result_fd = -EBADF,
                 .uid_lock_fd = -EBADF,
                 .env_dir_fd = -EBADF,
+                .session_fd = -EBADF,
                 .uid = UID_INVALID,
         };
         run->path = TAKE_PTR(path);
@@ -306,6 +310,21 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         run->script = strdup(strempty(s->skill->script));
         run->command = s->command;
         run->cwd = s->cwd ? strdup(s->cwd) : NULL;
+        if (s->session) {
+                /* One run at a time in a session: the lock is held from now until the run is over. */
+                r = session_open_locked(m->sessions, s->session->id, &run->session_fd);
+                if (r < 0) {
+                        run_free(run);
+                        return error_setf(error, r, r == -EBUSY ? "Session %s is in use by another run." :
+                                          "Cannot open session %s: %s", s->session->id, strerror(-r));
+                }
+                run->session_id = strdup(s->session->id);
+                run->session_quota = s->session->quota_bytes;
+                if (!run->session_id) {
+                        run_free(run);
+                        return -ENOMEM;
+                }
+        }
         run->interpreter = s->skill->interpreter ? strdup(s->skill->interpreter) : NULL;
         run->args = strv_copy(s->args);
         run->env = strv_copy(s->env);
@@ -485,6 +504,8 @@ static int run_start(Run *run) {
         req.skill_name = run->skill_name;
         req.skill_hash = run->skill_hash;
         req.cwd = run->cwd;
+        req.workspace_fd = run->session_fd;
+        req.workspace_quota = run->session_quota;
         if (run->command)
                 req.command = run->args;
         else {
@@ -690,6 +711,14 @@ static void run_finalize(Run *run) {
                 .refused = refused,
         });
 
+        /* A session's idle TTL counts from the end of its last run. */
+        if (run->session_id && m->sessions) {
+                _cleanup_(session_freep) Session *s = NULL;
+
+                if (session_load(m->sessions, run->session_id, &s) >= 0)
+                        (void) session_touch(m->sessions, s, realtime_usec());
+        }
+
         free(run->unit);
         run->unit = NULL;
         bus_run_emit_changed(m, record, "State", "Status", "ExitCode", "Signal", "Unit", "FinishedTimestamp",
@@ -705,6 +734,7 @@ static void run_finalize(Run *run) {
         /* Retention: records beyond the policy's caps go, oldest first. */
         if (!m->policy)
                 return;
+        manager_session_gc(m);
         r = store_gc(m->store, &m->policy->retention, 0, &removed);
         if (r < 0)
                 log_warning_errno(r, "Failed to apply the retention policy: %m");
@@ -915,6 +945,7 @@ Manager *manager_free(Manager *m) {
         policy_free(m->policy);
         free(m->policy_error);
         store_free(m->store);
+        session_store_free(m->sessions);
         uid_allocator_free(m->uids);
         skill_dirs_done(&m->skill_dirs);
         free(m->work_dir);
@@ -1113,6 +1144,18 @@ static int setup_store(Manager *m) {
                 log_warning("Results store: %u runs of a record format newer than %u (a later skilld's) "
                             "left as they are and not loaded.", stats.newer, STORE_FORMAT_VERSION);
         report_settled(m, now);
+
+        /* Sessions: kept on disk, they outlast us; the expired ones go now. */
+        {
+                _cleanup_free_ char *sessions = strjoin_path(m->state_dir, "sessions"), *why = NULL;
+
+                if (!sessions)
+                        return log_oom();
+                r = session_store_open(sessions, &m->sessions, &why);
+                if (r < 0)
+                        log_warning("Sessions are not available: %s", strna(why));
+                manager_session_gc(m);
+        }
         if (m->policy) {
                 r = store_gc(m->store, &m->policy->retention, 0, NULL);
                 if (r < 0)

@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "inspect.h"
 #include "policy.h"
+#include "session.h"
 #include "polkit.h"
 #include "skills.h"
 #include "store.h"
@@ -88,6 +89,10 @@ struct Run {
         unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
         bool command;                   /* args is the argv of a command; script is "" */
         char *cwd;                      /* NULL: /work */
+        char *session_id;               /* a session's /work, locked by session_fd while queued
+                                         * and running */
+        int session_fd;
+        uint64_t session_quota;
         bool network;                   /* authorized and allowed by the policy */
 
         /* While running. */
@@ -140,6 +145,7 @@ struct Manager {
         Policy *policy;                 /* NULL when the policy does not load */
         char *policy_error;
         Store *store;
+        SessionStore *sessions;         /* under state_dir; NULL when it cannot be opened */
         UidAllocator *uids;
         SkillDirs skill_dirs;
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
@@ -201,6 +207,7 @@ typedef struct RunSubmission {
         const PolicyLimits *limits;     /* resolved */
         unsigned limits_from_skill;     /* SandboxLimit bits the skill's declaration lowered */
         bool command;                   /* args is an argv run as is (the skill has no script here) */
+        const Session *session;         /* checked (bus-session.c); its /work is kept */
         const char *cwd;                /* "/work" (NULL) or "/skill" */
         bool network;                   /* authorized (io.skilld.network) and allowed by the policy */
         sd_bus_message *call;           /* the Run() call: its sender hears about the run */

@@ -9,6 +9,7 @@
 #include "inspect.h"
 #include "lint.h"
 #include "run-options.h"
+#include "session.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -213,8 +214,11 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
         while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
                 static const char *const known[] = {
                         "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders",
+                        "session",
                 };
-                static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}" };
+                static const char *const types[] = {
+                        "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}", "s",
+                };
                 const char *key;
                 size_t i;
 
@@ -240,6 +244,11 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
                         break;
                 case 1:
                         r = parse_env(msg, c, error);
+                        break;
+                case 9:
+                        r = sd_bus_message_read(msg, "s", &c->session);
+                        if (r >= 0 && !session_id_valid(c->session))
+                                return bus_invalid_args(error, "The option session is not a session id.");
                         break;
                 case 2:
                 case 8:

@@ -31,6 +31,7 @@ typedef struct RunOptions {
         bool network;
         bool command;                   /* args is an argv run as is, instead of a script's args */
         const char *cwd;                /* "/work" (NULL) or "/skill"; borrowed */
+        const char *session;            /* a session's id: /work kept (bus-session.c); borrowed */
         int stdout_fd;                  /* borrowed */
         int stderr_fd;
 } RunOptions;

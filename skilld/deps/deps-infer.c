@@ -98,6 +98,8 @@ typedef struct Scan {
         char **node_files;
         char **own_modules;     /* names Python would import from the tree itself */
         char **node_modules;    /* "dir/node_modules/pkg" paths, dir "" for the root */
+        char **root_names;      /* entries of the skill root, less extensions: what a bare
+                                 * specifier finds through NODE_PATH=/skill ("lib/x" is lib/x.js) */
         char **too_large;       /* scripts past INFER_FILE_MAX, not scanned */
         size_t n_files;
         bool truncated;
@@ -122,6 +124,7 @@ static void scan_done(Scan *s) {
         strv_free(s->node_files);
         strv_free(s->own_modules);
         strv_free(s->node_modules);
+        strv_free(s->root_names);
         strv_free(s->too_large);
 }
 
@@ -205,6 +208,13 @@ static int scan_dir(Scan *s, int fd, const char *path, unsigned depth) {
                 if (!rel)
                         return -ENOMEM;
                 type = entry_type(d, de);
+                if (!*path && !streq(n, "node_modules")) {
+                        char *root = strndup(n, strcspn(n, "."));
+
+                        r = root ? strv_push(&s->root_names, root) : -ENOMEM;
+                        if (r < 0)
+                                return r;
+                }
                 if (type == DT_DIR) {
                         int sub;
 
@@ -623,6 +633,10 @@ static int node_specifier(SkillDeps *d, const Scan *s, const char *file, const T
                 return -ENOMEM;
         pkg = dep_node_package_for_specifier(spec);
         if (!pkg)
+                return 0;
+        /* The skill root is on NODE_PATH: "lib/x" is the skill's own lib/x.js, unless a
+         * node_modules of its own provides a package of that name first. */
+        if (strv_contains(s->root_names, pkg) && !node_vendored(s, file, pkg))
                 return 0;
         return add_inferred(d, DEP_ECOSYSTEM_NODE, pkg, spec, file, str->line, false, false,
                             node_vendored(s, file, pkg));

@@ -114,6 +114,11 @@ static const PolicyKey policy_keys[] = {
         KEY("environments.pip-index-url", VALUE_URL, env_pip_index_url, false),
         KEY("environments.max-count", VALUE_COUNT, env_max_count, true),
         KEY("environments.max-size", VALUE_SIZE, env_max_bytes, true),
+        KEY("sessions.idle-ttl.default", VALUE_DURATION, session_ttl_default_usec, false),
+        KEY("sessions.idle-ttl.max", VALUE_DURATION, session_ttl_max_usec, false),
+        KEY("sessions.quota.default", VALUE_SIZE, session_quota_default, false),
+        KEY("sessions.quota.max", VALUE_SIZE, session_quota_max, false),
+        KEY("sessions.per-user", VALUE_COUNT, max_sessions_per_user, false),
 };
 
 #define N_POLICY_KEYS ELEMENTSOF(policy_keys)
@@ -218,6 +223,11 @@ int policy_new_default(Policy **ret) {
                 return -ENOMEM;
         p->env_max_count = 32;
         p->env_max_bytes = 8ULL << 30;
+        p->session_ttl_default_usec = USEC_PER_DAY;
+        p->session_ttl_max_usec = 30 * USEC_PER_DAY;
+        p->session_quota_default = 256ULL << 20;
+        p->session_quota_max = 4ULL << 30;
+        p->max_sessions_per_user = 16;
 
         *ret = TAKE_PTR(p);
         return 0;
@@ -558,8 +568,10 @@ static int scalar_text(Parser *p, const yaml_event_t *ev, const char *key, const
 static uint64_t key_min(const PolicyKey *k) {
         if (k->limit >= 0)
                 return limit_floor[k->limit];
-        if (streq(k->path, "service.idle-timeout"))
+        if (streq(k->path, "service.idle-timeout") || startswith(k->path, "sessions.idle-ttl."))
                 return USEC_PER_SEC;
+        if (startswith(k->path, "sessions.quota."))
+                return 64 * 1024;
         if (startswith(k->path, "queue.") || startswith(k->path, "store."))
                 return 0;
         return 1; /* concurrency, retention, uids */
@@ -1179,6 +1191,18 @@ static int validate_caps(const Policy *p, char ***errors) {
                                    "together allow more than %u runs in flight, the most the service "
                                    "can follow on the bus", p->max_active, p->max_queued,
                                    POLICY_RUNS_IN_FLIGHT_MAX);
+                if (r == -ENOMEM)
+                        return r;
+                ret = r;
+        }
+        if (p->session_ttl_default_usec > p->session_ttl_max_usec) {
+                r = validate_error(p, errors, "sessions.idle-ttl.default", "is above sessions.idle-ttl.max");
+                if (r == -ENOMEM)
+                        return r;
+                ret = r;
+        }
+        if (p->session_quota_default > p->session_quota_max) {
+                r = validate_error(p, errors, "sessions.quota.default", "is above sessions.quota.max");
                 if (r == -ENOMEM)
                         return r;
                 ret = r;

@@ -563,28 +563,51 @@ static int prepare_stdin(SandboxRun *run) {
         return 0;
 }
 
+static int prepare_inputs(SandboxRun *run, uint64_t *ret_size);
+
 static int prepare_files(SandboxRun *run) {
         const RunRequest *req = run->req;
+        uint64_t kept = 0, inputs = 0;
+        int r;
 
-        run->work_size = req->limits.tmpfs_size;
         if (req->workspace_fd >= 0) {
                 _cleanup_free_ char *why = NULL;
-                uint64_t bytes, entries;
-                int r;
+                uint64_t entries;
 
-                /* The quota is the whole /work: what is kept, the new inputs and what the run
-                 * writes. */
-                r = sandbox_workspace_open(req->workspace_fd, &run->workspace_work_fd, &bytes, &entries, &why);
+                r = sandbox_workspace_open(req->workspace_fd, &run->workspace_work_fd, &kept, &entries, &why);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         return run_fail(run, r, "%s", why);
-                if (bytes > req->workspace_quota)
-                        return run_fail(run, -EDQUOT, "The session's /work holds more than its quota");
-                run->work_size = MAX(req->workspace_quota, 64ULL * 1024);
         }
-        if (req->n_files == 0)
+        r = prepare_inputs(run, &inputs);
+        if (r < 0)
+                return r;
+        if (req->workspace_fd < 0) {
+                run->work_size = req->limits.tmpfs_size + inputs;
                 return 0;
+        }
+        /* A kept /work: the quota is the whole of it, what is kept, the new inputs and what the
+         * run writes, so that no more than the quota is ever kept. */
+        if (kept + inputs > req->workspace_quota) {
+                char a[FORMAT_BYTES_MAX];
+
+                return run_fail(run, -EDQUOT, "The session's /work and the inputs exceed its quota of %s",
+                                format_bytes(a, sizeof(a), req->workspace_quota));
+        }
+        run->work_size = MAX(req->workspace_quota, 64ULL * 1024);
+        return 0;
+}
+
+/* The --file inputs, opened and measured: *ret_size is what they take in /work. */
+static int prepare_inputs(SandboxRun *run, uint64_t *ret_size) {
+        const RunRequest *req = run->req;
+        uint64_t size = 0;
+
+        if (req->n_files == 0) {
+                *ret_size = 0;
+                return 0;
+        }
         run->file_fds = calloc(req->n_files, sizeof(int));
         run->file_fd_owned = calloc(req->n_files, sizeof(bool));
         run->file_folders = calloc(req->n_files, sizeof(bool));
@@ -614,10 +637,9 @@ static int prepare_files(SandboxRun *run) {
                 run->n_files = i + 1;
                 if (f->folder) {
                         _cleanup_free_ char *why = NULL;
-                        uint64_t used = run->work_size - req->limits.tmpfs_size;
                         int r;
 
-                        r = sandbox_folder_input_unpack(fd, SANDBOX_FILES_MAX - MIN(used, SANDBOX_FILES_MAX),
+                        r = sandbox_folder_input_unpack(fd, SANDBOX_FILES_MAX - MIN(size, SANDBOX_FILES_MAX),
                                                         &run->folders[i], &why);
                         if (r == -ENOMEM)
                                 return r;
@@ -627,8 +649,8 @@ static int prepare_files(SandboxRun *run) {
                         run->file_fds[i] = run->folders[i].dir_fd;
                         run->file_folders[i] = true;
                         /* Its bytes, and room for its inodes (the tmpfs has one per 2K of size). */
-                        run->work_size += run->folders[i].bytes + run->folders[i].entries * 4096;
-                        if (run->work_size - req->limits.tmpfs_size > SANDBOX_FILES_MAX)
+                        size += run->folders[i].bytes + run->folders[i].entries * 4096;
+                        if (size > SANDBOX_FILES_MAX)
                                 return run_fail(run, -EFBIG, "The input files are larger than 1G together");
                         continue;
                 }
@@ -636,11 +658,12 @@ static int prepare_files(SandboxRun *run) {
                         return run_fail(run, -errno, "Failed to stat input file %s: %m", f->name);
                 if (!S_ISREG(st.st_mode))
                         return run_fail(run, -EINVAL, "Input file %s is not a regular file", f->name);
-                run->work_size += (uint64_t) st.st_size;
+                size += (uint64_t) st.st_size;
                 /* They live in memory (tmpfs) for the run's length. */
-                if (run->work_size - req->limits.tmpfs_size > SANDBOX_FILES_MAX)
+                if (size > SANDBOX_FILES_MAX)
                         return run_fail(run, -EFBIG, "The input files are larger than 1G together");
         }
+        *ret_size = size;
         return 0;
 }
 

@@ -110,20 +110,13 @@ int sandbox_folder_input_copy(int src_dir_fd, int dst_dir_fd, uid_t uid, gid_t g
                               unsigned depth) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int fd, r;
+        int r;
 
         if (depth > FOLDER_INPUT_DEPTH_MAX)
                 return -ELOOP;
-        fd = fcntl(src_dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
+        d = opendir_dup(src_dir_fd);
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        /* A dup shares the offset of src_dir_fd, which an earlier walk may have moved. */
-        rewinddir(d);
         while ((errno = 0, de = readdir(d))) {
                 struct stat st;
 

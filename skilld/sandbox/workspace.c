@@ -9,7 +9,6 @@
  * of the run is gone. The parent then copies it back into work.new beside work/, never following
  * what the skill left (symlinks, FIFOs and the like are not kept), and swaps the two atomically,
  * so an interrupted copy leaves the previous state whole. */
-#include <dirent.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -21,48 +20,6 @@
 
 #define WORKSPACE_DIR "work"
 #define WORKSPACE_NEW "work.new"
-
-/* The bytes of the regular files below dir_fd, and their count with the directories. */
-static int tree_usage(int dir_fd, unsigned depth, uint64_t *bytes, uint64_t *entries) {
-        _cleanup_close_ int fd = -EBADF;
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
-
-        if (depth > 64)
-                return -ELOOP;
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(fd);
-        rewinddir(d);
-        while (r >= 0 && (errno = 0, de = readdir(d))) {
-                struct stat st;
-
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        r = -errno;
-                        break;
-                }
-                (*entries)++;
-                if (S_ISREG(st.st_mode))
-                        *bytes += (uint64_t) st.st_size;
-                else if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
-                                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                        r = sub < 0 ? -errno : tree_usage(sub, depth + 1, bytes, entries);
-                }
-        }
-        if (r >= 0 && errno > 0)
-                r = -errno;
-        closedir(d);
-        return r;
-}
 
 int sandbox_workspace_open(int workspace_fd, int *ret_fd, uint64_t *ret_bytes, uint64_t *ret_entries,
                            char **error) {
@@ -77,7 +34,7 @@ int sandbox_workspace_open(int workspace_fd, int *ret_fd, uint64_t *ret_bytes, u
         fd = openat(workspace_fd, WORKSPACE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return error_setf(error, -errno, "Failed to open the kept /work: %m");
-        r = tree_usage(fd, 0, &bytes, &entries);
+        r = dir_usage_at(fd, &bytes, &entries);
         if (r < 0)
                 return error_setf(error, r, "Failed to read the kept /work: %s", strerror(-r));
         *ret_fd = TAKE_FD(fd);

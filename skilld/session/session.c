@@ -236,20 +236,14 @@ int session_list(SessionStore *st, Session ***ret, size_t *ret_n) {
         Session **v = NULL;
         size_t n = 0;
         struct dirent *de;
-        int fd;
 
-        fd = openat(st->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        d = opendir_dup(st->dir_fd);
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
         while ((de = readdir(d))) {
                 Session *s = NULL, **nv;
 
-                if (!session_id_valid(de->d_name) || session_load(st, de->d_name, &s) < 0)
+                if (!session_id_valid(de->d_name) || session_load(st, de->d_name, &s) < 0 || !s)
                         continue;
                 nv = reallocarray(v, n + 1, sizeof(Session *));
                 if (!nv) {
@@ -322,7 +316,7 @@ int session_gc(SessionStore *st, uint64_t now_usec) {
         Session **v = NULL;
         size_t n = 0;
         struct dirent *de;
-        int fd, r, removed = 0;
+        int r, removed = 0;
 
         r = session_list(st, &v, &n);
         if (r < 0)
@@ -333,52 +327,13 @@ int session_gc(SessionStore *st, uint64_t now_usec) {
         session_freev(v, n);
 
         /* Removals a crash interrupted. */
-        fd = openat(st->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        d = opendir_dup(st->dir_fd);
+        if (!d)
                 return removed;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return removed;
-        }
         while ((de = readdir(d)))
                 if (startswith(de->d_name, SESSION_REMOVING_PREFIX))
                         (void) rm_rf_at(st->dir_fd, de->d_name);
         return removed;
-}
-
-static int usage_at(int dir_fd, unsigned depth, uint64_t *total) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int fd;
-
-        if (depth > 64)
-                return -ELOOP;
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        rewinddir(d);
-        while ((de = readdir(d))) {
-                struct stat st;
-
-                if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
-                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                if (S_ISREG(st.st_mode))
-                        *total += (uint64_t) st.st_size;
-                else if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
-                                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub >= 0)
-                                (void) usage_at(sub, depth + 1, total);
-                }
-        }
-        return 0;
 }
 
 int session_usage(SessionStore *st, const char *id, uint64_t *ret) {
@@ -395,7 +350,7 @@ int session_usage(SessionStore *st, const char *id, uint64_t *ret) {
         fd = openat(st->dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = usage_at(fd, 0, &total);
+        r = dir_usage_at(fd, &total, NULL);
         if (r < 0)
                 return r;
         *ret = total;

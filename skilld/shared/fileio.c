@@ -123,10 +123,16 @@ mode_t umask_get(void) {
         /* "Umask:\t0022" since Linux 4.7; elsewhere set it and put it back. */
         if (read_full_file_at(AT_FDCWD, "/proc/self/status", 64 << 10, false, &status, NULL) >= 0)
                 for (char *line = status; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-                        unsigned v;
+                        const char *v = startswith(line, "Umask:");
+                        unsigned long u;
+                        char *end;
 
-                        if (sscanf(line, "Umask: %o", &v) == 1)
-                                return (mode_t) v & 0777;
+                        if (!v)
+                                continue;
+                        errno = 0;
+                        u = strtoul(v, &end, 8);
+                        if (errno == 0 && end != v && (*end == '\n' || *end == '\0'))
+                                return (mode_t) u & 0777;
                 }
         m = umask(0022);
         (void) umask(m);
@@ -282,5 +288,75 @@ int mkdtemp_malloc(const char *template_name, char **ret) {
         if (!mkdtemp(p))
                 return -errno;
         *ret = TAKE_PTR(p);
+        return 0;
+}
+
+DIR *opendir_dup(int dir_fd) {
+        DIR *d;
+        int fd;
+
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                int saved = errno;
+
+                safe_close(fd);
+                errno = saved;
+                return NULL;
+        }
+        /* A dup shares the offset of dir_fd, which an earlier walk may have moved. */
+        rewinddir(d);
+        return d;
+}
+
+static int dir_usage_walk(int dir_fd, unsigned depth, uint64_t *bytes, uint64_t *entries) {
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (depth > 64)
+                return -ELOOP;
+        d = opendir_dup(dir_fd);
+        if (!d)
+                return -errno;
+        while (r >= 0 && (errno = 0, de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+                (*entries)++;
+                if (S_ISREG(st.st_mode))
+                        *bytes += (uint64_t) st.st_size;
+                else if (S_ISDIR(st.st_mode)) {
+                        int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                        r = sub < 0 ? -errno : dir_usage_walk(sub, depth + 1, bytes, entries);
+                        if (sub >= 0)
+                                safe_close(sub);
+                }
+        }
+        if (r >= 0 && errno > 0)
+                r = -errno;
+        closedir(d);
+        return r;
+}
+
+int dir_usage_at(int dir_fd, uint64_t *ret_bytes, uint64_t *ret_entries) {
+        uint64_t bytes = 0, entries = 0;
+        int r;
+
+        r = dir_usage_walk(dir_fd, 0, &bytes, &entries);
+        if (r < 0)
+                return r;
+        if (ret_bytes)
+                *ret_bytes = bytes;
+        if (ret_entries)
+                *ret_entries = entries;
         return 0;
 }

@@ -2,6 +2,8 @@
  * temporary file that is fsync()ed and renamed over the target. */
 #pragma once
 
+#include <dirent.h>
+
 #include <sys/types.h>
 
 #include "util.h"
@@ -37,6 +39,14 @@ int mkdir_p_at(int dir_fd, const char *path, mode_t mode);
 
 /* rm -rf of everything below and including path under dir_fd, not crossing mounts or links. */
 int rm_rf_at(int dir_fd, const char *path);
+
+/* A DIR of the directory dir_fd, from its first entry, leaving dir_fd open (a dup is read:
+ * one that shares dir_fd's offset, which is rewound). NULL with errno set on failure. */
+DIR *opendir_dup(int dir_fd);
+
+/* What the tree below dir_fd holds, links never followed: the bytes of its regular files and the
+ * number of its entries (files, directories and the rest). -ELOOP past 64 levels. */
+int dir_usage_at(int dir_fd, uint64_t *ret_bytes, uint64_t *ret_entries);
 
 /* A fresh private directory under $TMPDIR (or /tmp), 0700. */
 int mkdtemp_malloc(const char *template_name, char **ret);

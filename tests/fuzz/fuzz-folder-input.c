@@ -16,17 +16,6 @@
 /* Far below the engine's 1G, so that a fuzzer's few KiB run into the cap. */
 #define FUZZ_MAX_BYTES (256U * 1024U)
 
-static bool code_is_documented(int r) {
-        static const int codes[] = {
-                -ENOMEM, -EINVAL, -EPERM, -EEXIST, -E2BIG, -EFBIG, -EPROTONOSUPPORT, -EBADMSG,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(codes); i++)
-                if (r == codes[i])
-                        return true;
-        return false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_close_ int zip_fd = -EBADF, work_fd = -EBADF, dst_fd = -EBADF;
         _cleanup_free_ char *error = NULL, *dir = NULL;
@@ -40,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         zip_fd = fuzz_memfd("folder.zip", data, size);
         r = sandbox_folder_input_unpack(zip_fd, FUZZ_MAX_BYTES, &f, &error);
         if (r < 0) {
-                fuzz_assert(code_is_documented(r), "undocumented error %d: %s", r, strna(error));
+                fuzz_assert(fuzz_loader_code_is_documented(r), "undocumented error %d: %s", r, strna(error));
                 fuzz_assert(r == -ENOMEM || error, "refusal %d without a message", r);
                 fuzz_assert(!error || fuzz_text_is_safe(error), "unsafe message: %s", error);
                 fuzz_assert(!f.dir && f.dir_fd < 0, "output set on failure");

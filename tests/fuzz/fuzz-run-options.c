@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "fuzz.h"
 #include "run-options.h"
+#include "session.h"
 
 typedef struct Recipe {
         const uint8_t *data;
@@ -131,10 +132,10 @@ static int fd_of(Recipe *r) {
 }
 
 static const char *const keys[] = {
-        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders",
+        "limits", "env", "files", "network", "stdout", "stderr", "command", "cwd", "folders", "session",
         "Limits", "", "limits\033[31m", "network\n",
 };
-static const char *const key_types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}" };
+static const char *const key_types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "h", "b", "s", "a{sh}", "s" };
 static const char *const types[] = { "a{st}", "a{ss}", "a{sh}", "b", "h", "s", "u", "t", "as", "a{sv}" };
 
 /* Appends a value of type types[t]. Returns the sd-bus error of the append (invalid UTF-8, ...). */
@@ -197,7 +198,7 @@ static int append_options(sd_bus_message *m, Recipe *r) {
                 /* Mostly the right type, so that the values get decoded too. */
                 if (k < ELEMENTSOF(key_types) && tb < 0xc0)
                         /* types[] lists the first four in that order; h is 4, s is 5 */
-                        t = k < 4 ? k : k < 6 ? 4 : k == 6 ? 3 : k == 7 ? 5 : 2;
+                        t = k < 4 ? k : k < 6 ? 4 : k == 6 ? 3 : k == 8 ? 2 : 5;
                 else
                         t = tb % ELEMENTSOF(types);
 
@@ -262,6 +263,8 @@ static void check_accepted(const RunOptions *c) {
                 fuzz_assert(!c->script && c->args && !isempty(c->args[0]));
         if (c->cwd)
                 fuzz_assert(streq(c->cwd, "/work") || streq(c->cwd, "/skill"), "cwd %s", c->cwd);
+        if (c->session)
+                fuzz_assert(session_id_valid(c->session), "session %s", c->session);
         if (c->stdout_fd >= 0)
                 fuzz_assert((fcntl(c->stdout_fd, F_GETFL) & O_ACCMODE) != O_RDONLY);
         if (c->stderr_fd >= 0)

@@ -109,3 +109,14 @@ int fuzz_memfd(const char *name, const uint8_t *data, size_t size) {
         fuzz_assert(lseek(fd, 0, SEEK_SET) == 0);
         return fd;
 }
+
+bool fuzz_loader_code_is_documented(int r) {
+        static const int codes[] = {
+                -ENOMEM, -EINVAL, -EPERM, -EEXIST, -E2BIG, -EFBIG, -EPROTONOSUPPORT, -EBADMSG,
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(codes); i++)
+                if (r == codes[i])
+                        return true;
+        return false;
+}

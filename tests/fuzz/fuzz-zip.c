@@ -30,17 +30,6 @@ static const LoaderLimits fuzz_limits = {
 
 #define PACKAGE_NAME "fuzz-pkg"
 
-static bool code_is_documented(int r) {
-        static const int codes[] = {
-                -ENOMEM, -EINVAL, -EPERM, -EEXIST, -E2BIG, -EFBIG, -EPROTONOSUPPORT, -EBADMSG,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(codes); i++)
-                if (r == codes[i])
-                        return true;
-        return false;
-}
-
 static int open_dir_at(int dir_fd, const char *path) {
         int fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -137,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r = loader_extract_zip(archive_fd, target_fd, &fuzz_limits, &top, &error);
         assert_listing(scratch, "target", "the scratch directory");
         if (r < 0) {
-                fuzz_assert(code_is_documented(r), "undocumented error %d: %s", r, strna(error));
+                fuzz_assert(fuzz_loader_code_is_documented(r), "undocumented error %d: %s", r, strna(error));
                 fuzz_assert(r == -ENOMEM || error, "refusal %d without a message", r);
                 fuzz_assert(!error || fuzz_text_is_safe(error), "unsafe message: %s", error);
                 fuzz_assert(!top, "top folder set on failure");

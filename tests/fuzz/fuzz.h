@@ -45,3 +45,6 @@ bool fuzz_text_is_safe(const char *s);
 
 /* A memfd holding data, its offset at 0. */
 int fuzz_memfd(const char *name, const uint8_t *data, size_t size);
+
+/* Whether r is one of the loader's documented refusals (loader.h), or -ENOMEM. */
+bool fuzz_loader_code_is_documented(int r);

@@ -138,7 +138,8 @@ check "session list --json names it, with its skill and usage" \
 check "session show --json" test "$(json_get "$T/out" '["quota_bytes"]')" = 268435456
 run --session "$sid" "$T/skill-root" --script scripts/tool.py
 check "a session is for its skill only" grep -q "is for the skill counter" "$T/err"
-"$SKILLCTL" session rm "$sid" 2>"$T/err"
+"$SKILLCTL" session rm --json "$sid" >"$T/out" 2>"$T/err"
+check "session rm --json names what it removed" test "$(json_get "$T/out" '[0]')" = "$sid"
 check "session rm removes its files" test -z "$(ls "$T/state/skilld/sessions")"
 run --session "$sid" "$T/counter"
 check "... and using it afterwards is an error" test "$(rc)" = 125
@@ -151,6 +152,12 @@ check "the quota holds while a run writes" test "$(rc)" != 0
 check "... and the run saw a full disk" grep -q "No space left" "$T/err"
 "$SKILLCTL" session show --json "$sid" >"$T/out" 2>"$T/err"
 check "... and no more than the quota is kept" test "$(json_get "$T/out" '["usage_bytes"]')" -le 1048576
+sid2=$("$SKILLCTL" session create --quota 1M "$T/counter" 2>"$T/err")
+ex --session "$sid2" --file data="$T/data" "$T/counter" -- cat /work/data/a.txt
+check "a folder input in a small session fits" test "$(cat "$T/out")" = A
+head -c 1200000 /dev/zero >"$T/1200k"
+ex --session "$sid2" --file a="$T/1200k" "$T/counter" -- true
+check "inputs count against a session's quota too" grep -q "exceed its quota of 1.0M" "$T/err"
 ln -s /etc/shadow "$T/state/skilld/sessions/$sid/work/link" 2>/dev/null || true
 ex --session "$sid" "$T/counter" -- sh -c 'ln -s /etc/shadow /work/mine; mkfifo /work/fifo; cat /work/link'
 check "a symlink in a kept /work is not carried into the run" sh -c "! grep -q 'root:' '$T/out'"

@@ -164,3 +164,21 @@ def test_results_of_every_kind(tmp_path):
     assert files['artifacts_skipped'][0]['path'] == 'p'
     assert files['output'] == {'big': 12345678901234567890, 'f': 1.0}
     assert statuses['noexec']['status'] == 'error' and statuses['noexec']['exec_failed'] is True
+
+
+@needs_root
+def test_result_environment_missing(tmp_path):
+    """A run refused before it started, for want of its environment, still prints a result."""
+    skill = tmp_path / 'needs-env'
+    (skill / 'scripts').mkdir(parents=True)
+    (skill / 'SKILL.md').write_text('---\nname: needs-env\ndescription: Imports a package.\n---\n')
+    (skill / 'scripts' / 'main.py').write_text('import tabulate\n')
+    (skill / 'requirements.txt').write_text('tabulate==0.9.0\n')
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    p = subprocess.run([SKILLCTL, 'run', '--local', str(skill), '--json'], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode == 122, p.stderr
+    printed = json.loads(p.stdout)
+    assert printed['status'] == 'environment'
+    assert 'env build' in p.stderr
+    validate(printed, 'result')

@@ -13,10 +13,11 @@ VM_TIMEOUT_MULTIPLIER=${SKILLD_VM_TIMEOUT_MULTIPLIER:-4}
 # /tmp, which the VM's tmpfiles.d empties at boot.
 VM_SOURCE_ROOT=/srv/skilld-vm/source
 VM_BUILD_ROOT=/srv/skilld-vm/build
-# How the project gets into the image: meson (`meson install --destdir` into the overlay) or deb
-# (the packages tests/package/build-deb.sh builds, installed by `apt-get install ./*.deb` in
-# the VM before the tests, as an admin would: see test-main and tests.d/12-debian-package.sh).
-VM_INSTALL=${SKILLD_VM_INSTALL:-meson}
+# How the project gets into the image: deb (the default: the packages tests/package/build-deb.sh
+# builds, installed by `apt-get install ./*.deb` in the VM before the tests, as an admin would;
+# see test-main and tests.d/12-debian-package.sh) or meson (`meson install --destdir` into the
+# overlay, for a build the packaging does not make, such as one with sanitizers).
+VM_INSTALL=${SKILLD_VM_INSTALL:-deb}
 # Where the packages wait in the image (test-main installs them from there).
 VM_DEB_DIR=/usr/lib/skilld-vm/debs
 

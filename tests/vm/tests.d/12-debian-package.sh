@@ -4,7 +4,8 @@
 # clean image; nothing was enabled or started; tmpfiles.d made the state directories; dbus's
 # trigger reloaded the bus, which now activates skilld; systemd's trigger indexed the journal
 # catalog; alice runs a skill through the activated service with skillctl. Then removing the
-# package stops the running service and the bus forgets the name, and installing it again
+# package stops the running service and the bus forgets the name, skillctl alone then runs
+# embedded without a notice (the notice only where skilld is installed), and installing it again
 # brings everything back for the tests after this one.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
@@ -69,6 +70,17 @@ explained=$(journalctl -b -x -u skilld.service --no-pager MESSAGE_ID=7bf39efccf7
 grep -q 'Subject: Run .* of skill hello ended: succeeded' <<<"$explained" ||
     fail "journalctl -x does not explain the end of alice's run: $explained"
 echo "alice ran through the activated service: $(tail -n 1 <<<"$out")"
+# Her run, by the id list --quiet gives (as the completions ask), removed: the tests after this
+# one expect a store without her runs.
+ids=$(as_user alice skillctl list --quiet) || fail "skillctl list --quiet failed"
+[[ $ids =~ ^[0-9a-f]{32}$ ]] || fail "list --quiet did not give alice's one run id: '$ids'"
+as_user alice skillctl rm "$ids" || fail "alice could not remove her run $ids"
+
+# With skilld installed, a run that finds no service (no bus here) says it runs embedded.
+nobus=(env DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent SKILLD_BUS_ADDRESS=unix:path=/nonexistent)
+out=$(as_user alice "${nobus[@]}" skillctl run ./hello 2>&1) || fail "alice's embedded run failed: $out"
+assert_contains "$out" "the skilld service is installed but did not answer, running embedded" \
+    "an embedded run where skilld is installed"
 cd ..
 
 # Removal stops the running service; the bus forgets the name.
@@ -80,6 +92,13 @@ is_inactive || fail "skilld.service still runs after the package was removed"
 wait_until 10 sh -c '! busctl --system --activatable list --no-legend | grep -q io.skilld.Skilld1' ||
     fail "the bus still activates io.skilld.Skilld1 after removal"
 echo "removed: service stopped, name gone from the bus"
+
+# skillctl alone (a desktop without the service): embedded runs, and not a word about it.
+out=$(cd alice-work && as_user alice "${nobus[@]}" skillctl run ./hello 2>&1) ||
+    fail "alice's embedded run without skilld failed: $out"
+assert_contains "$out" "hello from the packaged service" "an embedded run without skilld"
+[[ $out != *embedded* ]] || fail "skillctl without skilld spoke of running embedded: $out"
+echo "skillctl alone runs embedded without a notice"
 
 # And back, for the tests that follow.
 (cd "$debs" && DEBIAN_FRONTEND=noninteractive apt-get install -y ./skilld_*.deb) \

@@ -19,7 +19,8 @@ cp -r "$SKILLD_SOURCE_ROOT/tests/sandbox/skills/skill-root" "$SKILLD_SOURCE_ROOT
 chmod -R a+rX "$work"
 
 # alice may run anything; bob may run scripts but, by this rule, no commands.
-rule=/etc/polkit-1/rules.d/62-skillctl-exec-test.rules
+# Before the other tests' rules (60-*), which grant bob every run: the first answer counts.
+rule=/etc/polkit-1/rules.d/10-skillctl-exec-test.rules
 cat >"$rule" <<'RULES'
 polkit.addRule(function(action, subject) {
     if (action.id != "io.skilld.run" && action.id != "io.skilld.run-unlisted")
@@ -37,44 +38,37 @@ systemctl restart polkit.service
 for u in alice bob; do
     install -d -o "$u" -m 0755 "$work/$u"
 done
-as() {
-    local u=$1
-    shift
-    rc=0
-    (cd "$work/$u" && as_user "$u" "$@") >"$work/out" 2>"$work/err" || rc=$?
-}
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval("d"+sys.argv[2]))' "$work/out" "$1"; }
-show() { echo "exit $rc"; echo "stdout: $(head -c 2000 "$work/out")"; echo "stderr: $(head -c 2000 "$work/err")"; }
 
 # 1. exec --cwd /skill python3 -m scripts.tool, through the service.
-as alice skillctl exec --system --cwd /skill "$skills/skill-root" -- python3 -m scripts.tool ARG
-show
+as_in alice skillctl exec --system --cwd /skill "$skills/skill-root" -- python3 -m scripts.tool ARG
+show_last
 assert_eq 0 "$rc" "exec --system python3 -m scripts.tool"
 assert_contains "$(cat "$work/out")" "helper says ARG" "the module imported scripts.helper"
 ! grep -q "running embedded" "$work/err" || fail "skillctl ran embedded with skilld installed"
 
 # 2. The same script by path: the skill root is on the module path.
-as alice skillctl run --system --script scripts/tool.py "$skills/skill-root" -- ARG
-show
+as_in alice skillctl run --system --script scripts/tool.py "$skills/skill-root" -- ARG
+show_last
 assert_eq 0 "$rc" "run --script scripts/tool.py"
 assert_contains "$(cat "$work/out")" "helper says ARG" "the script by path imported scripts.helper"
 
 # 3. A skill-creator style packager: its .skill comes back as an artifact.
-as alice skillctl exec --system --output-dir "$work/alice/pk" --cwd /skill "$skills/skill-root" -- \
+as_in alice skillctl exec --system --output-dir "$work/alice/pk" --cwd /skill "$skills/skill-root" -- \
     python3 -m scripts.package_skill /skill /out/files
-show
+show_last
 assert_eq 0 "$rc" "exec package_skill"
 python3 -c 'import sys, zipfile; sys.exit("skill/scripts/helper.py" not in zipfile.ZipFile(sys.argv[1]).namelist())' \
     "$work/alice/pk/files/skill.skill" || fail "the packed .skill is not among the artifacts"
 
 # 4. The result of a command run says so, and the service recorded it.
-as alice skillctl exec --system --json "$skills/skill-root" -- sh -c 'pwd'
+as_in alice skillctl exec --system --json "$skills/skill-root" -- sh -c 'pwd'
 assert_eq 0 "$rc" "exec --json"
 assert_eq "True /work" "$(json '["command"]') $(json '["cwd"]')" "the result names the form"
 
 # 5. timeout: 3s in the frontmatter ends the run as timeout within seconds.
 start=$SECONDS
-as alice skillctl run --system --json "$skills/slow-skill"
+as_in alice skillctl run --system --json "$skills/slow-skill"
 took=$((SECONDS - start))
 assert_eq 124 "$rc" "a skill declaring timeout: 3s ends as timeout"
 [[ $took -lt 20 ]] || fail "the declared timeout took $took s"
@@ -82,11 +76,11 @@ assert_eq 3000000 "$(json '["limits"]["timeout_usec"]')" "the result records the
 assert_contains "$(json '["limits"]["from_skill"]')" "timeout" "the result says the skill set it"
 
 # 6. polkit tells the forms apart: bob may run the script, not a command.
-as bob skillctl run --system --script scripts/tool.py "$skills/skill-root" -- B
-show
+as_in bob skillctl run --system --script scripts/tool.py "$skills/skill-root" -- B
+show_last
 assert_eq 0 "$rc" "bob's script run is allowed"
-as bob skillctl exec --system "$skills/skill-root" -- python3 -m scripts.tool B
-show
+as_in bob skillctl exec --system "$skills/skill-root" -- python3 -m scripts.tool B
+show_last
 [[ $rc != 0 ]] || fail "bob's command run was allowed despite the rule"
 assert_contains "$(cat "$work/err")" "not authorized" "bob's command run is refused by polkit"
 
@@ -96,13 +90,13 @@ mkdir -p "$work/alice/data/sub"
 echo A >"$work/alice/data/a.txt"
 echo B >"$work/alice/data/sub/b.txt"
 chown -R alice "$work/alice/data"
-as alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- \
+as_in alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- \
     sh -c 'cat /work/data/a.txt /work/data/sub/b.txt'
-show
+show_last
 assert_eq 0 "$rc" "exec with a folder input"
 assert_eq "$(printf 'A\nB')" "$(cat "$work/out")" "data/a.txt and data/sub/b.txt"
 ln -s /etc/shadow "$work/alice/data/sub/link"
-as alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- cat /work/data/sub/link
-show
+as_in alice skillctl exec --system --file data="$work/alice/data" "$skills/skill-root" -- cat /work/data/sub/link
+show_last
 [[ $rc != 0 ]] || fail "a folder with a symlink was accepted"
 ! grep -q 'root:' "$work/out" || fail "the content of /etc/shadow showed"

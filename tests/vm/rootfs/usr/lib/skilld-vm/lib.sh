@@ -33,6 +33,22 @@ as_user() {
     runuser -u "$user" -- "$@"
 }
 
+# as_in USER COMMAND...: COMMAND as USER in the directory $work/USER (the test makes it), its
+# stdout in $work/out, its stderr in $work/err, its exit status in $rc.
+as_in() {
+    local u=$1
+    shift
+    rc=0
+    (cd "$work/$u" && as_user "$u" "$@") >"$work/out" 2>"$work/err" || rc=$?
+}
+
+# show_last: what the last as_in gave, for the log.
+show_last() {
+    echo "exit $rc"
+    echo "stdout: $(head -c 2000 "$work/out")"
+    echo "stderr: $(head -c 2000 "$work/err")"
+}
+
 # The cgroup v2 directory of the calling shell.
 own_cgroup_dir() {
     echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$BASHPID/cgroup")"
