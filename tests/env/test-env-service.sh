@@ -107,7 +107,7 @@ check "a build no source can serve fails with EnvironmentBuildFailed, naming the
 for i in 1 2; do
         "$SKILLCTL" env build --system --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S" \
                 >"$T/par$i.out" 2>"$T/par$i.err" &
-        par[$i]=$!
+        par[i]=$!
 done
 wait "${par[1]}"; r1=$?; wait "${par[2]}"; r2=$?
 check "two concurrent builds both succeed" bash -c "[ $r1 = 0 ] && [ $r2 = 0 ]"

@@ -115,7 +115,9 @@ echo "journal: $entry"
 
 # Again: a cache hit.
 as carol skillctl --no-ask-password env build --system --resolvers pip --index-url "$index" vmshout/
-[[ $rc == 0 ]] && grep -q "^Environment $id is built already" "$work/out" || fail "carol's second build: $(show)"
+if [[ $rc != 0 ]] || ! grep -q "^Environment $id is built already" "$work/out"; then
+    fail "carol's second build: $(show)"
+fi
 
 # bob's run through the service uses it, and has no network.
 as bob skillctl --no-ask-password run --system -q vmshout/ -- bob "$port"
