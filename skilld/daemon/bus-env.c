@@ -93,6 +93,8 @@ static int parse_build_options(sd_bus_message *msg, BuildOptions *o, sd_bus_erro
                 if (r < 0)
                         return r;
                 if (streq(key, "resolvers")) {
+                        if (o->resolvers)
+                                return bus_invalid_args(error, "The option resolvers is given twice.");
                         r = sd_bus_message_enter_container(msg, 'v', "as");
                         if (r < 0)
                                 return bus_invalid_args(error, "The option resolvers takes an array of strings.");

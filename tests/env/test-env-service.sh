@@ -87,6 +87,33 @@ check "an unauthorized user's BuildEnvironment is refused" bash -c "! rc_is 0 &&
 sk env build --system --resolvers bogus "$S"
 check "an unknown resolver is a usage error" rc_is 2
 
+# The service checks the options itself, before it unpacks anything (python3-jeepney passes the
+# archive's fd; busctl cannot). bc OPTIONS-AS-PYTHON: the D-Bus error name and message, if any.
+"$SKILLCTL" skill package "$S" -o "$T/pip-greet.skill" >/dev/null 2>&1
+bc() {
+        $PYTHON - "$T/pip-greet.skill" "$1" >"$T/out" 2>"$T/err" <<'PY'
+import sys
+from jeepney import DBusAddress, new_method_call, DBusErrorResponse
+from jeepney.io.blocking import open_dbus_connection
+addr = DBusAddress("/io/skilld/Skilld1", bus_name="io.skilld.Skilld1", interface="io.skilld.Skilld1.Manager")
+with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn, open(sys.argv[1], "rb") as f:
+    msg = new_method_call(addr, "BuildEnvironment", "ha{sv}", (f, eval(sys.argv[2])))
+    reply = conn.send_and_get_reply(msg, timeout=60)
+    print(reply.header.fields, reply.body)
+PY
+        echo $? >"$T/rc"
+}
+if $PYTHON -c 'import jeepney' 2>/dev/null; then
+        bc '{"colour": ("s", "red")}'
+        check "an unknown option is InvalidArgs, named" bash -c "grep -q InvalidArgs '$T/out' && out_has \"Unknown option 'colour'\""
+        bc '{"resolvers": ("as", ["conda"])}'
+        check "an unknown resolver is InvalidArgs, named" bash -c "grep -q InvalidArgs '$T/out' && out_has \"Unknown resolver 'conda'\""
+        bc '{"index-url": ("s", "ftp://example.invalid/")}'
+        check "an index URL of another scheme is InvalidArgs" bash -c "grep -q InvalidArgs '$T/out' && out_has 'index-url must be'"
+        bc '{"log": ("h", 0)}'
+        check "a log fd not open for writing is InvalidArgs" bash -c "grep -q InvalidArgs '$T/out' && out_has 'log file descriptor'"
+fi
+
 # Root through the service: the build log streams into our stderr.
 sk env build --system --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S"
 check "root builds the service's environment through BuildEnvironment" \
