@@ -285,6 +285,8 @@ static const struct {
         { SKILLD_ERROR_POLICY_INVALID,        "the service's policy is invalid; it runs nothing "
                                               "until an administrator fixes it",              true },
         { SKILLD_ERROR_ISOLATION_UNAVAILABLE, "the service's host lacks a sandbox layer",     true },
+        { SKILLD_ERROR_ENVIRONMENT_BUILD_FAILED,
+                                              "building the environment failed",              true },
         { SD_BUS_ERROR_ACCESS_DENIED,         "not authorized",                               true },
         { SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                               "authentication is required; run skillctl on a "

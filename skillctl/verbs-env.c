@@ -1,12 +1,19 @@
 /* "skillctl env": the environments skills' third-party packages live in (skilld/env). build
- * resolves and installs what a skill needs, in the sandbox with network; list, show, rm and gc
+ * resolves and installs what a skill needs, in the sandbox with network (--system: the service
+ * does, through BuildEnvironment, which polkit authorizes); list, show, rm and gc
  * look after the cache. And what `skillctl run` asks before an embedded run: which environment to
  * mount, or why the run cannot start. */
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <systemd/sd-journal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
+#include "bus-client.h"
+#include "bus-errors.h"
 #include "env.h"
 #include "fileio.h"
 #include "log.h"
@@ -24,8 +31,9 @@ static int env_usage(void) {
                "Build and manage the environments that hold skills' third-party packages.\n"
                "\n"
                "Commands:\n"
-               "  build [--local] [--index-url URL] [--resolvers LIST] [--rebuild] [--json] SKILL\n"
+               "  build [--local|--system] [--index-url URL] [--resolvers LIST] [--rebuild] [--json] SKILL\n"
                "                        Resolve and install what SKILL needs, in the sandbox\n"
+               "                        (--system: by the skilld service, as polkit allows)\n"
                "  list [--json]         List the built environments\n"
                "  show ID|SKILL [--json] Show an environment's manifest\n"
                "  rm ID...              Remove environments\n"
@@ -148,6 +156,173 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
         return 0;
 }
 
+/* What a build says it did, the same whoever built. manifest may be NULL (the service's build:
+ * `env show --system ID` reads it). */
+static int print_build(const char *id, bool cached, char **missing, const cJSON *manifest, bool json,
+                       double secs) {
+        if (json) {
+                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
+                cJSON *m = cJSON_CreateArray();
+
+                STRV_FOREACH(x, missing)
+                        (void) cJSON_AddItemToArray(m, cJSON_CreateString(*x));
+                if (!j || !cJSON_AddStringToObject(j, "id", id) || !cJSON_AddBoolToObject(j, "cached", cached) ||
+                    !cJSON_AddItemToObject(j, "missing", m) ||
+                    (manifest && !cJSON_AddItemToObject(j, "manifest", cJSON_Duplicate(manifest, true))))
+                        return log_oom(), EXIT_INVALID;
+                (void) json_print(j);
+        } else {
+                printf("Environment %s %s in %.2fs.\n", id, cached ? "is built already" : "built", secs);
+                STRV_FOREACH(x, missing)
+                        printf("  missing: %s (no source provided it)\n", *x);
+        }
+        return strv_length(missing) > 0 ? ENV_EXIT_PARTIAL : 0;
+}
+
+/* Copies the build log from the service's end of a pipe to our stderr, live, in a child of our
+ * own (the call itself blocks). */
+static int log_copier_spawn(int read_fd, pid_t *ret) {
+        pid_t parent = getpid(), pid;
+
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                char buf[4096];
+                ssize_t n;
+
+                (void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+                if (getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                while ((n = read(read_fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+                        if (n > 0 && loop_write(STDERR_FILENO, buf, (size_t) n) < 0)
+                                break;
+                _exit(EXIT_SUCCESS);
+        }
+        *ret = pid;
+        return 0;
+}
+
+/* The copier ends when the service closes its end, just after it replied; one that does not
+ * within a few seconds is not waited for. */
+static void log_copier_finish(pid_t pid) {
+        for (int i = 0; i < 50; i++) {
+                if (waitpid(pid, NULL, WNOHANG) != 0)
+                        return;
+                (void) poll(NULL, 0, 100);
+        }
+        (void) kill(pid, SIGTERM);
+        (void) waitpid(pid, NULL, 0);
+}
+
+#define BUILD_CALL_TIMEOUT_USEC (60ULL * 60 * 1000000)
+
+/* env build --system through the service: BuildEnvironment, which polkit authorizes. Returns 1
+ * with *ret_status set when a service answered, 0 when none did (*ret_reason says why). */
+static int env_build_service(const LocalSkill *skill, const char *path, const char *index_url, char **resolvers,
+                             bool rebuild, bool json, int *ret_status, char **ret_reason) {
+        _cleanup_(client_freep) Client *c = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_close_pair_ int pipe_fds[2] = { -EBADF, -EBADF };
+        _cleanup_strv_free_ char **missing = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *error = NULL;
+        struct timespec t0, t1;
+        const char *id;
+        pid_t copier = 0;
+        int cached, r;
+
+        r = client_open(&c, ret_reason);
+        if (r <= 0) {
+                if (r < 0) {
+                        log_error("%s: %s", path, strna(*ret_reason));
+                        *ret_status = EXIT_FAILURE;
+                        return 1;
+                }
+                return 0;
+        }
+        if (!c->can_pass_fds) {
+                log_error("%s: %s cannot pass file descriptors over SSH; build on the host", path, c->where);
+                *ret_status = EXIT_FAILURE;
+                return 1;
+        }
+        r = local_skill_to_fd(skill, &fd, &error);
+        if (r < 0) {
+                log_error("%s", error ?: strerror(-r));
+                *ret_status = EXIT_INVALID;
+                return 1;
+        }
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0 || log_copier_spawn(pipe_fds[0], &copier) < 0) {
+                log_error_errno(errno, "Failed to set up the build log: %m");
+                *ret_status = EXIT_FAILURE;
+                return 1;
+        }
+        pipe_fds[0] = safe_close(pipe_fds[0]);
+
+        client_polkit_agent_open(c);
+        r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "BuildEnvironment", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "h", fd);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "{sv}", "log", "h", pipe_fds[1]);
+        if (r >= 0 && index_url)
+                r = sd_bus_message_append(m, "{sv}", "index-url", "s", index_url);
+        if (r >= 0 && rebuild)
+                r = sd_bus_message_append(m, "{sv}", "rebuild", "b", 1);
+        if (r >= 0 && resolvers) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "resolvers");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, resolvers);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        /* The message holds copies: ours would keep the log open after the service's end. */
+        pipe_fds[1] = safe_close(pipe_fds[1]);
+        fd = safe_close(fd);
+        (void) clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (r >= 0)
+                r = sd_bus_call(c->bus, m, BUILD_CALL_TIMEOUT_USEC, &e, &reply);
+        (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+        m = sd_bus_message_unref(m);
+        log_copier_finish(copier);
+        if (r < 0) {
+                r = client_log_error(path, &e, r);
+                *ret_status = sd_bus_error_has_name(&e, SKILLD_ERROR_INVALID_SKILL) ? EXIT_INVALID : EXIT_FAILURE;
+                return 1;
+        }
+        r = sd_bus_message_read(reply, "sb", &id, &cached);
+        if (r >= 0)
+                r = sd_bus_message_read_strv(reply, &missing);
+        if (r < 0) {
+                log_error_errno(r, "Failed to parse the reply of BuildEnvironment: %m");
+                *ret_status = EXIT_FAILURE;
+                return 1;
+        }
+        if (isempty(id)) {
+                if (json)
+                        puts("{\"id\": null, \"cached\": false, \"missing\": []}");
+                else
+                        printf("%s needs no environment: it declares no third-party packages, and its code imports none.\n",
+                               path);
+                *ret_status = 0;
+                return 1;
+        }
+        *ret_status = print_build(id, cached, missing, NULL, json,
+                                  (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
+        return 1;
+}
+
 static int verb_env_build(int argc, char *argv[]) {
         enum { ARG_INDEX_URL = 0x100, ARG_RESOLVERS, ARG_REBUILD, ARG_JSON, ARG_LOCAL, ARG_SYSTEM };
         static const struct option options[] = {
@@ -165,6 +340,7 @@ static int verb_env_build(int argc, char *argv[]) {
         _cleanup_(env_build_result_done) EnvBuildResult res = {};
         _cleanup_free_ char *error = NULL, *cache = NULL, *needs = NULL;
         EnvBuildOptions bo = ENV_BUILD_OPTIONS_INIT;
+        _cleanup_strv_free_ char **resolver_names = NULL;
         const char *index_url = NULL, *resolvers = NULL;
         bool rebuild = false, json = false, system = false;
         struct timespec t0, t1;
@@ -198,11 +374,6 @@ static int verb_env_build(int argc, char *argv[]) {
                 }
         if (optind + 1 != argc)
                 return usage_error("env build", "exactly one SKILL is needed");
-        /* The service's cache is root's to fill: BuildEnvironment, the polkit-checked way for
-         * other users, is not there yet. */
-        if (system && geteuid() != 0)
-                return usage_error("env build --system", "only root builds the service's environments in this "
-                                   "version (the BuildEnvironment call is not available yet); use --local");
 
         (void) env_options_for_host(&o, index_url);
         if (resolvers) {
@@ -214,6 +385,9 @@ static int verb_env_build(int argc, char *argv[]) {
                 o.n_resolvers = 0;
                 for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
                         EnvResolver e = env_resolver_from_string(t);
+
+                        if (strv_extend(&resolver_names, t) < 0)
+                                return log_oom(), EXIT_INVALID;
 
                         if (e < 0)
                                 return usage_error("--resolvers", "a comma-separated list of debian, pip, npm");
@@ -228,6 +402,24 @@ static int verb_env_build(int argc, char *argv[]) {
         if (r < 0) {
                 fprintf(stderr, "skillctl: %s\n", error ?: strerror(-r));
                 return EXIT_INVALID;
+        }
+        if (system) {
+                /* The service builds, when there is one: polkit decides who may. Without one,
+                 * root fills the cache itself, the way the service would. */
+                _cleanup_free_ char *reason = NULL;
+                int status;
+
+                r = env_build_service(&skill, argv[optind], index_url, resolver_names, rebuild, json, &status,
+                                      &reason);
+                if (r > 0)
+                        return status;
+                if (geteuid() != 0) {
+                        fprintf(stderr, "skillctl: env build --system: no skilld service answered (%s); only the "
+                                "service, or root without one, builds the service's environments\n", strna(reason));
+                        return EXIT_FAILURE;
+                }
+                fprintf(stderr, "skillctl: no skilld service answered (%s): building into the service's cache "
+                        "directly, as root\n", strna(reason));
         }
         r = skill_tree_hash(skill.source->dir_fd, hash, &error);
         if (r < 0) {
@@ -291,25 +483,8 @@ static int verb_env_build(int argc, char *argv[]) {
                         fprintf(stderr, "skillctl: removed the least recently used environment %.12s\n", *id);
         }
 
-        if (json) {
-                _cleanup_(cJSON_Deletep) cJSON *j = cJSON_CreateObject();
-                cJSON *missing = cJSON_CreateArray();
-
-                STRV_FOREACH(m, res.missing)
-                        (void) cJSON_AddItemToArray(missing, cJSON_CreateString(*m));
-                if (!j || !cJSON_AddStringToObject(j, "id", res.id) ||
-                    !cJSON_AddBoolToObject(j, "cached", res.cached) || !cJSON_AddItemToObject(j, "missing", missing) ||
-                    !cJSON_AddItemToObject(j, "manifest", cJSON_Duplicate(res.manifest, true)))
-                        return log_oom(), EXIT_INVALID;
-                (void) json_print(j);
-        } else {
-                double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
-
-                printf("Environment %s %s in %.2fs.\n", res.id, res.cached ? "is built already" : "built", secs);
-                STRV_FOREACH(m, res.missing)
-                        printf("  missing: %s (no source provided it)\n", *m);
-        }
-        return strv_length(res.missing) > 0 ? ENV_EXIT_PARTIAL : 0;
+        return print_build(res.id, res.cached, res.missing, res.manifest, json,
+                           (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
 static int cache_for(bool system, char **ret) {

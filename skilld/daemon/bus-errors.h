@@ -30,6 +30,7 @@
 #define SKILLD_ERROR_POLICY_INVALID        SKILLD_ERROR_PREFIX "PolicyInvalid"          /* ENOTRECOVERABLE */
 #define SKILLD_ERROR_ISOLATION_UNAVAILABLE SKILLD_ERROR_PREFIX "IsolationUnavailable"   /* ENOSYS */
 #define SKILLD_ERROR_ENVIRONMENT_MISSING   SKILLD_ERROR_PREFIX "EnvironmentMissing"     /* ENOMEDIUM */
+#define SKILLD_ERROR_ENVIRONMENT_BUILD_FAILED SKILLD_ERROR_PREFIX "EnvironmentBuildFailed" /* EIO, by name */
 
 /* Name to errno, for sd_bus_error_add_map(). Ends with SD_BUS_ERROR_MAP_END. */
 extern const sd_bus_error_map skilld_bus_error_map[];

@@ -8,6 +8,7 @@
  *   3. authorize with polkit;
  *   4. act, and reply.
  * Nothing changes before step 4. */
+#include "bus-env.h"
 #include "bus-errors.h"
 #include "bus-session.h"
 #include "engine.h"
@@ -503,6 +504,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("s", name),
                                 SD_BUS_NO_RESULT,
                                 method_remove_skill,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_METHOD_WITH_ARGS("BuildEnvironment",
+                                SD_BUS_ARGS("h", skill, "a{sv}", options),
+                                SD_BUS_RESULT("s", id, "b", cached, "as", missing),
+                                method_build_environment,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("RunStarted",

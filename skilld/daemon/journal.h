@@ -15,6 +15,9 @@
 
 #define SKILLD_MESSAGE_RUN_FINISHED "7bf39efccf71417b96c57cdfcf31c58d"
 #define SKILLD_MESSAGE_RUN_STARTED  "c871a814389e4cdaa7427a87e16c8d1e"
+/* One entry per BuildEnvironment() that got past authorization (bus-env.c): SKILLD_ENVIRONMENT,
+ * SKILL_NAME, SKILL_HASH, SKILLD_CALLER_UID, SKILLD_STATUS (built, partial, cached, failed). */
+#define SKILLD_MESSAGE_ENV_BUILT    "4d0f6c2a9b8e4f71a3c5d2e8b6f19a07"
 
 typedef struct JournalRun {
         const char *id;

@@ -1025,7 +1025,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 bool manager_is_idle(Manager *m) {
-        return !m->runs && m->n_pending == 0 && polkit_registry_pending(m->polkit) == 0;
+        return !m->runs && m->n_pending == 0 && m->n_builds == 0 && polkit_registry_pending(m->polkit) == 0;
 }
 
 static int connect_bus(Manager *m) {

@@ -157,6 +157,7 @@ struct Manager {
         sd_bus *systemd_bus;            /* a connection of our own to systemd, if any */
         Pending *pending;               /* calls waiting for an inspection (pending.c) */
         size_t n_pending;
+        size_t n_builds;                /* BuildEnvironment() calls building (bus-env.c) */
 
         uint64_t idle_timeout_usec;
 };

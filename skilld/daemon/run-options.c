@@ -80,7 +80,7 @@ int bus_check_archive_fd(int fd, sd_bus_error *error) {
         return 0;
 }
 
-static int check_output_fd(int fd, const char *which, sd_bus_error *error) {
+int bus_check_output_fd(int fd, const char *which, sd_bus_error *error) {
         int flags = fcntl(fd, F_GETFL);
 
         if (flags < 0 || (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY)
@@ -275,7 +275,7 @@ static int parse_options(sd_bus_message *msg, RunOptions *c, sd_bus_error *error
 
                         r = sd_bus_message_read(msg, "h", &fd);
                         if (r >= 0)
-                                r = check_output_fd(fd, key, error);
+                                r = bus_check_output_fd(fd, key, error);
                         if (r >= 0 && streq(key, "stdout"))
                                 c->stdout_fd = fd;
                         else if (r >= 0)

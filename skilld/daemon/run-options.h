@@ -53,5 +53,7 @@ bool bus_text_ok(const char *s, size_t max);
 /* The skill archive of a call: a non-empty regular file (or memfd) open for reading, holding a
  * zip, at most INSPECT_ARCHIVE_MAX. Never a path. */
 int bus_check_archive_fd(int fd, sd_bus_error *error);
+/* InvalidArgs unless fd is open for writing ("The <which> file descriptor is not ..."). */
+int bus_check_output_fd(int fd, const char *which, sd_bus_error *error);
 /* Sets org.freedesktop.DBus.Error.InvalidArgs with a formatted message; returns -EINVAL. */
 int bus_invalid_args(sd_bus_error *error, const char *fmt, ...) _printf_(2, 3);

@@ -32,11 +32,6 @@ static pid_t service_pid = 0;
 
 /* ---- The systemd-scope backend ---- */
 
-typedef struct ScopeConfig {
-        const char *systemd_address;
-        const char *description;
-} ScopeConfig;
-
 typedef struct ScopeState {
         const ScopeConfig *config;
         SandboxLimits limits;
@@ -221,12 +216,52 @@ static int open_cgroup_of(pid_t pid, const char *unit, int *ret_fd, char **error
         return error_setf(error, -ENOENT, "The cgroup of %s is not found under /sys/fs/cgroup", unit);
 }
 
-static int scope_place(void *state, pid_t pid, char **error) {
-        ScopeState *s = state;
+/* Starts the scope p and waits until systemd's job is done: only then are the processes in it
+ * with its limits applied. s receives the job's outcome. */
+static int scope_start_wait(const char *systemd_address, const ScopeParams *p, ScopeState *s, char **error) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(scope_job_freep) ScopeJob *job = NULL;
         uint64_t deadline, now;
+        int r;
+
+        r = systemd_connect(systemd_address, &bus);
+        if (r < 0)
+                return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
+        r = sd_event_new(&event);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+
+        r = scope_start(bus, p, on_scope_job, s, &job);
+        if (r < 0)
+                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", p->unit,
+                                  strerror(-r));
+
+        deadline = now_usec(CLOCK_MONOTONIC) + SCOPE_START_TIMEOUT_USEC;
+        while (!s->job_done) {
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time",
+                                          p->unit);
+                r = sd_event_run(event, deadline - now);
+                if (r < 0)
+                        return error_setf(error, r, "Failed to wait for the scope %s: %s", p->unit,
+                                          strerror(-r));
+        }
+        if (s->job_r < 0)
+                return error_setf(error, s->job_r, "systemd refused the scope %s: %s", p->unit,
+                                  s->job_message ?: strerror(-s->job_r));
+        if (!streq_ptr(s->job_result, "done"))
+                return error_setf(error, -EIO, "Starting the scope %s ended with \"%s\"", p->unit,
+                                  strna(s->job_result));
+        return 0;
+}
+
+static int scope_place(void *state, pid_t pid, char **error) {
+        ScopeState *s = state;
         pid_t pids[2] = { pid, s->pin };
         ScopeParams p = {
                 .unit = s->unit,
@@ -244,39 +279,9 @@ static int scope_place(void *state, pid_t pid, char **error) {
 
         oom_adj_restore(s);
 
-        r = systemd_connect(s->config->systemd_address, &bus);
-        if (r < 0)
-                return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
-        r = sd_event_new(&event);
+        r = scope_start_wait(s->config->systemd_address, &p, s, error);
         if (r < 0)
                 return r;
-        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return r;
-
-        r = scope_start(bus, &p, on_scope_job, s, &job);
-        if (r < 0)
-                return error_setf(error, r, "Failed to ask systemd for the scope %s: %s", s->unit,
-                                  strerror(-r));
-
-        deadline = now_usec(CLOCK_MONOTONIC) + SCOPE_START_TIMEOUT_USEC;
-        while (!s->job_done) {
-                now = now_usec(CLOCK_MONOTONIC);
-                if (now >= deadline)
-                        return error_setf(error, -ETIMEDOUT, "systemd did not start the scope %s in time",
-                                          s->unit);
-                r = sd_event_run(event, deadline - now);
-                if (r < 0)
-                        return error_setf(error, r, "Failed to wait for the scope %s: %s", s->unit,
-                                          strerror(-r));
-        }
-        if (s->job_r < 0)
-                return error_setf(error, s->job_r, "systemd refused the scope %s: %s", s->unit,
-                                  s->job_message ?: strerror(-s->job_r));
-        if (!streq_ptr(s->job_result, "done"))
-                return error_setf(error, -EIO, "Starting the scope %s ended with \"%s\"", s->unit,
-                                  strna(s->job_result));
-
         return open_cgroup_of(pid, s->unit, &s->cgroup_fd, error);
 }
 
@@ -352,7 +357,7 @@ static void *scope_free(void *state) {
         return NULL;
 }
 
-static const SandboxBackendOps scope_backend = {
+const SandboxBackendOps worker_scope_backend = {
         .name = "systemd-scope",
         .enforces = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TASKS | SANDBOX_LIMIT_CPU,
         .child_rlimits = false,
@@ -574,7 +579,7 @@ static int worker_execute(const WorkerArgs *w) {
         req.stdout_fd = out_log;
         req.stderr_fd = err_log;
         if (w->use_scope) {
-                req.backend = &scope_backend;
+                req.backend = &worker_scope_backend;
                 req.backend_userdata = &config;
         }
 
@@ -621,8 +626,6 @@ static int worker_execute(const WorkerArgs *w) {
 _noreturn_ static void worker_main(const WorkerArgs *w) {
         const RunRequest *req = &w->request;
         _cleanup_free_ int *keep = NULL;
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
-        sigset_t none;
         size_t n = 0;
 
         /* Only the fds of this run survive: the service's buses, other runs' pipes and callers'
@@ -639,7 +642,39 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         keep[n++] = req->workspace_fd;
         for (size_t i = 0; i < req->n_files; i++)
                 keep[n++] = req->files[i].fd;
-        if (close_all_fds_except(keep, n) < 0)
+        worker_reset_process(keep, n, "skilld-worker");
+
+        _exit(worker_execute(w) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+int worker_enter_scope(const char *systemd_address, const char *unit, const char *description,
+                       uint64_t runtime_max_usec, char **error) {
+        ScopeState s = {};
+        pid_t self = getpid();
+        ScopeParams p = {
+                .unit = unit,
+                .slice = SCOPE_SLICE,
+                .description = description,
+                .pids = &self,
+                .n_pids = 1,
+                .memory_max = UINT64_MAX,
+                .tasks_max = UINT64_MAX,
+                .cpu_quota_per_sec_usec = UINT64_MAX,
+                .runtime_max_usec = runtime_max_usec,
+        };
+        int r;
+
+        r = scope_start_wait(systemd_address, &p, &s, error);
+        free(s.job_result);
+        free(s.job_message);
+        return r;
+}
+
+void worker_reset_process(const int *keep, size_t n_keep, const char *name) {
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
+        if (close_all_fds_except(keep, n_keep) < 0)
                 _exit(EXIT_FAILURE);
 
         /* The service blocks the signals sd-event handles; the runs get a clean slate (the sandbox
@@ -649,9 +684,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         for (int sig = 1; sig < _NSIG; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP)
                         (void) sigaction(sig, &dfl, NULL);
-        (void) prctl(PR_SET_NAME, (unsigned long) "skilld-worker", 0, 0, 0);
-
-        _exit(worker_execute(w) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        (void) prctl(PR_SET_NAME, (unsigned long) name, 0, 0, 0);
 }
 
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid) {

@@ -40,8 +40,29 @@ typedef struct WorkerArgs {
         const char *description;        /* of the scope */
 } WorkerArgs;
 
+/* The engine's backend that puts each sandbox into a transient scope of skilld.slice, with its
+ * limits (see 2. above); backend_userdata is a ScopeConfig. Also for the sandboxes of an
+ * environment build (bus-env.c). */
+typedef struct ScopeConfig {
+        const char *systemd_address;    /* NULL: the system bus */
+        const char *description;        /* of the scope */
+} ScopeConfig;
+
+extern const SandboxBackendOps worker_scope_backend;
+
 /* Forks the worker. The child never returns. */
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid);
+
+/* Moves the calling process into a new transient scope of skilld.slice, without limits but
+ * runtime_max_usec, and waits until it is there: for a forked helper whose every descendant must
+ * be outside the service's cgroup (an environment build, whose network the service unit's
+ * IPAddressDeny= would block). */
+int worker_enter_scope(const char *systemd_address, const char *unit, const char *description,
+                       uint64_t runtime_max_usec, char **error);
+
+/* In a forked child of the service: closes every fd but keep, restores every signal's default
+ * and unblocks them all, and names the process. _exit()s on failure. */
+void worker_reset_process(const int *keep, size_t n_keep, const char *name);
 
 /* The extra grace after the run's timeout before systemd stops its scope: the engine's own timer,
  * draining and killing come first. */

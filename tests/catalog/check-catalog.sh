@@ -38,7 +38,7 @@ journalctl --root="$scratch" --update-catalog
 listed=$(journalctl --root="$scratch" --list-catalog)
 for id in "${defined[@]}"; do
     line=$(grep "^$id " <<<"$listed") || { echo "FAIL: journalctl did not index $id" >&2; fail=1; continue; }
-    [[ $line == *"skilld: Run @SKILLD_RUN_ID@"* ]] ||
+    [[ $line == *"skilld: Run @SKILLD_RUN_ID@"* || $line == *"skilld: Environment for skill @SKILL_NAME@"* ]] ||
         { echo "FAIL: $id is indexed without skilld's subject: $line" >&2; fail=1; }
     echo "$line"
 done

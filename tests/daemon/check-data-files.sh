@@ -57,11 +57,13 @@ fi
 # The API of issue 5.
 m='/node/interface[@name="io.skilld.Skilld1.Manager"]'
 r='/node/interface[@name="io.skilld.Skilld1.Run"]'
-for method in Run RunInstalled ListRuns ListAllRuns GetRun ListSkills InstallSkill RemoveSkill; do
+for method in Run RunInstalled ListRuns ListAllRuns GetRun ListSkills InstallSkill RemoveSkill BuildEnvironment; do
     xpath_count "$xml" "$m/method[@name=\"$method\"]" 1
 done
 xpath_count "$xml" "$m/method[@name=\"Run\"]/arg[@direction=\"in\"][1][@type=\"h\"]" 1
 xpath_count "$xml" "$m/method[@name=\"Run\"]/arg[@direction=\"in\"][5][@type=\"a{sv}\"]" 1
+xpath_count "$xml" "$m/method[@name=\"BuildEnvironment\"]/arg[@direction=\"in\"][1][@type=\"h\"]" 1
+xpath_count "$xml" "$m/method[@name=\"BuildEnvironment\"]/arg[@direction=\"out\"][3][@type=\"as\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunStarted\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunFinished\"]/arg" 4
 for method in Cancel ListArtifacts OpenArtifact OpenLog ReadArtifact ReadLog Remove; do
@@ -79,15 +81,20 @@ xpath_count "$conf" '/busconfig/policy[@user="root"]/allow[@own="io.skilld.Skill
 xpath_count "$conf" '/busconfig/policy[@context="default"]/allow[not(@send_interface)]' 0
 xpath_count "$conf" '/busconfig/policy[@context="default"]/allow[@send_interface="org.freedesktop.DBus.Properties"][not(@send_member)]' 0
 
-# polkit: the six actions, each with the SECURITY comment right before it.
-for action in run run-unlisted network raise-limits manage-skills manage-runs; do
+# polkit: the seven actions, each with the SECURITY comment right before it.
+for action in run run-unlisted network raise-limits manage-skills manage-runs build-environment; do
     xpath_count "$policy" "/policyconfig/action[@id=\"io.skilld.$action\"]" 1
     xpath_count "$policy" "/policyconfig/action[@id=\"io.skilld.$action\"]/preceding-sibling::comment()[1][starts-with(normalize-space(.), \"SECURITY:\")]" 1
 done
-xpath_count "$policy" '/policyconfig/action' 6
+xpath_count "$policy" '/policyconfig/action' 7
 for action in network raise-limits manage-skills manage-runs; do
     xpath_count "$policy" "/policyconfig/action[@id=\"io.skilld.$action\"]/defaults/*[. != \"auth_admin_keep\"]" 0
 done
+
+# Building for everyone: an admin's decision, remembered only for the active session.
+xpath_count "$policy" '/policyconfig/action[@id="io.skilld.build-environment"]/defaults/allow_any[. = "auth_admin"]' 1
+xpath_count "$policy" '/policyconfig/action[@id="io.skilld.build-environment"]/defaults/allow_inactive[. = "auth_admin"]' 1
+xpath_count "$policy" '/policyconfig/action[@id="io.skilld.build-environment"]/defaults/allow_active[. = "auth_admin_keep"]' 1
 
 # Activation file and units.
 svc="$src/dbus/io.skilld.Skilld1.service"

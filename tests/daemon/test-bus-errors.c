@@ -84,7 +84,7 @@ START_TEST(test_names_documented) {
                 ck_assert(startswith(m->name, SKILLD_ERROR_PREFIX));
                 ck_assert_msg(strstr(xml, m->name), "%s is not documented in the XML", m->name);
         }
-        ck_assert_uint_eq(n, 15);
+        ck_assert_uint_eq(n, 16);
 }
 END_TEST
 

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Environments through the real skilld service, on a private bus configured as a system bus: a
 # run of a skill whose environment is not built is refused before it is queued with
-# io.skilld.Skilld1.Error.EnvironmentMissing (skillctl exits 122, naming the package); after root
-# builds it with skillctl env build --system, the service's run mounts it and stays offline.
+# io.skilld.Skilld1.Error.EnvironmentMissing (skillctl exits 122, naming the package); a user who
+# is not authorized (no polkit answers on this bus: only root is) cannot build it; root builds it
+# through BuildEnvironment (skillctl env build --system), with the log streamed live; two
+# concurrent builds build once; the service's run mounts it and stays offline.
 # The service's cache is a scratch folder ($SKILLD_ENV_CACHE_DIR). Uses the local pip index of
 # tests/env/fixtures/pip, so it needs no network. Needs root; exit 77 otherwise. Prints TAP lines.
 set -u
@@ -26,6 +28,8 @@ T=$(mktemp -d)
 trap cleanup EXIT
 cd "$T" || exit 1
 export SKILLD_ENV_CACHE_DIR=$T/envs
+export T
+export -f rc_is err_has out_has
 unset PIP_INDEX_URL
 
 wait_for() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
@@ -73,8 +77,71 @@ check "naming the package and the build command" \
 sk list --json
 check "nothing was queued" bash -c "[ \"\$($PYTHON -c 'import json; print(len(json.load(open(\"$T/out\"))))')\" = 0 ]"
 
+# A user the service does not authorize: refused before anything is built.
+chmod 0755 "$T"
+chmod -R a+rX "$S"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SKILLCTL" --no-ask-password env build --system \
+        --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S" >"$T/out" 2>"$T/err"
+echo $? >"$T/rc"
+check "an unauthorized user's BuildEnvironment is refused" bash -c "! rc_is 0 && err_has 'not authorized' && \
+        ! ls '$T/envs' 2>/dev/null | grep -q '^[0-9a-f]\{64\}$'"
+
+sk env build --system --resolvers bogus "$S"
+check "an unknown resolver is a usage error" rc_is 2
+
+# The service checks the options itself, before it unpacks anything (python3-jeepney passes the
+# archive's fd; busctl cannot). bc OPTIONS-AS-PYTHON: the D-Bus error name and message, if any.
+"$SKILLCTL" skill package "$S" -o "$T/pip-greet.skill" >/dev/null 2>&1
+bc() {
+        $PYTHON - "$T/pip-greet.skill" "$1" >"$T/out" 2>"$T/err" <<'PY'
+import sys
+from jeepney import DBusAddress, new_method_call, DBusErrorResponse
+from jeepney.io.blocking import open_dbus_connection
+addr = DBusAddress("/io/skilld/Skilld1", bus_name="io.skilld.Skilld1", interface="io.skilld.Skilld1.Manager")
+with open_dbus_connection(bus="SYSTEM", enable_fds=True) as conn, open(sys.argv[1], "rb") as f:
+    msg = new_method_call(addr, "BuildEnvironment", "ha{sv}", (f, eval(sys.argv[2])))
+    reply = conn.send_and_get_reply(msg, timeout=60)
+    print(reply.header.fields, reply.body)
+PY
+        echo $? >"$T/rc"
+}
+if $PYTHON -c 'import jeepney' 2>/dev/null; then
+        bc '{"colour": ("s", "red")}'
+        check "an unknown option is InvalidArgs, named" bash -c "grep -q InvalidArgs '$T/out' && out_has \"Unknown option 'colour'\""
+        bc '{"resolvers": ("as", ["conda"])}'
+        check "an unknown resolver is InvalidArgs, named" bash -c "grep -q InvalidArgs '$T/out' && out_has \"Unknown resolver 'conda'\""
+        bc '{"index-url": ("s", "ftp://example.invalid/")}'
+        check "an index URL of another scheme is InvalidArgs" bash -c "grep -q InvalidArgs '$T/out' && out_has 'index-url must be'"
+        bc '{"log": ("h", 0)}'
+        check "a log fd not open for writing is InvalidArgs" bash -c "grep -q InvalidArgs '$T/out' && out_has 'log file descriptor'"
+fi
+
+# Root through the service: the build log streams into our stderr.
 sk env build --system --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S"
-check "root builds the service's environment" bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && ls '$T/envs' | grep -q '^[0-9a-f]\{64\}$'"
+check "root builds the service's environment through BuildEnvironment" \
+        bash -c "rc_is 0 && ls '$T/envs' | grep -q '^[0-9a-f]\{64\}$' && grep -q '^Environment [0-9a-f]\{64\} built' '$T/out'"
+check "the build's log streamed to the caller" bash -c "grep -qi 'skilld.shout' '$T/err'"
+check "the service built it, not skillctl directly" bash -c "! err_has 'building into the service'"
+ID=$(sed -n 's/^Environment \([0-9a-f]\{64\}\).*/\1/p' "$T/out")
+sk env build --system --json --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S"
+check "building again is a cache hit" \
+        bash -c "rc_is 0 && /usr/bin/python3 -c 'import json,sys; j=json.load(open(\"$T/out\")); sys.exit(not (j[\"cached\"] and j[\"id\"] == \"$ID\" and j[\"missing\"] == []))'"
+
+sk env build --system --resolvers pip "$S"
+check "a build no source can serve fails with EnvironmentBuildFailed, naming the package" \
+        bash -c "rc_is 1 && err_has 'building the environment failed' && err_has 'skilld-shout'"
+
+# Two builds of one id at once build once.
+"$SKILLCTL" env rm --system "$ID" >/dev/null 2>&1
+for i in 1 2; do
+        "$SKILLCTL" env build --system --resolvers pip --index-url "http://127.0.0.1:$PORT/simple/" "$S" \
+                >"$T/par$i.out" 2>"$T/par$i.err" &
+        par[i]=$!
+done
+wait "${par[1]}"; r1=$?; wait "${par[2]}"; r2=$?
+check "two concurrent builds both succeed" bash -c "[ $r1 = 0 ] && [ $r2 = 0 ]"
+check "and build once" bash -c "[ \"\$(cat '$T'/par1.out '$T'/par2.out | grep -c ' built in ')\" = 1 ] && \
+        [ \"\$(cat '$T'/par1.out '$T'/par2.out | grep -c 'is built already')\" = 1 ]"
 sk run --system -q --env INDEX_PORT="$PORT" "$S" -- service
 check "the service's run mounts it" \
         bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && grep -q 'HELLO, SERVICE!' '$T/out' && grep -q 'module: /env/python/skilld_shout' '$T/out'"
