@@ -63,7 +63,7 @@ vm_qemu_cmdline() {
     esac
 
     QEMU=(qemu-system-x86_64 -accel "$VM_ACCEL" -cpu "$cpu"
-          -m "${SKILLD_VM_MEMORY:-2048}" -smp "${SKILLD_VM_CPUS:-2}"
+          -m "${SKILLD_VM_MEMORY:-3072}" -smp "${SKILLD_VM_CPUS:-2}"
           -nodefaults -display none -no-reboot
           -kernel "$VM_BASE/vmlinuz" -initrd "$VM_WORK/initrd.img" -append "$append"
           -device virtio-rng-pci)
