@@ -24,7 +24,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 . "$VM_DIR/lib/overlay.sh"
 
 VM_ACCEL=${SKILLD_VM_ACCEL:-tcg}
-VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-900}
+VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-2400}
 
 usage() {
     cat <<EOF
