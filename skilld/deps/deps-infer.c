@@ -735,7 +735,9 @@ int deps_infer(int dir_fd, const SkillDepsOptions *opts, SkillDeps *d, char **er
                 if (r < 0)
                         return r;
         }
-        qsort(d->items + first, d->n - first, sizeof(SkillDep), dep_compare);
+        /* Not with nothing found: items may still be NULL, which qsort() must not be given. */
+        if (d->n > first)
+                qsort(d->items + first, d->n - first, sizeof(SkillDep), dep_compare);
         d->inferred = strv_length(s.python_files) > 0 || strv_length(s.node_files) > 0;
         return 0;
 }
