@@ -555,7 +555,7 @@ static int build_collect(Build *b, int env_fd) {
 }
 
 static int build_manifest(Build *b, int env_fd, cJSON **ret) {
-        _cleanup_(cJSON_Deletep) cJSON *m = cJSON_CreateObject(), *inputs = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *m = cJSON_CreateObject();
         _cleanup_free_ char *canonical = NULL, *text = NULL;
         char digest[65];
         uint64_t size;
@@ -639,7 +639,7 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
         _cleanup_(build_done) Build b = { .spec = spec, .o = o, .cache_fd = -EBADF, .build_fd = -EBADF };
         _cleanup_close_ int lock = -EBADF, env_fd = -EBADF, uid_lock = -EBADF;
         uid_t uid = o->uid;
-        _cleanup_free_ char *lock_name = NULL, *env_path = NULL, *downloads = NULL;
+        _cleanup_free_ char *lock_name = NULL, *env_path = NULL;
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_(cJSON_Deletep) cJSON *manifest = NULL;
         char templ[128];
