@@ -46,7 +46,7 @@ int session_service_create(Client *c, const char *skill_arg, uint64_t ttl_usec, 
 int session_service_get(Client *c, const char *id, Session **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(session_freep) Session *s = NULL;
-        _cleanup_free_ char *path = NULL, *skill = NULL;
+        _cleanup_free_ char *path = NULL;
         uint32_t owner = 0;
         int r;
 

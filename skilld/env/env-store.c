@@ -10,8 +10,6 @@
 #include "fileio.h"
 #include "hash.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
-
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char * const *) a, *(char * const *) b);
 }
@@ -322,7 +320,7 @@ int env_open_id(const char *cache_dir, const char *id) {
 
 int env_open_for_run(const char *cache_dir, const char *skill_hash, const EnvSpec *spec, int *ret_fd,
                      char **error) {
-        _cleanup_free_ char *path = NULL, *needs = NULL;
+        _cleanup_free_ char *needs = NULL;
         int fd, r;
 
         char id[65];
