@@ -3,8 +3,7 @@
  * times and owners, directories included so empty ones survive the round trip. The tree is read
  * through the loader's walk, so what gets packaged is what would load, and the package re-loads
  * to the same content hash. */
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive-dlopen.h"
 #include <inttypes.h>
 
 #include "error.h"
@@ -15,8 +14,8 @@
  * later stays representable in every time zone. */
 #define PACKAGE_MTIME_DEFAULT 315619200ULL
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, archive_write_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive_entry *, archive_entry_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, sym_archive_write_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive_entry *, sym_archive_entry_free);
 
 static time_t package_mtime(void) {
         const char *e = secure_getenv("SOURCE_DATE_EPOCH");
@@ -29,21 +28,21 @@ static time_t package_mtime(void) {
 
 static int write_header(struct archive *a, const char *path, mode_t type, mode_t mode, uint64_t size,
                         time_t mtime, char **error) {
-        _cleanup_(archive_entry_freep) struct archive_entry *ae = NULL;
+        _cleanup_(sym_archive_entry_freep) struct archive_entry *ae = NULL;
 
-        ae = archive_entry_new();
+        ae = sym_archive_entry_new();
         if (!ae)
                 return -ENOMEM;
-        archive_entry_set_pathname(ae, path);
-        archive_entry_set_filetype(ae, type == S_IFDIR ? AE_IFDIR : AE_IFREG);
-        archive_entry_set_perm(ae, mode);
-        archive_entry_set_size(ae, (la_int64_t) size);
-        archive_entry_set_mtime(ae, mtime, 0);
-        archive_entry_set_uid(ae, 0);
-        archive_entry_set_gid(ae, 0);
-        if (archive_write_header(a, ae) != ARCHIVE_OK)
+        sym_archive_entry_set_pathname(ae, path);
+        sym_archive_entry_set_filetype(ae, type == S_IFDIR ? AE_IFDIR : AE_IFREG);
+        sym_archive_entry_set_perm(ae, mode);
+        sym_archive_entry_set_size(ae, (la_int64_t) size);
+        sym_archive_entry_set_mtime(ae, mtime, 0);
+        sym_archive_entry_set_uid(ae, 0);
+        sym_archive_entry_set_gid(ae, 0);
+        if (sym_archive_write_header(a, ae) != ARCHIVE_OK)
                 return loader_entry_error(error, -EIO, path, "cannot write: %s",
-                                          strempty(archive_error_string(a)));
+                                          strempty(sym_archive_error_string(a)));
         return 0;
 }
 
@@ -68,9 +67,9 @@ static int write_contents(struct archive *a, int dir_fd, const TreeEntry *e, cha
                 total += k;
                 if (total > e->size)
                         break;
-                if (archive_write_data(a, buf, k) != k)
+                if (sym_archive_write_data(a, buf, k) != k)
                         return loader_entry_error(error, -EIO, e->path, "cannot write: %s",
-                                                  strempty(archive_error_string(a)));
+                                                  strempty(sym_archive_error_string(a)));
         }
         if (total != e->size)
                 return loader_entry_error(error, -EBUSY, e->path, "changed while being packaged");
@@ -82,7 +81,7 @@ static int write_contents(struct archive *a, int dir_fd, const TreeEntry *e, cha
 static int package_tree(int dir_fd, const char *name, const LoaderLimits *limits, TreeWalkFlags flags,
                         int out_fd, char **error) {
         _cleanup_loader_locale_ LoaderLocale locale = {};
-        _cleanup_(archive_write_freep) struct archive *a = NULL;
+        _cleanup_(sym_archive_write_freep) struct archive *a = NULL;
         _cleanup_tree_list_ TreeList list = {};
         time_t mtime = package_mtime();
         int r;
@@ -91,16 +90,19 @@ static int package_tree(int dir_fd, const char *name, const LoaderLimits *limits
         if (r < 0)
                 return r;
 
+        r = dlopen_libarchive(error);
+        if (r < 0)
+                return r;
         loader_locale_enter(&locale);
-        a = archive_write_new();
+        a = sym_archive_write_new();
         if (!a)
                 return -ENOMEM;
-        if (archive_write_set_format_zip(a) != ARCHIVE_OK ||
-            archive_write_zip_set_compression_deflate(a) != ARCHIVE_OK ||
-            archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-            archive_write_open_fd(a, out_fd) != ARCHIVE_OK)
+        if (sym_archive_write_set_format_zip(a) != ARCHIVE_OK ||
+            sym_archive_write_zip_set_compression_deflate(a) != ARCHIVE_OK ||
+            sym_archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+            sym_archive_write_open_fd(a, out_fd) != ARCHIVE_OK)
                 return error_setf(error, -EIO, "cannot start the zip: %s",
-                                  strempty(archive_error_string(a)));
+                                  strempty(sym_archive_error_string(a)));
 
         if (name) {
                 _cleanup_free_ char *root = strdup_printf("%s/", name);
@@ -128,9 +130,9 @@ static int package_tree(int dir_fd, const char *name, const LoaderLimits *limits
                                 return r;
                 }
         }
-        if (archive_write_close(a) != ARCHIVE_OK)
+        if (sym_archive_write_close(a) != ARCHIVE_OK)
                 return error_setf(error, -EIO, "cannot finish the zip: %s",
-                                  strempty(archive_error_string(a)));
+                                  strempty(sym_archive_error_string(a)));
         return 0;
 }
 

@@ -5,8 +5,7 @@
  * directory listed, of the same kind. Files and directories are created by this code alone,
  * relative to directory fds opened O_NOFOLLOW, files with O_EXCL, so no entry can reach outside
  * the target; sizes are counted from the bytes libarchive actually produces. */
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive-dlopen.h"
 #include <inttypes.h>
 #include <sys/stat.h>
 
@@ -18,7 +17,7 @@
 
 #define READ_BUFFER_SIZE (64U * 1024U)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, archive_read_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, sym_archive_read_free);
 
 /* libarchive reads through pread(): the fd's offset is left alone, and the seekable zip reader
  * (which starts from the central directory) gets the seeks it needs. */
@@ -37,7 +36,7 @@ static la_ssize_t source_read(struct archive *a, void *userdata, const void **re
                 k = pread(s->fd, s->buf, sizeof(s->buf), (off_t) s->pos);
         while (k < 0 && errno == EINTR);
         if (k < 0) {
-                archive_set_error(a, errno, "read failed: %s", strerror(errno));
+                sym_archive_set_error(a, errno, "read failed: %s", strerror(errno));
                 return ARCHIVE_FATAL;
         }
         s->pos += k;
@@ -82,7 +81,7 @@ static la_int64_t source_seek(struct archive *a, void *userdata, la_int64_t offs
 /* libarchive's message for what went wrong, escaped (it may quote bytes from the archive) and
  * without the newline some of its messages end in. */
 static char *archive_message(struct archive *a, const char *fallback) {
-        _cleanup_free_ char *s = strdup(archive_error_string(a) ?: fallback);
+        _cleanup_free_ char *s = strdup(sym_archive_error_string(a) ?: fallback);
         size_t n;
 
         if (!s)
@@ -361,7 +360,7 @@ static int extract_file(Extractor *x, struct archive *a, const ZipDirEntry *e, m
                 size_t n;
                 la_int64_t offset;
 
-                r = archive_read_data_block(a, &buf, &n, &offset);
+                r = sym_archive_read_data_block(a, &buf, &n, &offset);
                 if (r == ARCHIVE_EOF)
                         break;
                 if (r != ARCHIVE_OK) {
@@ -405,15 +404,15 @@ static int extract_directory(Extractor *x, const ZipDirEntry *e) {
 /* What libarchive says about an entry must agree with the directory read by hand, and be a
  * regular file or directory in any case. */
 static int check_archive_entry(struct archive_entry *ae, const ZipDirEntry *e, char **error) {
-        mode_t type = archive_entry_filetype(ae);
+        mode_t type = sym_archive_entry_filetype(ae);
 
-        if (archive_entry_hardlink(ae))
+        if (sym_archive_entry_hardlink(ae))
                 return loader_entry_error(error, -EPERM, e->name, "hard links are not allowed");
-        if (archive_entry_symlink(ae))
+        if (sym_archive_entry_symlink(ae))
                 return loader_entry_error(error, -EPERM, e->name, "symlinks are not allowed");
         if (type != AE_IFREG && type != AE_IFDIR)
                 return loader_entry_error(error, -EPERM, e->name, "%s", loader_kind_refusal(type));
-        if (archive_entry_is_encrypted(ae))
+        if (sym_archive_entry_is_encrypted(ae))
                 return loader_entry_error(error, -EPROTONOSUPPORT, e->name,
                                           "encrypted entries are not supported");
         if ((type == AE_IFDIR) != e->is_dir)
@@ -427,7 +426,7 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
         /* Freed in reverse order: the reader before the locale and the source it uses. */
         _cleanup_free_ Source *source = NULL;
         _cleanup_loader_locale_ LoaderLocale locale = {};
-        _cleanup_(archive_read_freep) struct archive *a = NULL;
+        _cleanup_(sym_archive_read_freep) struct archive *a = NULL;
         _cleanup_(extractor_done) Extractor x = {
                 .target_fd = target_fd,
                 .limits = limits,
@@ -438,24 +437,27 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
         size_t seen = 0;
         int r;
 
+        r = dlopen_libarchive(error);
+        if (r < 0)
+                return r;
         source = malloc(sizeof(Source));
         if (!source)
                 return -ENOMEM;
         *source = (Source) { .fd = archive_fd, .size = z->file_size };
 
         loader_locale_enter(&locale);
-        a = archive_read_new();
+        a = sym_archive_read_new();
         if (!a)
                 return -ENOMEM;
         /* The zip format alone, and no filters: a gzip or tar renamed .skill is no zip. */
-        if (archive_read_support_format_zip_seekable(a) != ARCHIVE_OK ||
-            archive_read_set_callback_data(a, source) != ARCHIVE_OK ||
-            archive_read_set_read_callback(a, source_read) != ARCHIVE_OK ||
-            archive_read_set_skip_callback(a, source_skip) != ARCHIVE_OK ||
-            archive_read_set_seek_callback(a, source_seek) != ARCHIVE_OK)
+        if (sym_archive_read_support_format_zip_seekable(a) != ARCHIVE_OK ||
+            sym_archive_read_set_callback_data(a, source) != ARCHIVE_OK ||
+            sym_archive_read_set_read_callback(a, source_read) != ARCHIVE_OK ||
+            sym_archive_read_set_skip_callback(a, source_skip) != ARCHIVE_OK ||
+            sym_archive_read_set_seek_callback(a, source_seek) != ARCHIVE_OK)
                 return error_setf(error, -EIO, "cannot set up the zip reader: %s",
-                                  strempty(archive_error_string(a)));
-        if (archive_read_open1(a) != ARCHIVE_OK) {
+                                  strempty(sym_archive_error_string(a)));
+        if (sym_archive_read_open1(a) != ARCHIVE_OK) {
                 _cleanup_free_ char *msg = archive_message(a, "unreadable");
 
                 return error_setf(error, -EPROTONOSUPPORT, "not a zip archive: %s", strna(msg));
@@ -468,16 +470,16 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
                 ZipDirEntry *e;
                 size_t len;
 
-                r = archive_read_next_header(a, &ae);
+                r = sym_archive_read_next_header(a, &ae);
                 if (r == ARCHIVE_EOF)
                         break;
-                name = archive_entry_pathname(ae);
+                name = sym_archive_entry_pathname(ae);
                 if (r != ARCHIVE_OK) {
                         _cleanup_free_ char *msg = archive_message(a, "cannot read the entry header");
 
                         return loader_entry_error(error, -EBADMSG, name ?: "archive", "%s", strna(msg));
                 }
-                if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_ZIP)
+                if ((sym_archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_ZIP)
                         return error_setf(error, -EPROTONOSUPPORT, "not a zip archive");
                 if (!name)
                         return error_setf(error, -EBADMSG, "corrupt zip archive: an entry has no name");
@@ -503,7 +505,7 @@ static int extract_entries(int archive_fd, int target_fd, ZipDirectory *z, const
                 if (e->is_dir)
                         r = extract_directory(&x, e);
                 else
-                        r = extract_file(&x, a, e, loader_normalize_mode(archive_entry_mode(ae)));
+                        r = extract_file(&x, a, e, loader_normalize_mode(sym_archive_entry_mode(ae)));
                 if (r < 0)
                         return r;
         }
