@@ -63,7 +63,8 @@ void tree_list_done(TreeList *l);
  * limits (NULL: the defaults) and refusing anything but regular files and directories. */
 int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeList *ret, char **error);
 
-/* Opens a regular file at a relative path below dir_fd, refusing to pass through any symlink. */
+/* Opens a regular file at a relative path below dir_fd, refusing to pass through any symlink (and,
+ * where openat2() is offered, to cross a mount point): one system call instead of one per component. */
 int tree_open_file(int dir_fd, const char *path, char **error);
 
 /* libarchive converts entry names between UTF-8 and the locale's character set, and in the C

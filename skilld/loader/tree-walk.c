@@ -4,6 +4,8 @@
  * work. Validation, hashing and packaging all see the tree through this one walk. */
 #include <dirent.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 
 #include "error.h"
@@ -185,11 +187,28 @@ int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeL
         return 0;
 }
 
-int tree_open_file(int dir_fd, const char *path, char **error) {
-        _cleanup_close_ int cur = -EBADF, fd = -EBADF;
+/* The whole path in one call: no symlink anywhere on it (RESOLVE_NO_SYMLINKS, the last
+ * component included), nothing outside dir_fd and no mount crossed. -ENOSYS where the kernel
+ * (before 5.6) or a container's seccomp filter does not offer openat2(); some filters say
+ * -EPERM instead. */
+static int open_beneath(int dir_fd, const char *path, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) flags,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        long fd;
+
+        fd = syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* The same, a component at a time: each directory opened O_NOFOLLOW | O_DIRECTORY relative to
+ * its parent. */
+static int open_by_components(int dir_fd, const char *path, int flags) {
+        _cleanup_close_ int cur = -EBADF;
         _cleanup_free_ char *copy = strdup(path);
         char *p, *slash;
-        struct stat st;
+        int fd;
 
         if (!copy)
                 return -ENOMEM;
@@ -199,14 +218,29 @@ int tree_open_file(int dir_fd, const char *path, char **error) {
                 *slash = '\0';
                 nfd = openat(cur >= 0 ? cur : dir_fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (nfd < 0)
-                        return loader_entry_error(error, -errno, path, "cannot open: %m");
+                        return -errno;
                 safe_close(cur);
                 cur = nfd;
         }
+        fd = openat(cur >= 0 ? cur : dir_fd, p, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+int tree_open_file(int dir_fd, const char *path, char **error) {
         /* O_NONBLOCK: if a FIFO was swapped in since the walk, do not hang on it. */
-        fd = openat(cur >= 0 ? cur : dir_fd, p, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0)
-                return loader_entry_error(error, -errno, path, "cannot open: %m");
+        const int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = open_beneath(dir_fd, path, flags);
+        if (fd == -ENOSYS || fd == -EPERM)
+                fd = open_by_components(dir_fd, path, flags);
+        if (fd == -ENOMEM)
+                return fd;
+        if (fd < 0) {
+                errno = -fd;
+                return loader_entry_error(error, fd, path, "cannot open: %m");
+        }
         if (fstat(fd, &st) < 0)
                 return loader_entry_error(error, -errno, path, "cannot stat: %m");
         if (!S_ISREG(st.st_mode))
