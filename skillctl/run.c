@@ -516,7 +516,7 @@ static int run_embedded(const RunArgs *a) {
         r = run_load_skill(a, &skill, &entry);
         if (r != 0)
                 return r;
-        r = skill_tree_hash(skill.source->dir_fd, hash, &error);
+        r = skill_source_hash(skill.source, hash, &error);
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
         r = skill_declared_limits(skill.skill, &declared, &error);

@@ -421,7 +421,7 @@ static int verb_env_build(int argc, char *argv[]) {
                 fprintf(stderr, "skillctl: no skilld service answered (%s): building into the service's cache "
                         "directly, as root\n", strna(reason));
         }
-        r = skill_tree_hash(skill.source->dir_fd, hash, &error);
+        r = skill_source_hash(skill.source, hash, &error);
         if (r < 0) {
                 fprintf(stderr, "skillctl: %s: %s\n", argv[optind], error ?: strerror(-r));
                 return EXIT_INVALID;

@@ -258,7 +258,7 @@ static int skill_show_main(int argc, char *argv[]) {
                 return r;
         s = i.skill;
 
-        r = skill_tree_hash(i.source->dir_fd, hash, &hash_error);
+        r = skill_source_hash(i.source, hash, &hash_error);
         if (r < 0) {
                 fprintf(stderr, "skillctl: %s: cannot hash: %s\n", argv[optind], hash_error ?: strerror(-r));
                 return EXIT_INVALID;
@@ -486,7 +486,7 @@ static int skill_package_main(int argc, char *argv[]) {
                 return EXIT_USAGE;
         }
 
-        r = skill_tree_hash(i.source->dir_fd, hash, &error);
+        r = skill_source_hash(i.source, hash, &error);
         if (r < 0) {
                 fprintf(stderr, "skillctl: %s: cannot hash: %s\n", path, error ?: strerror(-r));
                 return EXIT_USAGE;

@@ -64,6 +64,7 @@ typedef struct SkillSource {
         char *temp_dir;         /* the private 0700 directory holding path, removed on free */
         bool temporary;
         bool from_archive;
+        struct TreeList *tree;  /* a directory's entries as validated, sorted; NULL for archives */
 } SkillSource;
 
 SkillSource *skill_source_free(SkillSource *s);
@@ -83,6 +84,10 @@ int skill_source_open_fd(int fd, const char *name_hint, const LoaderLimits *limi
  * whether it came from a directory or an archive. Excluded paths are left out, as packaging does,
  * and the sandbox hides them from runs: the hash names everything a run can execute. */
 int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error);
+/* The same hash of a source: for a directory, over the entries its validation listed, so the tree
+ * is walked once for both (the files are still opened and read now, each refusing any symlink on
+ * its path); for an archive's private tree, skill_tree_hash() of it. */
+int skill_source_hash(const SkillSource *s, char ret_hex[static 65], char **error);
 
 /* Writes a .skill zip of the tree at dir_fd into out_fd, every entry under "<name>/", sorted,
  * directories included, deflated, with a fixed mtime ($SOURCE_DATE_EPOCH if set, else

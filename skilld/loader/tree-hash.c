@@ -98,21 +98,18 @@ int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **
         return 0;
 }
 
-int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error) {
+/* Hashes the entries of list (sorted) that are not excluded. */
+static int hash_list(int dir_fd, const TreeList *list, char ret_hex[static 65], char **error) {
         _cleanup_(sha256_freep) Sha256 *h = NULL;
         char hex[SHA256_HEX_SIZE];
-        _cleanup_tree_list_ TreeList list = {};
         int r;
-
-        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
-        if (r < 0)
-                return r;
 
         r = sha256_new(&h);
         if (r >= 0)
                 r = sha256_update(h, TREE_HASH_MAGIC, strlen(TREE_HASH_MAGIC));
-        for (size_t i = 0; r >= 0 && i < list.n; i++)
-                r = hash_entry(h, dir_fd, &list.entries[i], error);
+        for (size_t i = 0; r >= 0 && i < list->n; i++)
+                if (!skill_path_is_excluded(list->entries[i].path))
+                        r = hash_entry(h, dir_fd, &list->entries[i], error);
         if (r >= 0)
                 r = sha256_final_hex(h, hex);
         if (r < 0)
@@ -120,4 +117,22 @@ int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error) {
 
         memcpy(ret_hex, hex, SHA256_HEX_SIZE);
         return 0;
+}
+
+int skill_tree_hash(int dir_fd, char ret_hex[static 65], char **error) {
+        _cleanup_tree_list_ TreeList list = {};
+        int r;
+
+        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SKIP_EXCLUDED | TREE_WALK_SORT, &list, error);
+        if (r < 0)
+                return r;
+        return hash_list(dir_fd, &list, ret_hex, error);
+}
+
+int skill_source_hash(const SkillSource *s, char ret_hex[static 65], char **error) {
+        /* The validation walk listed excluded paths too (they are checked like the rest);
+         * hash_list() leaves them out, as the skipping walk does. */
+        if (!s->tree)
+                return skill_tree_hash(s->dir_fd, ret_hex, error);
+        return hash_list(s->dir_fd, s->tree, ret_hex, error);
 }

@@ -28,6 +28,10 @@ SkillSource *skill_source_free(SkillSource *s) {
         if (!s)
                 return NULL;
         safe_close(s->dir_fd);
+        if (s->tree) {
+                tree_list_done(s->tree);
+                free(s->tree);
+        }
         if (s->temp_dir)
                 (void) rm_rf_at(AT_FDCWD, s->temp_dir);
         free(s->temp_dir);
@@ -90,15 +94,22 @@ static int source_from_directory(int dir_fd, const char *path, const char *name_
                                  SkillSource **ret, char **error) {
         _cleanup_(skill_source_freep) SkillSource *s = NULL;
         _cleanup_close_ int fd = dir_fd;
+        _cleanup_tree_list_ TreeList list = {};
         int r;
 
-        r = loader_check_tree(fd, limits, error);
+        /* loader_check_tree()'s walk, sorted and kept: skill_source_hash() takes it over. */
+        r = tree_walk(fd, limits, TREE_WALK_REFUSE_HARDLINKS | TREE_WALK_SORT, &list, error);
         if (r < 0)
                 return r;
 
         s = skill_source_new();
         if (!s)
                 return -ENOMEM;
+        s->tree = malloc(sizeof(TreeList));
+        if (!s->tree)
+                return -ENOMEM;
+        *s->tree = list;
+        list = (TreeList) {};
         s->path = path ? strdup(path) : fd_path(fd);
         if (path && !s->path)
                 return -ENOMEM;

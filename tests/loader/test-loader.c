@@ -1261,7 +1261,7 @@ START_TEST(test_roundtrip_hash) {
         _cleanup_(skill_source_freep) SkillSource *dir = NULL, *pkg = NULL;
         _cleanup_free_ char *error = NULL, *src_path = NULL, *pkg_path = NULL, *temp = NULL;
         _cleanup_close_ int src_fd = -EBADF;
-        char h_dir[65], h_pkg[65];
+        char h_dir[65], h_pkg[65], h_src[65];
         struct stat st;
 
         ck_assert_int_eq(mkdirat(parent.fd, "demo", 0755), 0);
@@ -1289,6 +1289,12 @@ START_TEST(test_roundtrip_hash) {
         ck_assert_int_eq(st.st_mode & 07777, 0755);
         tree_hash(pkg->dir_fd, h_pkg);
         ck_assert_str_eq(h_dir, h_pkg);
+        /* One walk for validation and hash gives the same hash as a walk of its own, excluded
+         * paths (here stray.pyc and scripts/__pycache__/) left out alike. */
+        ck_assert_msg(skill_source_hash(dir, h_src, &error) == 0, "%s", strna(error));
+        ck_assert_str_eq(h_src, h_dir);
+        ck_assert_msg(skill_source_hash(pkg, h_src, &error) == 0, "%s", strna(error));
+        ck_assert_str_eq(h_src, h_pkg);
         assert_absent_at(pkg->dir_fd, "stray.pyc");
         assert_absent_at(pkg->dir_fd, "scripts/__pycache__");
         ck_assert_int_eq(mode_at(pkg->dir_fd, "scripts/main.py"), S_IFREG | 0755);
@@ -1333,6 +1339,36 @@ START_TEST(test_source_fd) {
         ck_assert_ptr_nonnull(d->path);
         ck_assert(!d->temporary);
         ck_assert_int_ne(d->dir_fd, t.fd);
+}
+END_TEST
+
+START_TEST(test_source_hash_after_swap) {
+        /* The hash reuses the validation's list but opens every file anew: a file swapped for a
+         * symlink (or a directory for one) since the walk is refused, never followed. */
+        _cleanup_test_dir_ TestDir parent = test_dir_new();
+        _cleanup_(skill_source_freep) SkillSource *s = NULL;
+        _cleanup_free_ char *error = NULL, *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char hex[65];
+
+        ck_assert_int_eq(mkdirat(parent.fd, "demo", 0755), 0);
+        fd = openat(parent.fd, "demo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        make_skill_tree(fd);
+        path = strjoin_path(parent.path, "demo");
+        ck_assert_msg(skill_source_open(path, NULL, &s, &error) == 0, "%s", strna(error));
+
+        ck_assert_int_eq(unlinkat(fd, "scripts/main.py", 0), 0);
+        ck_assert_int_eq(symlinkat("/etc/passwd", fd, "scripts/main.py"), 0);
+        assert_error(skill_source_hash(s, hex, &error), &error, "scripts/main.py", "cannot open");
+
+        free(error);
+        error = NULL;
+        ck_assert_int_eq(unlinkat(fd, "scripts/main.py", 0), 0);
+        test_write_file(fd, "scripts/main.py", "import json\nprint(json.dumps({}))\n", 0755);
+        ck_assert_int_eq(renameat(fd, "scripts", fd, "scripts.real"), 0);
+        ck_assert_int_eq(symlinkat("scripts.real", fd, "scripts"), 0);
+        assert_error(skill_source_hash(s, hex, &error), &error, "scripts/main.py", "cannot open");
 }
 END_TEST
 
@@ -1431,6 +1467,7 @@ static Suite *loader_suite(void) {
         tcase_add_test(tc, test_package_refusals);
         tcase_add_test(tc, test_roundtrip_hash);
         tcase_add_test(tc, test_source_fd);
+        tcase_add_test(tc, test_source_hash_after_swap);
         tcase_add_test(tc, test_source_refusals);
         suite_add_tcase(s, tc);
 
