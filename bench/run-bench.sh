@@ -7,6 +7,8 @@
 #
 # Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR]      (defaults: 30, build)
 # Needs root where the sandbox needs it (namespaces without unprivileged user namespaces).
+# SKILLCTL_BASELINE=/path/to/an/older/skillctl adds that binary's runs (and both binaries'
+# start-up alone, --version) to the same rounds: a before/after measured interleaved.
 set -euo pipefail
 
 N=${1:-30}
@@ -17,6 +19,8 @@ PY_SKILL=$SRC/examples/skills/json-transform
 INPUT='{"numbers": [1, 2, 3, 4], "text": "the quick brown fox"}'
 
 [ -x "$SKILLCTL" ] || { echo "bench: $SKILLCTL not built (meson compile -C $BUILD)" >&2; exit 1; }
+BASELINE=${SKILLCTL_BASELINE:-}
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "bench: SKILLCTL_BASELINE=$BASELINE is no executable" >&2; exit 1; }
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -86,6 +90,12 @@ fi
                 variant "python bwrap" "$T/input.json" "${a[@]}"
         fi
         variant "python skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+        if [ -n "$BASELINE" ]; then
+                variant "shell baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$T/shell"
+                variant "python baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+                variant "start-up skillctl" "" "$SKILLCTL" --version
+                variant "start-up baseline" "" "$BASELINE" --version
+        fi
 } | /usr/bin/python3 -c '
 import json, sys
 variants = [json.loads(line) for line in sys.stdin]
@@ -96,6 +106,14 @@ ratios = [
     {"label": "python: skillctl / bwrap", "num": "python skillctl", "den": "python bwrap", "goal": None},
     {"label": "python: bwrap / bare", "num": "python bwrap", "den": "python bare", "goal": None},
 ]
+names = {v["name"] for v in variants}
+if "shell baseline" in names:
+    ratios += [
+        {"label": "shell: skillctl / baseline", "num": "shell skillctl", "den": "shell baseline", "goal": None},
+        {"label": "python: skillctl / baseline", "num": "python skillctl", "den": "python baseline", "goal": None},
+        {"label": "start-up: skillctl / baseline", "num": "start-up skillctl", "den": "start-up baseline",
+         "goal": None},
+    ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' >"$T/spec.json"
 
 printf 'skilld benchmark: %s interleaved rounds (kernel %s, %s CPUs, %s)\n\n' \
