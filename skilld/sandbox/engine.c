@@ -3,8 +3,9 @@
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
  *   2. Pick the limit backend and the throwaway identity; build the seccomp filter, argv and
  *      environment while errors can still be reported plainly.
- *   3. clone3() the init into new namespaces, held on a pipe; write the uid/gid maps (unprivileged);
- *      let the backend place it; release it.
+ *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
+ *      (unprivileged); let the backend place it (or hand the init the cgroups it moves itself
+ *      into); release it. The init builds what it can of its root meanwhile.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
@@ -67,7 +68,9 @@ typedef struct SandboxRun {
         int dest_fd;                    /* the output directory */
         int files_dest_fd;              /* its files/ */
         int lock_fd;                    /* holds the uid */
-        int hold[2];
+        int hold[2];                    /* a stream socket pair: releasing never raises SIGPIPE */
+        int cgroup_fds[8];              /* the backend's: the init moves itself into them */
+        size_t n_cgroup_fds;
         int ctl[2];
         int out_pipe[2];
         int err_pipe[2];
@@ -790,7 +793,8 @@ static int prepare_hidden(SandboxRun *run) {
 }
 
 static int prepare_pipes(SandboxRun *run) {
-        if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run->hold) < 0 ||
+            pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->ctl) < 0)
                 return run_fail(run, -errno, "Failed to create pipes: %m");
@@ -860,6 +864,9 @@ static int run_prepare(SandboxRun *run) {
         if (r < 0)
                 return r;
         run->result->backend = run->backend->name;
+        if (run->backend->self_place)
+                run->n_cgroup_fds = run->backend->self_place(run->backend_state, run->cgroup_fds,
+                                                             ELEMENTSOF(run->cgroup_fds));
         run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT |
                                        SANDBOX_LIMIT_OUTPUT |
                                        SANDBOX_LIMIT_TMPFS;
@@ -920,6 +927,9 @@ static int run_clone(SandboxRun *run) {
                 .gid = run->gid,
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
+                .setup_before_hold = !run->userns,
+                .cgroup_fds = run->cgroup_fds,
+                .n_cgroup_fds = run->n_cgroup_fds,
                 .ctl_fd = run->ctl[1],
                 .skill_dir_fd = run->skill_dir_fd,
                 .env_dir_fd = run->env_dir_fd,
@@ -1000,6 +1010,8 @@ static int run_clone(SandboxRun *run) {
         return 0;
 }
 
+static int read_control(SandboxRun *run);
+
 static void run_kill(SandboxRun *run) {
         if (run->killed || run->pid <= 0)
                 return;
@@ -1030,8 +1042,11 @@ static int run_start(SandboxRun *run) {
                 if (r < 0)
                         goto abort;
         }
-        r = run->backend->place(run->backend_state, run->pid, &why);
+        /* The init builds the part of its root that holds nothing of the run meanwhile; a failure
+         * there (it exits, and then cannot be placed) is the one to report. */
+        r = run->n_cgroup_fds > 0 ? 0 : run->backend->place(run->backend_state, run->pid, &why);
         if (r < 0) {
+                (void) read_control(run);
                 r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s",
                              run->backend->name,
                              why ?: strerror(-r));
@@ -1040,8 +1055,10 @@ static int run_start(SandboxRun *run) {
 
         /* From here on the skill's time runs. */
         run->start_mono = now_usec(CLOCK_MONOTONIC);
-        if (write(run->hold[1], "", 1) != 1) {
-                r = run_fail(run, -errno, "Failed to release the sandbox: %m");
+        if (send(run->hold[1], "", 1, MSG_NOSIGNAL) != 1) {
+                r = -errno;
+                (void) read_control(run);
+                r = run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
                 goto abort;
         }
         run->hold[1] = safe_close(run->hold[1]);
