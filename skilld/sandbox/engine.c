@@ -1443,6 +1443,8 @@ static void run_store(SandboxRun *run) {
         RunResult *res = run->result;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
         _cleanup_free_ char *text = NULL, *why = NULL;
+        _cleanup_(atomic_file_done) AtomicFile out_log = ATOMIC_FILE_NULL, err_log = ATOMIC_FILE_NULL,
+                result = ATOMIC_FILE_NULL;
         int r;
 
         /* A kept /work gets what the run left, however it ended, once the skill ran. */
@@ -1465,11 +1467,23 @@ static void run_store(SandboxRun *run) {
         if (run->dest_fd < 0)
                 return;
 
-        r = write_file_atomic_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
-                                 res->stdout_stream.size, 0644);
+        /* The logs first, then result.json, which names them (and says whether storing them
+         * failed): once it exists, so do they, also after a crash. Three journal commits rather
+         * than one per fsync(): the logs' data (both at once), their renames together with
+         * result.json's data, then its rename. */
+        r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
+                                 res->stdout_stream.size, 0644, &out_log);
         if (r >= 0)
-                r = write_file_atomic_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
-                                         res->stderr_stream.size, 0644);
+                r = atomic_file_write_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
+                                         res->stderr_stream.size, 0644, &err_log);
+        if (r >= 0)
+                r = atomic_file_sync(&out_log);
+        if (r >= 0)
+                r = atomic_file_sync(&err_log);
+        if (r >= 0)
+                r = atomic_file_commit(&out_log);
+        if (r >= 0)
+                r = atomic_file_commit(&err_log);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
 
@@ -1479,9 +1493,19 @@ static void run_store(SandboxRun *run) {
                 r = text ? 0 : -ENOMEM;
         }
         if (r >= 0)
-                r = write_file_atomic_at(run->dest_fd, "result.json", text, strlen(text), 0644);
-        if (r < 0)
+                r = atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, &result);
+        /* The logs' renames are durable before result.json's is made. */
+        if (r >= 0)
+                r = fsync_parent_at(run->dest_fd, "result.json");
+        if (r >= 0)
+                r = atomic_file_sync(&result);
+        if (r >= 0)
+                r = atomic_file_commit(&result);
+        if (r < 0) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
+                return;
+        }
+        (void) fsync_parent_at(run->dest_fd, "result.json");
 }
 
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
