@@ -52,6 +52,9 @@ struct SandboxBackendOps {
          * init writes "0" into itself, as the first thing it does (cgroup v1, where moving
          * oneself is cheap and moving another process is not: backend-cgroup1.c). */
         size_t (*self_place)(void *state, int *fds, size_t max);
+        /* Optional, tried first: the cgroup directory fd the init is cloned into
+         * (CLONE_INTO_CGROUP, cgroup v2), or -EBADF. Where the kernel refuses, place() follows. */
+        int (*clone_into)(void *state);
         /* Kills every process still in the run's cgroup; the engine also kills the PID namespace
          * init, so this is the second line. */
         void (*kill)(void *state);
