@@ -28,6 +28,7 @@
 #include "loader.h"
 #include "json-exact.h"
 #include "json-format.h"
+#include "log.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -991,11 +992,14 @@ static int run_clone(SandboxRun *run) {
         /* A fork-like clone: the child runs on a copy of our stack and memory, never returns here,
          * and ends in execve() or _exit(). */
         pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
-        if (pid >= 0 && cgroup_fd >= 0)
+        if (pid > 0 && cgroup_fd >= 0) {
                 run->born_placed = true;
-        else if (pid < 0 && cgroup_fd >= 0 && errno != ENOSYS) {
+                log_debug("The sandbox init was cloned into its cgroup");
+        } else if (pid < 0 && cgroup_fd >= 0 && errno != ENOSYS) {
                 /* An older kernel (E2BIG, EINVAL), or a cgroup it will not start us in: then the
                  * backend places the init, and says why if it cannot either. */
+                log_debug_errno(errno, "Cloning the sandbox init into its cgroup failed (%m); "
+                                "placing it instead");
                 args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
                 args.cgroup = 0;
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
