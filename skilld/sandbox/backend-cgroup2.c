@@ -1,6 +1,7 @@
 /* The cgroup v2 backend: each run gets its own cgroup with memory.max (swap 0), pids.max and
- * cpu.max; the held init is written into it before it runs a single instruction of the skill,
- * and memory.events, pids.events, memory.peak and cpu.stat say afterwards how the run went.
+ * cpu.max; the init is cloned into it (before Linux 5.7, written into it while held) before it
+ * runs a single instruction of the skill, and memory.events, pids.events, memory.peak and
+ * cpu.stat say afterwards how the run went.
  *
  * Where the run's cgroup goes:
  *   - our own cgroup, if it was delegated to us (systemd's Delegate=yes: the files are ours, or
@@ -209,6 +210,12 @@ static int cgroup2_place(void *state, pid_t pid, char **error) {
         return 0;
 }
 
+static int cgroup2_clone_into(void *state) {
+        Cgroup2 *cg = state;
+
+        return cg->fd;
+}
+
 static void cgroup2_kill(void *state) {
         Cgroup2 *cg = state;
 
@@ -259,6 +266,7 @@ const SandboxBackendOps sandbox_backend_cgroup2 = {
         .child_rlimits = false,
         .prepare = cgroup2_prepare,
         .place = cgroup2_place,
+        .clone_into = cgroup2_clone_into,
         .kill = cgroup2_kill,
         .collect = cgroup2_collect,
         .free = cgroup2_free,

@@ -1,6 +1,7 @@
 /* Limit backends: where the held sandbox child goes so that memory, tasks and CPU limits apply
  * before the first instruction of the skill runs. The engine creates the child, blocks it on a
- * hold pipe, calls place() with its pid, and only then releases it. So a backend is "here is the
+ * hold pipe, calls place() with its pid, and only then releases it (or, with self_place(), hands
+ * the init the cgroups it moves itself into before anything else). So a backend is "here is the
  * held child's pid, put it where limits apply" plus reading the outcome afterwards:
  *   cgroup2       a cgroup v2 subtree this process may write (delegated, or created as root)
  *   cgroup1       as root, the memory, pids and cpu v1 hierarchies of hosts that still have them
@@ -44,8 +45,16 @@ struct SandboxBackendOps {
          * means "not available here", so automatic selection moves on to the next backend. */
         int (*prepare)(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
                        char **error);
-        /* The held child's pid: place it where the limits apply; returns once they do. */
+        /* The held child's pid: place it where the limits apply; returns once they do. NULL when
+         * the init places itself (self_place). */
         int (*place)(void *state, pid_t pid, char **error);
+        /* Instead of place(): cgroup directories (open fds, at most max) whose "tasks" file the
+         * init writes "0" into itself, as the first thing it does (cgroup v1, where moving
+         * oneself is cheap and moving another process is not: backend-cgroup1.c). */
+        size_t (*self_place)(void *state, int *fds, size_t max);
+        /* Optional, tried first: the cgroup directory fd the init is cloned into
+         * (CLONE_INTO_CGROUP, cgroup v2), or -EBADF. Where the kernel refuses, place() follows. */
+        int (*clone_into)(void *state);
         /* Kills every process still in the run's cgroup; the engine also kills the PID namespace
          * init, so this is the second line. */
         void (*kill)(void *state);
@@ -59,3 +68,4 @@ struct SandboxBackendOps {
 extern const SandboxBackendOps sandbox_backend_cgroup2;
 extern const SandboxBackendOps sandbox_backend_cgroup1;
 extern const SandboxBackendOps sandbox_backend_rlimit;
+

@@ -117,24 +117,28 @@ int cg_own_path(const char *controller, char **ret) {
         r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, false, &text, NULL);
         if (r < 0)
                 return r;
-        /* "0::/path" for cgroup2; "N:ctrl1,ctrl2:/path" for each v1 hierarchy. */
-        for (char *line = text, *next; line && *line; line = next) {
-                char *controllers, *path;
+        return cg_own_path_in(text, controller, ret);
+}
 
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                controllers = strchr(line, ':');
-                path = controllers ? strchr(controllers + 1, ':') : NULL;
-                if (!path)
-                        continue;
-                *controllers++ = '\0';
-                *path++ = '\0';
-                if (controller ? list_has(controllers, controller)
-                               : streq(line, "0") && isempty(controllers)) {
-                        *ret = strdup(path);
-                        return *ret ? 0 : -ENOMEM;
+int cg_own_path_in(const char *text, const char *controller, char **ret) {
+        /* "0::/path" for cgroup2; "N:ctrl1,ctrl2:/path" for each v1 hierarchy. */
+        for (const char *line = text; line && *line;) {
+                const char *end = line + strcspn(line, "\n");
+                const char *controllers = memchr(line, ':', end - line);
+                const char *path = controllers ? memchr(controllers + 1, ':', end - controllers - 1) : NULL;
+
+                if (path) {
+                        _cleanup_free_ char *list = strndup(controllers + 1, path - controllers - 1);
+
+                        if (!list)
+                                return -ENOMEM;
+                        if (controller ? list_has(list, controller)
+                                       : (controllers - line == 1 && line[0] == '0' && isempty(list))) {
+                                *ret = strndup(path + 1, end - path - 1);
+                                return *ret ? 0 : -ENOMEM;
+                        }
                 }
+                line = *end ? end + 1 : NULL;
         }
         return -ENOENT;
 }

@@ -2,10 +2,15 @@
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
- *   1. waits on the hold pipe until the parent placed it where the limits apply;
- *   2. enters a new cgroup namespace (after placement, so its root is the run's cgroup);
- *   3. builds the root file system on a fresh tmpfs and pivots into it, and hides the caller's
- *      command line, which it still carries as a copy of the caller;
+ *   1. moves itself into the run's cgroups where the backend lets it (cgroup v1), then builds the
+ *      part of the root file system that holds nothing of the run's (/usr, /etc, /dev, /skill,
+ *      /env) on a fresh tmpfs, while the parent places it where the limits apply (in a user
+ *      namespace it first waits for its id maps, and so for the placement too);
+ *   2. waits on the hold pipe until the parent placed it where the limits apply;
+ *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
+ *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
+ *      new root, and hides the caller's command line, which it still carries as a copy of the
+ *      caller;
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -749,7 +754,9 @@ static int mount_tree_hidden(int fd, const char *target, StepError *e) {
         return bind_mount(src, target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
 }
 
-static int setup_rootfs(const SandboxChild *c, StepError *e) {
+/* The part of the root that holds nothing of the run's own (no input, no files, no writable
+ * place): it may be built while the parent is still placing us under the limits. */
+static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF, env_fd = -EBADF;
         char opts[64];
         int r;
@@ -792,6 +799,13 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
+
+/* The rest, once under the limits: what the run writes and the inputs it is given are charged
+ * to its own cgroup. */
+static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
+        int r;
 
         r = setup_writable(c, e);
         if (r >= 0)
@@ -868,7 +882,7 @@ static int read_mm_fields(uint64_t f[static _STAT_MAX], StepError *e) {
  * every process of the run may read whatever its uid and the init's dumpable flag, would show the
  * caller's command line: its options, paths, the skill's arguments. The caller's argv and
  * environment strings are wiped from this copy of its memory, and the kernel is pointed at a name
- * of our own instead. Called after setup_rootfs(), when nothing the init or the skill still uses
+ * of our own instead. Called after setup_rootfs_late(), when nothing the init or the skill still uses
  * lives in those areas: the engine copied the skill's argv and environment to the heap, and the
  * input file names, which may point into the caller's argv, have been used. */
 static int hide_caller_command_line(StepError *e) {
@@ -1145,6 +1159,35 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         _exit(0);
 }
 
+/* cgroup v1 (backend-cgroup1.c): we are a single thread, so "0" in "tasks" moves the whole
+ * process, and costs none of the global locking that moving another process does. */
+static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
+        for (size_t i = 0; i < c->n_cgroup_fds; i++) {
+                _cleanup_close_ int fd = -EBADF;
+
+                fd = openat(c->cgroup_fds[i], "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to open the run's cgroup");
+                if (write(fd, "0", 1) != 1)
+                        return STEP_FAIL(e->what, errno, "Failed to enter the run's cgroup");
+                (void) safe_close(c->cgroup_fds[i]);
+        }
+        return 0;
+}
+
+/* Held until the parent put us where the limits apply. EOF: the parent gave up. */
+static void wait_for_placement(const SandboxChild *c) {
+        ssize_t n;
+        char go;
+
+        do
+                n = read(c->hold_fd, &go, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(SANDBOX_EXIT_SETUP);
+        (void) safe_close(c->hold_fd);
+}
+
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
                        c->input_fd, c->workspace_fd, c->env_dir_fd };
@@ -1152,8 +1195,6 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         StepError e = {};
         sigset_t mask;
         pid_t pid;
-        char go;
-        ssize_t n;
         int r;
 
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
@@ -1162,7 +1203,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
 
         /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
          * the sandbox; drop them before anything else. */
-        keep_all = calloc(ELEMENTSOF(keep) + c->n_files, sizeof(int));
+        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds, sizeof(int));
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
@@ -1170,29 +1211,26 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * even for zero bytes. */
         if (c->n_files > 0)
                 memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
-        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files);
+        if (c->n_cgroup_fds > 0)
+                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files, c->cgroup_fds, c->n_cgroup_fds * sizeof(int));
+        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
                 fail(c, r, &e);
         }
+        /* Before anything else, so that all the run does and holds is counted in its cgroups. */
+        r = enter_own_cgroups(c, &e);
+        if (r < 0)
+                fail(c, r, &e);
 
-        /* Held until the parent put us where the limits apply. EOF: the parent gave up. */
-        do
-                n = read(c->hold_fd, &go, 1);
-        while (n < 0 && errno == EINTR);
-        if (n != 1)
-                _exit(SANDBOX_EXIT_SETUP);
-        (void) safe_close(c->hold_fd);
+        /* In a user namespace nothing can be built before the parent wrote our id maps. */
+        if (!c->setup_before_hold)
+                wait_for_placement(c);
 
         /* Detach from the caller's session, so terminal signals (^C) reach the caller only; it
          * decides whether the run is canceled. */
         if (setsid() < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to start a new session");
-                fail(c, r, &e);
-        }
-        /* After placement, so the namespace's root is the run's own cgroup. */
-        if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
                 fail(c, r, &e);
         }
         /* Only in namespaces of our own: without them these would change the host. */
@@ -1205,7 +1243,18 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 if (r < 0)
                         fail(c, r, &e);
         }
-        r = setup_rootfs(c, &e);
+        r = setup_rootfs_early(c, &e);
+        if (r < 0)
+                fail(c, r, &e);
+
+        if (c->setup_before_hold)
+                wait_for_placement(c);
+        /* After placement, so the namespace's root is the run's own cgroup. */
+        if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
+                fail(c, r, &e);
+        }
+        r = setup_rootfs_late(c, &e);
         if (r >= 0)
                 r = hide_caller_command_line(&e);
         if (r < 0)

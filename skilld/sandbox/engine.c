@@ -3,8 +3,9 @@
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
  *   2. Pick the limit backend and the throwaway identity; build the seccomp filter, argv and
  *      environment while errors can still be reported plainly.
- *   3. clone3() the init into new namespaces, held on a pipe; write the uid/gid maps (unprivileged);
- *      let the backend place it; release it.
+ *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
+ *      (unprivileged); let the backend place it (or hand the init the cgroups it moves itself
+ *      into); release it. The init builds what it can of its root meanwhile.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
@@ -27,6 +28,7 @@
 #include "loader.h"
 #include "json-exact.h"
 #include "json-format.h"
+#include "log.h"
 #include "parse-util.h"
 #include "sandbox-internal.h"
 
@@ -39,6 +41,10 @@
 /* After the init is gone every writer of the pipes is gone; this only bounds a kernel that is
  * slow to tear the namespace down. */
 #define DRAIN_TIMEOUT_MSEC 5000
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
 
 /* The kernel ABI of clone3(); glibc does not wrap it. */
 struct sandbox_clone_args {
@@ -67,7 +73,10 @@ typedef struct SandboxRun {
         int dest_fd;                    /* the output directory */
         int files_dest_fd;              /* its files/ */
         int lock_fd;                    /* holds the uid */
-        int hold[2];
+        int hold[2];                    /* a stream socket pair: releasing never raises SIGPIPE */
+        int cgroup_fds[8];              /* the backend's: the init moves itself into them */
+        size_t n_cgroup_fds;
+        bool born_placed;               /* cloned into the backend's cgroup (clone_into) */
         int ctl[2];
         int out_pipe[2];
         int err_pipe[2];
@@ -790,7 +799,8 @@ static int prepare_hidden(SandboxRun *run) {
 }
 
 static int prepare_pipes(SandboxRun *run) {
-        if (pipe2(run->hold, O_CLOEXEC) < 0 || pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run->hold) < 0 ||
+            pipe2(run->out_pipe, O_CLOEXEC) < 0 ||
             pipe2(run->err_pipe, O_CLOEXEC) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->ctl) < 0)
                 return run_fail(run, -errno, "Failed to create pipes: %m");
@@ -860,6 +870,9 @@ static int run_prepare(SandboxRun *run) {
         if (r < 0)
                 return r;
         run->result->backend = run->backend->name;
+        if (run->backend->self_place)
+                run->n_cgroup_fds = run->backend->self_place(run->backend_state, run->cgroup_fds,
+                                                             ELEMENTSOF(run->cgroup_fds));
         run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT |
                                        SANDBOX_LIMIT_OUTPUT |
                                        SANDBOX_LIMIT_TMPFS;
@@ -920,6 +933,9 @@ static int run_clone(SandboxRun *run) {
                 .gid = run->gid,
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
+                .setup_before_hold = !run->userns,
+                .cgroup_fds = run->cgroup_fds,
+                .n_cgroup_fds = run->n_cgroup_fds,
                 .ctl_fd = run->ctl[1],
                 .skill_dir_fd = run->skill_dir_fd,
                 .env_dir_fd = run->env_dir_fd,
@@ -958,6 +974,7 @@ static int run_clone(SandboxRun *run) {
         };
         uint64_t flags = run->clone_flags;
         int pidfd = -EBADF;
+        int cgroup_fd = run->backend->clone_into ? run->backend->clone_into(run->backend_state) : -EBADF;
         struct sandbox_clone_args args = {
                 .flags = flags | CLONE_PIDFD,
                 .pidfd = (uint64_t) (uintptr_t) &pidfd,
@@ -965,9 +982,28 @@ static int run_clone(SandboxRun *run) {
         };
         pid_t pid;
 
+        /* Born in its cgroup (Linux 5.7): nothing to move afterwards, which costs an RCU grace
+         * period, and not a single page charged anywhere else. */
+        if (cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t) cgroup_fd;
+        }
+
         /* A fork-like clone: the child runs on a copy of our stack and memory, never returns here,
          * and ends in execve() or _exit(). */
         pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
+        if (pid > 0 && cgroup_fd >= 0) {
+                run->born_placed = true;
+                log_debug("The sandbox init was cloned into its cgroup");
+        } else if (pid < 0 && cgroup_fd >= 0 && errno != ENOSYS) {
+                /* An older kernel (E2BIG, EINVAL), or a cgroup it will not start us in: then the
+                 * backend places the init, and says why if it cannot either. */
+                log_debug_errno(errno, "Cloning the sandbox init into its cgroup failed (%m); "
+                                "placing it instead");
+                args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
+                args.cgroup = 0;
+                pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
+        }
         if (pid < 0 && errno == ENOSYS) {
                 pid = (pid_t) syscall(SYS_clone, (unsigned long) flags | SIGCHLD, NULL, NULL, NULL, 0);
                 if (pid > 0) {
@@ -1000,6 +1036,8 @@ static int run_clone(SandboxRun *run) {
         return 0;
 }
 
+static int read_control(SandboxRun *run);
+
 static void run_kill(SandboxRun *run) {
         if (run->killed || run->pid <= 0)
                 return;
@@ -1030,8 +1068,12 @@ static int run_start(SandboxRun *run) {
                 if (r < 0)
                         goto abort;
         }
-        r = run->backend->place(run->backend_state, run->pid, &why);
+        /* The init builds the part of its root that holds nothing of the run meanwhile; a failure
+         * there (it exits, and then cannot be placed) is the one to report. */
+        r = run->n_cgroup_fds > 0 || run->born_placed ? 0 :
+                run->backend->place(run->backend_state, run->pid, &why);
         if (r < 0) {
+                (void) read_control(run);
                 r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s",
                              run->backend->name,
                              why ?: strerror(-r));
@@ -1040,8 +1082,10 @@ static int run_start(SandboxRun *run) {
 
         /* From here on the skill's time runs. */
         run->start_mono = now_usec(CLOCK_MONOTONIC);
-        if (write(run->hold[1], "", 1) != 1) {
-                r = run_fail(run, -errno, "Failed to release the sandbox: %m");
+        if (send(run->hold[1], "", 1, MSG_NOSIGNAL) != 1) {
+                r = -errno;
+                (void) read_control(run);
+                r = run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
                 goto abort;
         }
         run->hold[1] = safe_close(run->hold[1]);
@@ -1426,6 +1470,8 @@ static void run_store(SandboxRun *run) {
         RunResult *res = run->result;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
         _cleanup_free_ char *text = NULL, *why = NULL;
+        _cleanup_(atomic_file_done) AtomicFile out_log = ATOMIC_FILE_NULL, err_log = ATOMIC_FILE_NULL,
+                result = ATOMIC_FILE_NULL;
         int r;
 
         /* A kept /work gets what the run left, however it ended, once the skill ran. */
@@ -1448,11 +1494,23 @@ static void run_store(SandboxRun *run) {
         if (run->dest_fd < 0)
                 return;
 
-        r = write_file_atomic_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
-                                 res->stdout_stream.size, 0644);
+        /* The logs first, then result.json, which names them (and says whether storing them
+         * failed): once it exists, so do they, also after a crash. Three journal commits rather
+         * than one per fsync(): the logs' data (both at once), their renames together with
+         * result.json's data, then its rename. */
+        r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
+                                 res->stdout_stream.size, 0644, &out_log);
         if (r >= 0)
-                r = write_file_atomic_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
-                                         res->stderr_stream.size, 0644);
+                r = atomic_file_write_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
+                                         res->stderr_stream.size, 0644, &err_log);
+        if (r >= 0)
+                r = atomic_file_sync(&out_log);
+        if (r >= 0)
+                r = atomic_file_sync(&err_log);
+        if (r >= 0)
+                r = atomic_file_commit(&out_log);
+        if (r >= 0)
+                r = atomic_file_commit(&err_log);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
 
@@ -1462,9 +1520,19 @@ static void run_store(SandboxRun *run) {
                 r = text ? 0 : -ENOMEM;
         }
         if (r >= 0)
-                r = write_file_atomic_at(run->dest_fd, "result.json", text, strlen(text), 0644);
-        if (r < 0)
+                r = atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, &result);
+        /* The logs' renames are durable before result.json's is made. */
+        if (r >= 0)
+                r = fsync_parent_at(run->dest_fd, "result.json");
+        if (r >= 0)
+                r = atomic_file_sync(&result);
+        if (r >= 0)
+                r = atomic_file_commit(&result);
+        if (r < 0) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
+                return;
+        }
+        (void) fsync_parent_at(run->dest_fd, "result.json");
 }
 
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {

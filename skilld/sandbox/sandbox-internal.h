@@ -60,7 +60,10 @@ typedef struct SandboxChild {
         gid_t gid;
         bool userns;                    /* unprivileged: a user namespace maps uid to the caller */
 
-        int hold_fd;                    /* read end; a byte means go, EOF means abort */
+        int hold_fd;                    /* a byte means go, EOF means abort */
+        bool setup_before_hold;         /* build what holds nothing of the run while held */
+        const int *cgroup_fds;          /* cgroups the init moves itself into first (cgroup v1) */
+        size_t n_cgroup_fds;
         int ctl_fd;                     /* our end of the control socket */
         int skill_dir_fd;               /* O_PATH of the skill tree */
         int env_dir_fd;                 /* O_PATH of the environment for /env, or -1 */
@@ -202,6 +205,8 @@ void cg_kill_listed(int dir_fd);
 void cg_remove(const char *path);
 /* This process's cgroup path in the v1 hierarchy of controller, or (NULL) in cgroup2. */
 int cg_own_path(const char *controller, char **ret);
+/* The same, from the text of /proc/self/cgroup read once for several controllers. */
+int cg_own_path_in(const char *text, const char *controller, char **ret);
 /* Creates the run's cgroup directory at path and returns it open, holding an exclusive flock for
  * as long as the fd lives: the mark of a run whose engine is alive. */
 int cg_create_locked(const char *path, int *ret_fd);

@@ -1,5 +1,6 @@
 /* See fileio.h. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -139,16 +140,18 @@ mode_t umask_get(void) {
         return m;
 }
 
-int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {
-        _cleanup_free_ char *tmp = NULL, *dir = NULL;
-        _cleanup_close_ int fd = -EBADF, dfd = -EBADF;
+int atomic_file_write_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode,
+                         AtomicFile *ret) {
+        _cleanup_free_ char *tmp = NULL, *target = NULL;
+        _cleanup_close_ int fd = -EBADF;
         const char *slash;
         int r;
 
         slash = strrchr(path, '/');
         tmp = slash ? strdup_printf("%.*s/.#%s.XXXXXX", (int) (slash - path), path, slash + 1)
                     : strdup_printf(".#%s.XXXXXX", path);
-        if (!tmp)
+        target = strdup(path);
+        if (!tmp || !target)
                 return -ENOMEM;
 
         /* mkostemp works on cwd-relative names only; build the name by hand and use O_EXCL. */
@@ -169,22 +172,76 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
 
         /* No fchmod(): the umask open() applied is the user's say over the file's mode. */
         r = loop_write(fd, data, size);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, path) < 0)
-                r = -errno;
         if (r < 0) {
                 (void) unlinkat(dir_fd, tmp, 0);
                 return r;
         }
+        /* Start the writeback now: the blocks of several files written in a row are then
+         * allocated in one journal transaction, and the fsync()s that follow share its commit
+         * instead of committing one each. Only a hint; the fsync() is what counts. */
+        if (size > 0)
+                (void) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        *ret = (AtomicFile) {
+                .dir_fd = dir_fd,
+                .fd = TAKE_FD(fd),
+                .tmp = TAKE_PTR(tmp),
+                .path = TAKE_PTR(target),
+        };
+        return 0;
+}
 
-        /* Make the rename itself durable. */
+int atomic_file_sync(AtomicFile *f) {
+        if (fsync(f->fd) < 0)
+                return -errno;
+        return 0;
+}
+
+int atomic_file_commit(AtomicFile *f) {
+        if (renameat(f->dir_fd, f->tmp, f->dir_fd, f->path) < 0)
+                return -errno;
+        free(f->tmp);
+        f->tmp = NULL;
+        return 0;
+}
+
+void atomic_file_done(AtomicFile *f) {
+        if (f->tmp)
+                (void) unlinkat(f->dir_fd, f->tmp, 0);
+        free(f->tmp);
+        free(f->path);
+        f->tmp = f->path = NULL;
+        f->fd = safe_close(f->fd);
+}
+
+int fsync_parent_at(int dir_fd, const char *path) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        const char *slash = strrchr(path, '/');
+
+        /* Opened again: dir_fd may be O_PATH, which fsync() refuses. */
         dir = slash ? strndup(path, slash - path) : strdup(".");
         if (!dir)
                 return -ENOMEM;
         dfd = openat(dir_fd, isempty(dir) ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0)
-                (void) fsync(dfd);
+        if (dfd < 0)
+                return -errno;
+        return fsync(dfd) < 0 ? -errno : 0;
+}
+
+int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {
+        _cleanup_(atomic_file_done) AtomicFile f = ATOMIC_FILE_NULL;
+        int r;
+
+        r = atomic_file_write_at(dir_fd, path, data, size, mode, &f);
+        if (r < 0)
+                return r;
+        r = atomic_file_sync(&f);
+        if (r >= 0)
+                r = atomic_file_commit(&f);
+        if (r < 0)
+                return r;
+        /* Make the rename itself durable. */
+        (void) fsync_parent_at(dir_fd, path);
         return 0;
 }
 

@@ -26,6 +26,25 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, c
  * what skillctl writes for them private, and the daemon's 0600 files can only get narrower. */
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
 
+/* The same in steps, for files that must become durable together and in an order (logs before
+ * the result that names them): write each (its writeback starts at once, so that one journal
+ * commit carries them all), sync each, rename them, with fsync_parent_at() after each group of
+ * renames that must be durable before the next. atomic_file_done() removes what was not renamed. */
+typedef struct AtomicFile {
+        int dir_fd;
+        int fd;
+        char *tmp;                      /* NULL once renamed */
+        char *path;
+} AtomicFile;
+#define ATOMIC_FILE_NULL ((AtomicFile) { .dir_fd = -EBADF, .fd = -EBADF })
+int atomic_file_write_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode,
+                         AtomicFile *ret);
+int atomic_file_sync(AtomicFile *f);
+int atomic_file_commit(AtomicFile *f);
+void atomic_file_done(AtomicFile *f);
+/* fsync() of the directory that holds path under dir_fd: what makes a rename there durable. */
+int fsync_parent_at(int dir_fd, const char *path);
+
 /* The process's umask, read without changing it (threads may be creating files meanwhile). */
 mode_t umask_get(void);
 

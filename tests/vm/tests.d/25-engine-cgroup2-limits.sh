@@ -1,8 +1,8 @@
 #!/bin/bash
-# skillctl run, embedded, as root under real cgroup v2: the engine's cgroup2 backend puts the run
-# in its own cgroup whose memory.max, memory.swap.max, pids.max and cpu.max hold the asked limits
-# while it runs, the CPU quota holds the skill's CPU use to its share, the cgroup is gone after,
-# and the result names the backend.
+# skillctl run, embedded, as root under real cgroup v2: the engine's cgroup2 backend starts the run
+# in its own cgroup (clone3 into it) whose memory.max, memory.swap.max, pids.max and cpu.max hold
+# the asked limits while it runs, the CPU quota holds the skill's CPU use to its share, the cgroup
+# is gone after, and the result names the backend.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -20,7 +20,7 @@ echo '{"done": true}'
 SH
 chmod -R a+rX "$work"
 
-skillctl run --local --json --cpu 25 --memory 96M --tasks 17 --timeout 60 \
+skillctl -v run --local --json --cpu 25 --memory 96M --tasks 17 --timeout 60 \
         --output-dir "$work/out" "$work/burn" >"$work/result.json" 2>"$work/err" &
 pid=$!
 
@@ -40,6 +40,9 @@ assert_eq "25000 100000" "$(cat "$cg/cpu.max")" "cpu.max"
 
 wait "$pid" || fail "skillctl run failed: $(cat "$work/err")"
 [ ! -e "$cg" ] || fail "the run's cgroup $cg is left behind"
+# Born in it (clone3 with CLONE_INTO_CGROUP), not moved there afterwards: -v says which.
+grep -q "cloned into its cgroup" "$work/err" ||
+        fail "the init was not cloned into its cgroup: $(grep -i cgroup "$work/err" || true)"
 
 # The result: the backend, and CPU use held to the quota. A quarter of a CPU over four seconds of
 # wall time is about one second; busy host or not, the quota can only lower it, so the bound is
