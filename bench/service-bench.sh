@@ -60,12 +60,24 @@ trap cleanup EXIT
 ms_since() {        # ms_since START_NS
     echo $(( ($(date +%s%N) - $1) / 1000 ))e-3 | awk '{ printf "%.1f", $1 }'
 }
-rss_of_skilld() {   # "VmRSS RssAnon RssFile" in KiB
+# "VmRSS RssAnon RssFile+RssShmem" in KiB. Mapped files count as RssShmem where they live on a
+# tmpfs, as everything does in the VM (its root is one): the libraries are that column.
+rss_of_skilld() {
     local pid
     pid=$(systemctl show -P MainPID skilld.service)
     [[ $pid != 0 ]] || { echo "- - -"; return; }
-    awk '/^VmRSS|^RssAnon|^RssFile/ { v[$1] = $2 } END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"] }' \
-        "/proc/$pid/status"
+    awk '/^VmRSS|^RssAnon|^RssFile|^RssShmem/ { v[$1] = $2 }
+         END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"] + v["RssShmem:"] }' "/proc/$pid/status"
+}
+# The largest parts of skilld's RSS, by mapping (file name, or [heap], [anon], ...), in KiB.
+rss_by_mapping() {
+    local pid
+    pid=$(systemctl show -P MainPID skilld.service)
+    [[ $pid != 0 ]] || return 0
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { name = NF >= 6 ? $6 : "[anon]"; sub(/.*\//, "", name) }
+         /^Rss:/ { rss[name] += $2 }
+         END { for (n in rss) if (rss[n] > 0) printf "%8d  %s\n", rss[n], n }' "/proc/$pid/smaps" |
+        sort -rn | head -n "${1:-12}"
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
@@ -214,9 +226,11 @@ sleep 2
 read -r rss anon file <<<"$(rss_of_skilld)"
 read -r rss0 anon0 file0 <<<"$rss_fresh"
 echo "== skilld's RSS when idle (KiB; goal 4096)"
-printf '%-34s %8s %8s %8s\n' "" VmRSS RssAnon RssFile
+printf '%-34s %8s %8s %8s\n' "" VmRSS RssAnon files
 printf '%-34s %8s %8s %8s\n' "after activation and one run" "$rss0" "$anon0" "$file0"
 printf '%-34s %8s %8s %8s\n' "after the $((N + 2)) x 4 + $total runs" "$rss" "$anon" "$file"
+echo "the largest parts (KiB, by mapping):"
+rss_by_mapping 12 | sed 's/^/  /'
 echo
 
 # ---- 5. skillctl list over a store of $STORED runs ----
