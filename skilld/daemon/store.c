@@ -31,8 +31,9 @@ struct Store {
         int root_fd;
         int runs_fd;
         int quarantine_fd;
-        StoreRun **runs;
+        StoreRun **runs;                /* oldest first (created_usec, then id) */
         size_t n_runs;
+        size_t n_allocated;
 };
 
 static const char * const state_names[_RUN_STATE_MAX] = {
@@ -137,14 +138,43 @@ int store_open(const char *root, Store **ret) {
         return 0;
 }
 
-static int index_add(Store *s, StoreRun *run) {
-        StoreRun **n;
+static int cmp_created(const void *a, const void *b) {
+        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
 
-        n = reallocarray(s->runs, s->n_runs + 1, sizeof(StoreRun *));
-        if (!n)
+        if (x->created_usec != y->created_usec)
+                return x->created_usec < y->created_usec ? -1 : 1;
+        return strcmp(x->id, y->id);
+}
+
+static int index_reserve(Store *s, size_t n) {
+        StoreRun **l;
+        size_t k;
+
+        if (n <= s->n_allocated)
+                return 0;
+        k = MAX(n, s->n_allocated + s->n_allocated / 2);
+        l = reallocarray(s->runs, k, sizeof(StoreRun *));
+        if (!l)
                 return -ENOMEM;
-        s->runs = n;
-        s->runs[s->n_runs++] = run;
+        s->runs = l;
+        s->n_allocated = k;
+        return 0;
+}
+
+/* The index stays in the order of creation, which listings show: a new run goes last, unless
+ * the clock went back. */
+static int index_add(Store *s, StoreRun *run) {
+        size_t i;
+        int r;
+
+        r = index_reserve(s, s->n_runs + 1);
+        if (r < 0)
+                return r;
+        for (i = s->n_runs; i > 0 && cmp_created(&s->runs[i - 1], &run) > 0; i--)
+                ;
+        memmove(s->runs + i + 1, s->runs + i, (s->n_runs - i) * sizeof(StoreRun *));
+        s->runs[i] = run;
+        s->n_runs++;
         return 0;
 }
 
@@ -166,14 +196,6 @@ StoreRun *store_get_run(Store *s, const char *id) {
         return NULL;
 }
 
-static int cmp_created(const void *a, const void *b) {
-        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
-
-        if (x->created_usec != y->created_usec)
-                return x->created_usec < y->created_usec ? -1 : 1;
-        return strcmp(x->id, y->id);
-}
-
 int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n) {
         StoreRun **l;
         size_t n = 0;
@@ -184,7 +206,6 @@ int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n) {
         for (size_t i = 0; i < s->n_runs; i++)
                 if (owner == UID_INVALID || s->runs[i]->owner == owner)
                         l[n++] = s->runs[i];
-        qsort(l, n, sizeof(StoreRun *), cmp_created);
         *ret = l;
         *ret_n = n;
         return 0;
@@ -207,6 +228,42 @@ static int open_run_dir(Store *s, const char *id, int *ret_fd) {
                 return -errno;
         *ret_fd = fd;
         return 0;
+}
+
+/* Writes a new file of a record that is being built (not yet renamed into place, so nobody reads
+ * it half written), synced when sync: the rename of the record makes all of it durable at once. */
+static int write_new_file_at(int dir_fd, const char *name, const char *text, bool sync) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, text, strlen(text));
+        if (r < 0)
+                return r;
+        if (sync && fsync(fd) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Replaces a file of a record atomically (a temporary file renamed over it) without waiting for
+ * the disk: only for state.json where a crash that loses the write changes nothing store_load()
+ * concludes (see write_state()). */
+static int replace_file_at(int dir_fd, const char *name, const char *text) {
+        _cleanup_free_ char *tmp = NULL;
+        int r;
+
+        tmp = strdup_printf(TEMP_PREFIX "%s.new", name);
+        if (!tmp)
+                return -ENOMEM;
+        (void) unlinkat(dir_fd, tmp, 0);
+        r = write_new_file_at(dir_fd, tmp, text, false);
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(dir_fd, tmp, 0);
+        return r;
 }
 
 static int json_write_at(int dir_fd, const char *name, const cJSON *j) {
@@ -253,8 +310,23 @@ static int json_get_str(const cJSON *o, const char *key, bool optional, char **r
         return 0;
 }
 
-static int write_state(int run_fd, const StoreRun *run) {
+/* How state.json is written:
+ *   STATE_DURABLE  atomically and synced: the state is the only record of what happened (an
+ *                  interruption and its reason, a settled record);
+ *   STATE_LAZY     atomically, not synced: a crash that loses the write leaves the previous
+ *                  state, and store_load() reaches the same verdict from it: running instead of
+ *                  queued is interrupted all the same, and after result.json (the commit point,
+ *                  synced) the result decides and state.json is repaired;
+ *   STATE_NEW      into a record being built, synced with it (store_create_run()). */
+typedef enum StateWrite {
+        STATE_DURABLE,
+        STATE_LAZY,
+        STATE_NEW,
+} StateWrite;
+
+static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
 
         j = cJSON_CreateObject();
         if (!j ||
@@ -264,7 +336,14 @@ static int write_state(int run_fd, const StoreRun *run) {
             !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
             (run->reason && !cJSON_AddStringToObject(j, "reason", run->reason)))
                 return -ENOMEM;
-        return json_write_at(run_fd, "state.json", j);
+        if (how == STATE_DURABLE)
+                return json_write_at(run_fd, "state.json", j);
+        text = cJSON_PrintUnformatted(j);
+        if (!text)
+                return -ENOMEM;
+        if (how == STATE_NEW)
+                return write_new_file_at(run_fd, "state.json", text, true);
+        return replace_file_at(run_fd, "state.json", text);
 }
 
 /* Reads a JSON object file of the record. -ENOENT when absent, -EBADMSG when not a JSON object. */
@@ -371,7 +450,7 @@ int store_run_update_usage(Store *s, StoreRun *run) {
 int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL, *request = NULL;
         _cleanup_(store_run_freep) StoreRun *run = NULL;
-        _cleanup_free_ char *tmp = NULL;
+        _cleanup_free_ char *tmp = NULL, *text = NULL;
         _cleanup_close_ int fd = -EBADF;
         cJSON *skill;
         int r;
@@ -430,9 +509,16 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                 r = -errno;
                 goto fail;
         }
-        r = json_write_at(fd, "request.json", j);
+        /* The files are new in a directory nobody reads yet: each written and synced once, then
+         * the directory, then the rename below makes the record appear, whole. */
+        text = cJSON_PrintUnformatted(j);
+        if (!text) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = write_new_file_at(fd, "request.json", text, true);
         if (r >= 0)
-                r = write_state(fd, run);
+                r = write_state(fd, run, STATE_NEW);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         /* 2. ... and make it appear whole. */
@@ -458,13 +544,13 @@ fail:
 
 /* Writes the in-memory state of run to its state.json; on failure the previous state is restored
  * in memory so that index and disk agree. */
-static int update_state(Store *s, StoreRun *run, const StoreRun *previous) {
+static int update_state(Store *s, StoreRun *run, const StoreRun *previous, StateWrite how) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
         r = open_run_dir(s, run->id, &fd);
         if (r >= 0)
-                r = write_state(fd, run);
+                r = write_state(fd, run, how);
         if (r < 0) {
                 run->state = previous->state;
                 run->started_usec = previous->started_usec;
@@ -480,7 +566,7 @@ int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec) {
                 return -ESTALE;
         run->state = RUN_RUNNING;
         run->started_usec = now_or(now_usec);
-        return update_state(s, run, &previous);
+        return update_state(s, run, &previous, STATE_LAZY);
 }
 
 int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec) {
@@ -497,7 +583,7 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         }
         run->state = RUN_INTERRUPTED;
         run->finished_usec = now_or(now_usec);
-        r = update_state(s, run, &previous);
+        r = update_state(s, run, &previous, STATE_DURABLE);
         if (r < 0) {
                 /* The run is over whatever the disk says (a full store, typically): it stays final
                  * here, or clients would wait for it forever. The record on disk says running and
@@ -507,6 +593,16 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         }
         free(old_reason);
         return r;
+}
+
+/* Whether the record's result.json holds exactly these bytes. */
+static bool result_stored(int run_fd, const char *result_json, size_t n) {
+        _cleanup_free_ char *text = NULL;
+        size_t k;
+
+        if (read_full_file_at(run_fd, "result.json", STORE_RESULT_MAX, true, &text, &k) < 0)
+                return false;
+        return k == n && memcmp(text, result_json, n) == 0;
 }
 
 int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {
@@ -530,8 +626,12 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
         if (r < 0)
                 return error_setf(error, r, "Cannot open the record of run %s: %s", run->id, strerror(-r));
 
-        /* The commit point: once result.json is renamed into place, the run is finished. */
-        r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
+        /* The commit point: once result.json is renamed into place, the run is finished. The
+         * worker has normally written it already, synced: the same bytes need no second write. */
+        if (result_stored(fd, result_json, n))
+                r = 0;
+        else
+                r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
         if (r < 0) {
                 /* SECURITY: nothing partial was stored; say so instead of leaving it running. If
                  * even state.json cannot be written, the next store_load() reaches the same
@@ -554,7 +654,7 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
         run->status = TAKE_PTR(status);
         run->exit_code = exit_code;
         /* The result decides; should state.json lag behind, store_load() repairs it. */
-        (void) write_state(fd, run);
+        (void) write_state(fd, run, STATE_LAZY);
         (void) run_usage(fd, &run->disk_bytes);
         return 0;
 }
@@ -875,7 +975,7 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
                 return r;
 
         if (dirty) {
-                r = write_state(fd, run);
+                r = write_state(fd, run, STATE_DURABLE);
                 if (r < 0)
                         return r;
         }
@@ -943,15 +1043,19 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                                 r = q;
                         continue;
                 }
-                q = index_add(s, run);
+                /* Appended as found; sorted once below. */
+                q = index_reserve(s, s->n_runs + 1);
                 if (q < 0) {
                         store_run_free(run);
                         r = q;
                         break;
                 }
+                s->runs[s->n_runs++] = run;
                 stats.loaded++;
         }
         closedir(d);
+        if (s->n_runs > 1)
+                qsort(s->runs, s->n_runs, sizeof(StoreRun *), cmp_created);
 
         if (ret_stats)
                 *ret_stats = stats;
@@ -992,13 +1096,92 @@ static void mark_over_cap(StoreRun **sorted, bool *doomed, size_t n, uid_t owner
         }
 }
 
+/* What each owner holds: a small open-addressing table, uid to runs and bytes. */
+typedef struct OwnerUsage {
+        uid_t owner;
+        bool used;
+        uint64_t runs;
+        uint64_t bytes;
+} OwnerUsage;
+
+static OwnerUsage *owner_usage_slot(OwnerUsage *t, size_t size, uid_t owner) {
+        size_t i = (size_t) owner * 2654435761U % size;
+
+        while (t[i].used && t[i].owner != owner)
+                i = (i + 1) % size;
+        return &t[i];
+}
+
+/* Fills *ret (of *ret_size slots) with every owner's runs and bytes; true when one of them
+ * exceeds the per-user caps. */
+static int owners_usage(Store *s, const PolicyRetention *retention, OwnerUsage **ret, size_t *ret_size,
+                        bool *ret_over) {
+        _cleanup_free_ OwnerUsage *t = NULL;
+        size_t size = 64, used = 0;
+        bool over = false;
+
+        t = calloc(size, sizeof(OwnerUsage));
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_runs; i++) {
+                OwnerUsage *o = owner_usage_slot(t, size, s->runs[i]->owner);
+
+                if (!o->used) {
+                        if ((used + 1) * 2 > size) {
+                                /* Half full: twice the room, every owner placed again. */
+                                _cleanup_free_ OwnerUsage *old = TAKE_PTR(t);
+                                size_t old_size = size;
+
+                                size *= 2;
+                                t = calloc(size, sizeof(OwnerUsage));
+                                if (!t)
+                                        return -ENOMEM;
+                                for (size_t k = 0; k < old_size; k++)
+                                        if (old[k].used)
+                                                *owner_usage_slot(t, size, old[k].owner) = old[k];
+                                o = owner_usage_slot(t, size, s->runs[i]->owner);
+                        }
+                        o->used = true;
+                        o->owner = s->runs[i]->owner;
+                        used++;
+                }
+                o->runs++;
+                o->bytes += s->runs[i]->disk_bytes;
+                if (o->runs > retention->max_runs_per_user || o->bytes > retention->max_bytes_per_user)
+                        over = true;
+        }
+        *ret = TAKE_PTR(t);
+        *ret_size = size;
+        *ret_over = over;
+        return 0;
+}
+
 int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char ***ret_removed) {
         _cleanup_strv_free_ char **removed = NULL;
         _cleanup_free_ StoreRun **sorted = NULL;
         _cleanup_free_ bool *doomed = NULL;
-        uint64_t now = now_or(now_usec);
-        size_t n = s->n_runs;
+        _cleanup_free_ OwnerUsage *owners = NULL;
+        uint64_t now = now_or(now_usec), total_bytes = 0;
+        size_t n = s->n_runs, n_owners = 0;
+        bool aged = false, owner_over = false;
         int ret = 0, r;
+
+        /* Called after every run: first, in one pass, whether any rule applies at all, so that
+         * a store within its caps costs no sorting. */
+        for (size_t i = 0; i < n; i++) {
+                total_bytes += s->runs[i]->disk_bytes;
+                if (retention->max_age_usec != POLICY_INFINITY && run_state_is_final(s->runs[i]->state) &&
+                    run_end_usec(s->runs[i]) + retention->max_age_usec < now)
+                        aged = true;
+        }
+        r = owners_usage(s, retention, &owners, &n_owners, &owner_over);
+        if (r < 0)
+                return r;
+        if (!aged && !owner_over && n <= retention->max_runs && total_bytes <= retention->max_bytes) {
+                if (ret_removed)
+                        *ret_removed = NULL;
+                return 0;
+        }
 
         sorted = calloc(n + 1, sizeof(StoreRun *));
         doomed = calloc(n + 1, sizeof(bool));
@@ -1016,17 +1199,13 @@ int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char
                             run_end_usec(sorted[i]) + retention->max_age_usec < now)
                                 doomed[i] = true;
 
-        /* 2. Each owner's share. */
-        for (size_t i = 0; i < n; i++) {
-                bool first = true;
-
-                for (size_t k = 0; k < i; k++)
-                        if (sorted[k]->owner == sorted[i]->owner)
-                                first = false;
-                if (first)
-                        mark_over_cap(sorted, doomed, n, sorted[i]->owner,
+        /* 2. Each owner's share: the owners over it (counting every run; those aged out above
+         *    are not counted again). */
+        for (size_t k = 0; k < n_owners; k++)
+                if (owners[k].used && (owners[k].runs > retention->max_runs_per_user ||
+                                       owners[k].bytes > retention->max_bytes_per_user))
+                        mark_over_cap(sorted, doomed, n, owners[k].owner,
                                       retention->max_runs_per_user, retention->max_bytes_per_user);
-        }
 
         /* 3. Everyone's. */
         mark_over_cap(sorted, doomed, n, UID_INVALID, retention->max_runs, retention->max_bytes);
