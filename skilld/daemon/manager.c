@@ -1319,6 +1319,13 @@ int manager_loop(Manager *m) {
                 }
         }
 
+        /* The next start reads the final runs from the store's index, not every record. */
+        if (m->store) {
+                int k = store_save_index(m->store);
+                if (k < 0)
+                        log_debug_errno(k, "Failed to write the store's index, leaving it for the next start: %m");
+        }
+
         r = 0;
         (void) sd_event_get_exit_code(m->event, &r);
         return r;

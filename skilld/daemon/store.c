@@ -34,7 +34,20 @@ struct Store {
         StoreRun **runs;                /* oldest first (created_usec, then id) */
         size_t n_runs;
         size_t n_allocated;
+        bool index_dirty;               /* ROOT/index no longer lists every final run */
 };
+
+/* ROOT/index: a cache of the final runs' summaries, so that a start of the service over a large
+ * store reads one file instead of every record. Not part of the records' format: the records stay
+ * the truth, and a missing, unreadable or older index only means reading them all. A run is
+ * taken from it only while its record's files are the very ones summarized: each line carries the
+ * inode, size and change time (ctime, which no write, rename or chmod leaves alone) of
+ * request.json, state.json and result.json; a record changed in any way is read again (and
+ * quarantined if corrupted), as without an index. Only final runs are listed: their records no
+ * longer change. Written atomically, and again when the service leaves. */
+#define INDEX_NAME "index"
+#define INDEX_MAGIC "skilld-store-index 1"
+#define INDEX_MAX (1024U * 1024U * 1024U)
 
 static const char * const state_names[_RUN_STATE_MAX] = {
         [RUN_QUEUED] = "queued",
@@ -71,6 +84,7 @@ static StoreRun *store_run_free(StoreRun *run) {
         free(run->script);
         free(run->status);
         free(run->reason);
+        free(run->index_key);
         free(run);
         return NULL;
 }
@@ -444,6 +458,7 @@ int store_run_update_usage(Store *s, StoreRun *run) {
         r = open_run_dir(s, run->id, &fd);
         if (r < 0)
                 return r;
+        s->index_dirty = true;
         return run_usage(fd, &run->disk_bytes);
 }
 
@@ -583,6 +598,7 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         }
         run->state = RUN_INTERRUPTED;
         run->finished_usec = now_or(now_usec);
+        s->index_dirty = true;
         r = update_state(s, run, &previous, STATE_DURABLE);
         if (r < 0) {
                 /* The run is over whatever the disk says (a full store, typically): it stays final
@@ -650,6 +666,7 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
 
         run->state = RUN_FINISHED;
         run->finished_usec = now_or(now_usec);
+        s->index_dirty = true;
         free(run->status);
         run->status = TAKE_PTR(status);
         run->exit_code = exit_code;
@@ -679,6 +696,7 @@ int store_run_remove(Store *s, StoreRun *run) {
                 log_debug_errno(r, "Failed to delete %s, leaving it for the next start: %m", tmp);
         index_remove(s, run);
         store_run_free(run);
+        s->index_dirty = true;
         return 0;
 }
 
@@ -984,7 +1002,256 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
         return 0;
 }
 
+/* ---- The index (see INDEX_NAME above) ---- */
+
+/* "ino:size:ctime" of each of the record's files, result.json only for a finished run. */
+static int record_key(Store *s, const StoreRun *run, char **ret) {
+        static const char *const files[] = { "request.json", "state.json", "result.json" };
+        _cleanup_close_ int fd = -EBADF;
+        char buf[3 * 80] = "";
+        size_t n = run->state == RUN_FINISHED ? 3 : 2;
+        int r;
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct stat st;
+                size_t k = strlen(buf);
+
+                if (fstatat(fd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode))
+                        return -EBADMSG;
+                (void) snprintf(buf + k, sizeof(buf) - k, "%s%ju:%jd:%jd.%09ld", i > 0 ? "," : "",
+                                (uintmax_t) st.st_ino, (intmax_t) st.st_size, (intmax_t) st.st_ctim.tv_sec,
+                                st.st_ctim.tv_nsec);
+        }
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Strings in a line: absent as nothing, present as '=' and the text with \, tab and newline
+ * escaped. */
+static int index_put_str(FILE *f, const char *v) {
+        fputc('\t', f);
+        if (!v)
+                return 0;
+        fputc('=', f);
+        for (; *v; v++)
+                if (*v == '\\')
+                        fputs("\\\\", f);
+                else if (*v == '\t')
+                        fputs("\\t", f);
+                else if (*v == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*v, f);
+        return 0;
+}
+
+static int index_get_str(char *field, char **ret) {
+        char *out, *w;
+
+        if (!field)
+                return -EBADMSG;
+        if (*field == '\0') {
+                *ret = NULL;
+                return 0;
+        }
+        if (*field != '=')
+                return -EBADMSG;
+        out = w = strdup(field + 1);
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = out; *p; p++) {
+                if (*p != '\\') {
+                        *w++ = *p;
+                        continue;
+                }
+                p++;
+                if (*p == '\\')
+                        *w++ = '\\';
+                else if (*p == 't')
+                        *w++ = '\t';
+                else if (*p == 'n')
+                        *w++ = '\n';
+                else {
+                        free(out);
+                        return -EBADMSG;
+                }
+        }
+        *w = '\0';
+        *ret = out;
+        return 0;
+}
+
+int store_save_index(Store *s) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (!s->index_dirty)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(INDEX_MAGIC "\n", f);
+        for (size_t i = 0; i < s->n_runs; i++) {
+                StoreRun *run = s->runs[i];
+
+                if (!run_state_is_final(run->state))
+                        continue;
+                if (!run->index_key && record_key(s, run, &run->index_key) < 0)
+                        continue;       /* read from the record next time */
+                fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
+                        (unsigned) run->owner, run->created_usec, run->started_usec, run->finished_usec,
+                        run_state_to_string(run->state), run->exit_code, run->disk_bytes, run->index_key);
+                index_put_str(f, run->skill_name);
+                index_put_str(f, run->skill_hash);
+                index_put_str(f, run->script);
+                index_put_str(f, run->status);
+                index_put_str(f, run->reason);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0 || !text)
+                return -ENOMEM;
+        r = write_file_atomic_at(s->root_fd, INDEX_NAME, text, size, 0600);
+        if (r < 0)
+                return r;
+        s->index_dirty = false;
+        return 0;
+}
+
+static int index_parse_line(char *line, StoreRun **ret) {
+        _cleanup_(store_run_freep) StoreRun *run = NULL;
+        char *f[14], *p = line;
+        uint64_t owner, disk;
+        size_t n = 0;
+        int r;
+
+        /* strsep(), not strtok_r(): empty fields count. */
+        while (n < ELEMENTSOF(f) && p)
+                f[n++] = strsep(&p, "\t");
+        if (n != ELEMENTSOF(f) || p)
+                return -EBADMSG;
+
+        run = calloc(1, sizeof(StoreRun));
+        if (!run)
+                return -ENOMEM;
+        if (!store_run_id_is_valid(f[0]))
+                return -EBADMSG;
+        memcpy(run->id, f[0], sizeof(run->id));
+        run->state = run_state_from_string(f[5]);
+        if (safe_atou64(f[1], &owner) < 0 || owner >= UID_INVALID ||
+            safe_atou64(f[2], &run->created_usec) < 0 || safe_atou64(f[3], &run->started_usec) < 0 ||
+            safe_atou64(f[4], &run->finished_usec) < 0 || !run_state_is_final(run->state) ||
+            safe_atoi(f[6], &run->exit_code) < 0 || safe_atou64(f[7], &disk) < 0 || isempty(f[8]))
+                return -EBADMSG;
+        run->owner = (uid_t) owner;
+        run->disk_bytes = disk;
+        run->index_key = strdup(f[8]);
+        if (!run->index_key)
+                return -ENOMEM;
+        r = index_get_str(f[9], &run->skill_name);
+        if (r >= 0)
+                r = index_get_str(f[10], &run->skill_hash);
+        if (r >= 0)
+                r = index_get_str(f[11], &run->script);
+        if (r >= 0)
+                r = index_get_str(f[12], &run->status);
+        if (r >= 0)
+                r = index_get_str(f[13], &run->reason);
+        if (r < 0)
+                return r;
+        if (!run->skill_name || !run->skill_hash || !run->script)
+                return -EBADMSG;
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+static int cmp_id(const void *a, const void *b) {
+        return strcmp((*(StoreRun * const *) a)->id, (*(StoreRun * const *) b)->id);
+}
+
+/* The index's runs, sorted by id; none when there is no usable index. */
+static int index_read(Store *s, StoreRun ***ret, size_t *ret_n) {
+        _cleanup_free_ char *text = NULL;
+        StoreRun **l = NULL;
+        size_t n = 0, allocated = 0;
+        char *line, *next;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        r = read_full_file_at(s->root_fd, INDEX_NAME, INDEX_MAX, true, &text, NULL);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        next = text;
+        line = strsep(&next, "\n");
+        if (!streq(line, INDEX_MAGIC))
+                return 0;       /* another version: read every record, then write ours */
+        while (next && *next) {
+                StoreRun *run;
+
+                line = strsep(&next, "\n");
+                r = index_parse_line(line, &run);
+                if (r == -ENOMEM)
+                        goto fail;
+                if (r < 0)
+                        continue;       /* that run is read from its record */
+                if (n == allocated) {
+                        StoreRun **k;
+
+                        allocated = MAX(allocated * 2, (size_t) 1024);
+                        k = reallocarray(l, allocated, sizeof(StoreRun *));
+                        if (!k) {
+                                store_run_free(run);
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        l = k;
+                }
+                l[n++] = run;
+        }
+        if (n > 1)
+                qsort(l, n, sizeof(StoreRun *), cmp_id);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+
+fail:
+        for (size_t i = 0; i < n; i++)
+                store_run_free(l[i]);
+        free(l);
+        return r;
+}
+
+/* The index's summary of run id when it still describes the record on disk (taken[] says it is
+ * the caller's now), else NULL. */
+static StoreRun *index_take(Store *s, StoreRun **l, bool *taken, size_t n, const char *id) {
+        _cleanup_free_ char *key = NULL;
+        StoreRun key_run = {}, *k = &key_run, **found;
+        StoreRun *run;
+
+        memcpy(key_run.id, id, sizeof(key_run.id));
+        if (n == 0)
+                return NULL;
+        found = bsearch(&k, l, n, sizeof(StoreRun *), cmp_id);
+        if (!found || taken[found - l])
+                return NULL;
+        run = *found;
+        if (record_key(s, run, &key) < 0 || !streq(key, run->index_key))
+                return NULL;
+        taken[found - l] = true;
+        return run;
+}
+
 int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
+        _cleanup_free_ StoreRun **indexed = NULL;
+        _cleanup_free_ bool *taken = NULL;
+        size_t n_indexed = 0;
         StoreLoadStats stats = {};
         uint64_t now = now_or(now_usec);
         _cleanup_close_ int fd = -EBADF;
@@ -1004,6 +1271,22 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                 return -errno;
         TAKE_FD(fd);
 
+        r = index_read(s, &indexed, &n_indexed);
+        if (r < 0) {
+                if (r == -ENOMEM) {
+                        closedir(d);
+                        return r;
+                }
+                r = 0;  /* unreadable: every record is read */
+        }
+        taken = calloc(n_indexed + 1, sizeof(bool));
+        if (!taken) {
+                for (size_t i = 0; i < n_indexed; i++)
+                        store_run_free(indexed[i]);
+                closedir(d);
+                return -ENOMEM;
+        }
+
         while ((de = readdir(d))) {
                 StoreRun *run = NULL;
                 int q;
@@ -1017,10 +1300,17 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                         continue;
                 }
 
-                if (store_run_id_is_valid(de->d_name))
-                        q = load_run(s, de->d_name, now, &stats, &run);
-                else
+                if (!store_run_id_is_valid(de->d_name))
                         q = -EBADMSG;
+                else if ((run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
+                        q = 0;
+                        stats.indexed++;
+                } else {
+                        q = load_run(s, de->d_name, now, &stats, &run);
+                        /* Final now, but not (or not so) in the index. */
+                        if (q >= 0 && run_state_is_final(run->state))
+                                s->index_dirty = true;
+                }
                 if (q == -EBADMSG) {
                         q = quarantine(s, de->d_name);
                         if (q >= 0)
@@ -1056,6 +1346,15 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
         closedir(d);
         if (s->n_runs > 1)
                 qsort(s->runs, s->n_runs, sizeof(StoreRun *), cmp_created);
+        /* Runs of the index whose records are gone (removed by a crashed predecessor). */
+        for (size_t i = 0; i < n_indexed; i++)
+                if (!taken[i]) {
+                        store_run_free(indexed[i]);
+                        s->index_dirty = true;
+                }
+        /* Now rather than when leaving: a service that is killed would read them all again. */
+        if (s->index_dirty && r >= 0)
+                (void) store_save_index(s);
 
         if (ret_stats)
                 *ret_stats = stats;

@@ -76,6 +76,7 @@ typedef struct StoreRun {
         uint64_t started_usec;
         uint64_t finished_usec; /* when finished or interrupted */
         uint64_t disk_bytes;    /* disk space of the record, see store_run_update_usage() */
+        char *index_key;        /* the store's own: what its index knows the files by */
 } StoreRun;
 
 /* What a new record holds. request_json, when given, must be a JSON object (arguments, limits,
@@ -97,6 +98,7 @@ typedef struct StoreLoadStats {
         unsigned leftovers;     /* temporary files and half-created or half-removed records */
         unsigned migrated;      /* records of an older format, brought up to STORE_FORMAT_VERSION */
         unsigned newer;         /* records of a newer format, left alone and not loaded */
+        unsigned indexed;       /* of the loaded, taken from the index without reading them */
 } StoreLoadStats;
 
 typedef struct Store Store;
@@ -114,6 +116,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_free);
  * StoreRun pointers are invalid afterwards. now_usec: the time recorded for interruptions, 0 for
  * now. Returns the first I/O error met, after loading every record it could. */
 int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats);
+/* Writes ROOT/index, the summaries of the final runs that the next store_load() takes instead of
+ * reading their records, if it is out of date. A cache: failing to write it loses nothing. */
+int store_save_index(Store *s);
 
 StoreRun *store_get_run(Store *s, const char *id);
 /* The runs of owner (UID_INVALID: everyone's), oldest first, as an array of borrowed pointers
