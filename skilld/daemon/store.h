@@ -6,13 +6,16 @@
  *                  result.json    the engine's result; its presence is what "finished" means
  *                  stdout.log, stderr.log, artifacts/
  *   ROOT/quarantine/              records found corrupted, moved aside for an admin to inspect
+ *   ROOT/index                    a cache of the final runs' summaries (store.c), for a quick start
  *
  * Crash safety rests on two rules. A record appears whole: it is built in ".#new-<id>" and renamed
  * into place. Every file is written atomically (temporary file, fsync, rename), and result.json is
- * written last: a run is finished if and only if a complete result.json exists. When the service
- * starts, store_load() therefore knows the truth of every run: a result means finished (state.json
- * is repaired if the service died between the two writes), no result and a state of queued or
- * running means the service died under it, and the run becomes interrupted. Temporary files of
+ * written last: a run is finished if and only if a complete result.json exists. (state.json is
+ * not synced where a crash that loses it changes nothing store_load() concludes: see
+ * write_state() in store.c.) When the service starts, store_load() therefore knows the truth of
+ * every run: a result means finished (state.json is repaired if the service died between the two
+ * writes), no result and a state of queued or running means the service died under it, and the
+ * run becomes interrupted. Temporary files of
  * interrupted writes are deleted; a record that cannot be read is quarantined, never fatal.
  *
  * request.json and state.json carry "format_version" (STORE_FORMAT_VERSION). store_load() brings
