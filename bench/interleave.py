@@ -8,7 +8,8 @@ ratios between variants of one round share whatever the machine was doing then, 
 only ratios are quoted.
 
 Usage: interleave.py ROUNDS WARMUP SPEC.json
-SPEC.json: {"variants": [{"name": ..., "argv": [...], "stdin": PATH or null}], "ratios":
+SPEC.json: {"variants": [{"name": ..., "argv": [...], "stdin": PATH or null, "cwd": DIR (optional)}],
+"ratios":
 [{"label": ..., "num": NAME, "den": NAME, "goal": FLOAT or null}]}
 Prints a table of medians and the ratios; exits non-zero only when a variant fails to run.
 """
@@ -25,7 +26,7 @@ def run_once(variant):
     try:
         start = time.perf_counter_ns()
         proc = subprocess.run(variant["argv"], stdin=stdin, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)
+                              stderr=subprocess.PIPE, cwd=variant.get("cwd"), check=False)
         elapsed = time.perf_counter_ns() - start
     finally:
         if stdin is not subprocess.DEVNULL:

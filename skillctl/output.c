@@ -96,12 +96,18 @@ int table_add(Table *t, const char *text) {
         s = cescape(strempty(text));
         if (!s)
                 return -ENOMEM;
-        c = reallocarray(t->cells, t->n_cells + 1, sizeof(char *));
-        if (!c) {
-                free(s);
-                return -ENOMEM;
+        if (t->n_cells == t->n_allocated) {
+                /* A listing of many thousand runs adds ten cells a row: no copy per cell. */
+                size_t n = MAX(t->n_allocated + t->n_allocated / 2, (size_t) 64);
+
+                c = reallocarray(t->cells, n, sizeof(char *));
+                if (!c) {
+                        free(s);
+                        return -ENOMEM;
+                }
+                t->cells = c;
+                t->n_allocated = n;
         }
-        t->cells = c;
         t->cells[t->n_cells++] = s;
         return 0;
 }
@@ -154,10 +160,11 @@ void table_print(const Table *t, FILE *f) {
 }
 
 int listing_print(const Table *t, const cJSON *json_array, bool json, const char *noun, const char *what) {
-        size_t n = table_rows(t);
+        size_t n;
 
         if (json)
                 return json_print(json_array) < 0 ? EXIT_FAILURE : 0;
+        n = table_rows(t);
         if (n > 0)
                 table_print(t, stdout);
         printf("%s%zu %s%s%s%s.\n", n > 0 ? "\n" : "", n, noun, n == 1 ? "" : "s",

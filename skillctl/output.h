@@ -28,6 +28,7 @@ typedef struct Table {
         size_t n_columns;
         char **cells;                   /* row-major, the header row first */
         size_t n_cells;
+        size_t n_allocated;             /* room in cells: it grows by half again, not by one */
 } Table;
 
 Table *table_new(size_t n_columns, ...);        /* the header's names */

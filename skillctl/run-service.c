@@ -167,15 +167,11 @@ static int on_grace(sd_event_source *source, uint64_t usec, void *userdata) {
 }
 
 /* The run object is the truth about whether the run ended; signals only say when to look. */
-static void check_finished(ServiceRun *s) {
-        _cleanup_free_ char *state = NULL;
+/* The run is over when its State says so (RunFinished may have come before the reply to Run). */
+static void finished_by_state(ServiceRun *s, const char *state) {
         int r;
 
-        if (s->finished || !s->path)
-                return;
-        r = sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
-                                       "State", NULL, &state);
-        if (r < 0 || !(streq(state, "finished") || streq(state, "interrupted")))
+        if (s->finished || !(streq_ptr(state, "finished") || streq_ptr(state, "interrupted")))
                 return;
 
         s->finished = true;
@@ -185,6 +181,17 @@ static void check_finished(ServiceRun *s) {
         if (r < 0)
                 s->done = true;
         maybe_exit(s);
+}
+
+static void check_finished(ServiceRun *s) {
+        _cleanup_free_ char *state = NULL;
+
+        if (s->finished || !s->path)
+                return;
+        if (sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
+                                       "State", NULL, &state) < 0)
+                return;
+        finished_by_state(s, state);
 }
 
 static int on_run_started(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -588,11 +595,13 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
 
+        /* One look at the state, for both: a queued run says so, an ended one is over. */
         r = sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
                                        &state);
         if (r >= 0 && streq(state, "queued"))
                 progress_show(s, "run %s is queued, waiting for a free slot...", s->id);
-        check_finished(s);
+        if (r >= 0)
+                finished_by_state(s, state);
         return 0;
 }
 

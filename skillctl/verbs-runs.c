@@ -219,6 +219,38 @@ static char *owner_name(uint32_t uid) {
         return strdup_printf("%" PRIu32, uid);
 }
 
+/* owner_name() with the last few answers kept: a listing has thousands of rows and few owners,
+ * and each lookup in the user database reads it through NSS. */
+typedef struct OwnerCache {
+        uint32_t uid[8];
+        char *name[8];
+        size_t next;
+} OwnerCache;
+
+static void owner_cache_done(OwnerCache *c) {
+        for (size_t i = 0; i < ELEMENTSOF(c->name); i++) {
+                free(c->name[i]);
+                c->name[i] = NULL;
+        }
+}
+
+static const char *owner_cache_name(OwnerCache *c, uint32_t uid) {
+        char *n;
+        size_t k;
+
+        for (size_t i = 0; i < ELEMENTSOF(c->name); i++)
+                if (c->name[i] && c->uid[i] == uid)
+                        return c->name[i];
+        n = owner_name(uid);
+        if (!n)
+                return NULL;
+        k = c->next++ % ELEMENTSOF(c->name);
+        free(c->name[k]);
+        c->name[k] = n;
+        c->uid[k] = uid;
+        return n;
+}
+
 /* Parses "--json" (when json is given) and "--help" for verbs that take run ids and nothing else.
  * Returns 1 to go on, 0 after --help, or the negative exit status after a usage error. */
 static int parse_simple(int argc, char *argv[], const char *usage, const char *text, bool *json) {
@@ -260,6 +292,7 @@ int verb_list(int argc, char *argv[]) {
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
+        _cleanup_(owner_cache_done) OwnerCache owners = {};
         const char *id, *path, *skill, *script, *state, *status;
         bool all = false, json = false, quiet = false;
         uint64_t created, ended;
@@ -299,49 +332,56 @@ int verb_list(int argc, char *argv[]) {
         if (r < 0)
                 return client_exit_status(client_log_error(all ? "list --all" : "list", &e, r));
 
-        t = table_new(7, "RUN", "SKILL", "SCRIPT", "OWNER", "STATE", "STATUS", "CREATED");
-        arr = cJSON_CreateArray();
-        if (!t || !arr)
+        /* Only what is printed is built: the table or the JSON array. */
+        if (json)
+                arr = cJSON_CreateArray();
+        else if (!quiet)
+                t = table_new(7, "RUN", "SKILL", "SCRIPT", "OWNER", "STATE", "STATUS", "CREATED");
+        if (json ? !arr : !quiet && !t)
                 return log_oom(), EXIT_FAILURE;
 
         r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
                                                   &state, &status, &exit_code, &created, &ended)) > 0) {
-                _cleanup_free_ char *user = NULL, *st = NULL;
+                _cleanup_free_ char *st = NULL;
                 char ts[FORMAT_TIMESTAMP_MAX];
+                const char *user;
                 cJSON *o;
 
                 if (quiet && !json) {
-                        printf("%s\n", id);
+                        fputs(id, stdout);
+                        fputc('\n', stdout);
                         continue;
                 }
-                user = owner_name(owner);
-                o = cJSON_CreateObject();
+                if (json) {
+                        o = cJSON_CreateObject();
+                        if (!o || !cJSON_AddItemToArray(arr, o))
+                                return log_oom(), EXIT_FAILURE;
+                        if (!cJSON_AddStringToObject(o, "id", id) ||
+                            !cJSON_AddStringToObject(o, "object", path) ||
+                            !cJSON_AddStringToObject(o, "skill", skill) ||
+                            !cJSON_AddStringToObject(o, "script", script) ||
+                            !cJSON_AddItemToObject(o, "owner", json_u64(owner)) ||
+                            !cJSON_AddStringToObject(o, "state", state) ||
+                            !cJSON_AddItemToObject(o, "status", isempty(status) ? cJSON_CreateNull()
+                                                                                : cJSON_CreateString(status)) ||
+                            !cJSON_AddItemToObject(o, "exit_code", exit_code >= 0 ? cJSON_CreateNumber(exit_code)
+                                                                                 : cJSON_CreateNull()) ||
+                            !cJSON_AddItemToObject(o, "created_usec", json_u64(created)) ||
+                            !cJSON_AddItemToObject(o, "ended_usec", ended > 0 ? json_u64(ended)
+                                                                              : cJSON_CreateNull()))
+                                return log_oom(), EXIT_FAILURE;
+                        continue;
+                }
 
-                if (!o || !cJSON_AddItemToArray(arr, o) || !user)
-                        return log_oom(), EXIT_FAILURE;
-                if (!cJSON_AddStringToObject(o, "id", id) ||
-                    !cJSON_AddStringToObject(o, "object", path) ||
-                    !cJSON_AddStringToObject(o, "skill", skill) ||
-                    !cJSON_AddStringToObject(o, "script", script) ||
-                    !cJSON_AddItemToObject(o, "owner", json_u64(owner)) ||
-                    !cJSON_AddStringToObject(o, "state", state) ||
-                    !cJSON_AddItemToObject(o, "status", isempty(status) ? cJSON_CreateNull()
-                                                                        : cJSON_CreateString(status)) ||
-                    !cJSON_AddItemToObject(o, "exit_code", exit_code >= 0 ? cJSON_CreateNumber(exit_code)
-                                                                         : cJSON_CreateNull()) ||
-                    !cJSON_AddItemToObject(o, "created_usec", json_u64(created)) ||
-                    !cJSON_AddItemToObject(o, "ended_usec", ended > 0 ? json_u64(ended)
-                                                                      : cJSON_CreateNull()))
-                        return log_oom(), EXIT_FAILURE;
-
+                user = owner_cache_name(&owners, owner);
                 if (isempty(status))
                         st = strdup("-");
                 else if (exit_code >= 0)
                         st = strdup_printf("%s (%" PRIi32 ")", status, exit_code);
                 else
                         st = strdup(status);
-                if (!st ||
+                if (!st || !user ||
                     table_add(t, id) < 0 || table_add(t, skill) < 0 || table_add(t, script) < 0 ||
                     table_add(t, user) < 0 || table_add(t, state) < 0 || table_add(t, st) < 0 ||
                     table_add(t, format_timestamp_short(ts, sizeof(ts), created)) < 0)

@@ -2,6 +2,7 @@
  * private socket's peers, and the lifecycle of runs; the D-Bus side lives in bus-manager.c and
  * bus-run.c, the inspection of calls' skills in pending.c. */
 #include <cjson/cJSON.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -1282,7 +1283,21 @@ int manager_loop(Manager *m) {
                         break;
 
                 idle = !m->options.no_idle_exit && !m->releasing_name && manager_is_idle(m);
+                if (manager_is_idle(m) && !m->trimmed) {
+                        /* Settled after a burst of work (runs, a long listing): hand the heap's
+                         * free pages back, once nothing happened for a moment. */
+                        r = sd_event_run(m->event, MIN(MANAGER_TRIM_DELAY_USEC, m->idle_timeout_usec));
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to run the event loop: %m");
+                        if (r == 0) {
+                                (void) malloc_trim(0);
+                                m->trimmed = true;
+                        }
+                        continue;
+                }
                 r = sd_event_run(m->event, idle ? m->idle_timeout_usec : UINT64_MAX);
+                if (r > 0)
+                        m->trimmed = false;
                 if (r < 0)
                         return log_error_errno(r, "Failed to run the event loop: %m");
                 if (sd_event_get_state(m->event) == SD_EVENT_FINISHED)
@@ -1302,6 +1317,13 @@ int manager_loop(Manager *m) {
                                 break;
                         }
                 }
+        }
+
+        /* The next start reads the final runs from the store's index, not every record. */
+        if (m->store) {
+                int k = store_save_index(m->store);
+                if (k < 0)
+                        log_debug_errno(k, "Failed to write the store's index, leaving it for the next start: %m");
         }
 
         r = 0;

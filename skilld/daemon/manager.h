@@ -39,6 +39,8 @@
 #define SKILLD_RUNTIME_DIR "/run/skilld"
 /* Used when the policy cannot be loaded (then nothing runs anyway). */
 #define SKILLD_IDLE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000)
+/* How long the service waits, idle, before returning freed memory to the system. */
+#define MANAGER_TRIM_DELAY_USEC (1ULL * 1000000)
 
 typedef struct Manager Manager;
 typedef struct Run Run;
@@ -160,6 +162,7 @@ struct Manager {
         size_t n_builds;                /* BuildEnvironment() calls building (bus-env.c) */
 
         uint64_t idle_timeout_usec;
+        bool trimmed;                   /* malloc_trim() done since the last event */
 };
 
 int manager_new(const ManagerOptions *o, Manager **ret);

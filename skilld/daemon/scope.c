@@ -187,9 +187,11 @@ int scope_start(sd_bus *bus, const ScopeParams *p, scope_job_handler_t handler, 
                 return -ENOMEM;
 
         /* 1. The match before the call: on a bus, AddMatch is processed before systemd even sees
-         *    our call, so the job's end cannot slip by. */
-        r = sd_bus_match_signal_async(bus, &j->match_slot, SYSTEMD_BUS_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "JobRemoved", on_job_removed, NULL, j);
+         *    our call, so the job's end cannot slip by. A direct connection to systemd gets every
+         *    JobRemoved unasked, and its messages carry no sender to match. */
+        r = sd_bus_match_signal_async(bus, &j->match_slot,
+                                      sd_bus_is_bus_client(bus) > 0 ? SYSTEMD_BUS_NAME : NULL, SYSTEMD_PATH,
+                                      SYSTEMD_MANAGER, "JobRemoved", on_job_removed, NULL, j);
         if (r < 0)
                 return r;
 

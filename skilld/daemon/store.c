@@ -31,9 +31,23 @@ struct Store {
         int root_fd;
         int runs_fd;
         int quarantine_fd;
-        StoreRun **runs;
+        StoreRun **runs;                /* oldest first (created_usec, then id) */
         size_t n_runs;
+        size_t n_allocated;
+        bool index_dirty;               /* ROOT/index no longer lists every final run */
 };
+
+/* ROOT/index: a cache of the final runs' summaries, so that a start of the service over a large
+ * store reads one file instead of every record. Not part of the records' format: the records stay
+ * the truth, and a missing, unreadable or older index only means reading them all. A run is
+ * taken from it only while its record's files are the very ones summarized: each line carries the
+ * inode, size and change time (ctime, which no write, rename or chmod leaves alone) of
+ * request.json, state.json and result.json; a record changed in any way is read again (and
+ * quarantined if corrupted), as without an index. Only final runs are listed: their records no
+ * longer change. Written atomically, and again when the service leaves. */
+#define INDEX_NAME "index"
+#define INDEX_MAGIC "skilld-store-index 1"
+#define INDEX_MAX (1024U * 1024U * 1024U)
 
 static const char * const state_names[_RUN_STATE_MAX] = {
         [RUN_QUEUED] = "queued",
@@ -70,6 +84,7 @@ static StoreRun *store_run_free(StoreRun *run) {
         free(run->script);
         free(run->status);
         free(run->reason);
+        free(run->index_key);
         free(run);
         return NULL;
 }
@@ -137,14 +152,43 @@ int store_open(const char *root, Store **ret) {
         return 0;
 }
 
-static int index_add(Store *s, StoreRun *run) {
-        StoreRun **n;
+static int cmp_created(const void *a, const void *b) {
+        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
 
-        n = reallocarray(s->runs, s->n_runs + 1, sizeof(StoreRun *));
-        if (!n)
+        if (x->created_usec != y->created_usec)
+                return x->created_usec < y->created_usec ? -1 : 1;
+        return strcmp(x->id, y->id);
+}
+
+static int index_reserve(Store *s, size_t n) {
+        StoreRun **l;
+        size_t k;
+
+        if (n <= s->n_allocated)
+                return 0;
+        k = MAX(n, s->n_allocated + s->n_allocated / 2);
+        l = reallocarray(s->runs, k, sizeof(StoreRun *));
+        if (!l)
                 return -ENOMEM;
-        s->runs = n;
-        s->runs[s->n_runs++] = run;
+        s->runs = l;
+        s->n_allocated = k;
+        return 0;
+}
+
+/* The index stays in the order of creation, which listings show: a new run goes last, unless
+ * the clock went back. */
+static int index_add(Store *s, StoreRun *run) {
+        size_t i;
+        int r;
+
+        r = index_reserve(s, s->n_runs + 1);
+        if (r < 0)
+                return r;
+        for (i = s->n_runs; i > 0 && cmp_created(&s->runs[i - 1], &run) > 0; i--)
+                ;
+        memmove(s->runs + i + 1, s->runs + i, (s->n_runs - i) * sizeof(StoreRun *));
+        s->runs[i] = run;
+        s->n_runs++;
         return 0;
 }
 
@@ -166,14 +210,6 @@ StoreRun *store_get_run(Store *s, const char *id) {
         return NULL;
 }
 
-static int cmp_created(const void *a, const void *b) {
-        const StoreRun *x = *(StoreRun * const *) a, *y = *(StoreRun * const *) b;
-
-        if (x->created_usec != y->created_usec)
-                return x->created_usec < y->created_usec ? -1 : 1;
-        return strcmp(x->id, y->id);
-}
-
 int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n) {
         StoreRun **l;
         size_t n = 0;
@@ -184,7 +220,6 @@ int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n) {
         for (size_t i = 0; i < s->n_runs; i++)
                 if (owner == UID_INVALID || s->runs[i]->owner == owner)
                         l[n++] = s->runs[i];
-        qsort(l, n, sizeof(StoreRun *), cmp_created);
         *ret = l;
         *ret_n = n;
         return 0;
@@ -207,6 +242,42 @@ static int open_run_dir(Store *s, const char *id, int *ret_fd) {
                 return -errno;
         *ret_fd = fd;
         return 0;
+}
+
+/* Writes a new file of a record that is being built (not yet renamed into place, so nobody reads
+ * it half written), synced when sync: the rename of the record makes all of it durable at once. */
+static int write_new_file_at(int dir_fd, const char *name, const char *text, bool sync) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, text, strlen(text));
+        if (r < 0)
+                return r;
+        if (sync && fsync(fd) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Replaces a file of a record atomically (a temporary file renamed over it) without waiting for
+ * the disk: only for state.json where a crash that loses the write changes nothing store_load()
+ * concludes (see write_state()). */
+static int replace_file_at(int dir_fd, const char *name, const char *text) {
+        _cleanup_free_ char *tmp = NULL;
+        int r;
+
+        tmp = strdup_printf(TEMP_PREFIX "%s.new", name);
+        if (!tmp)
+                return -ENOMEM;
+        (void) unlinkat(dir_fd, tmp, 0);
+        r = write_new_file_at(dir_fd, tmp, text, false);
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(dir_fd, tmp, 0);
+        return r;
 }
 
 static int json_write_at(int dir_fd, const char *name, const cJSON *j) {
@@ -253,8 +324,23 @@ static int json_get_str(const cJSON *o, const char *key, bool optional, char **r
         return 0;
 }
 
-static int write_state(int run_fd, const StoreRun *run) {
+/* How state.json is written:
+ *   STATE_DURABLE  atomically and synced: the state is the only record of what happened (an
+ *                  interruption and its reason, a settled record);
+ *   STATE_LAZY     atomically, not synced: a crash that loses the write leaves the previous
+ *                  state, and store_load() reaches the same verdict from it: running instead of
+ *                  queued is interrupted all the same, and after result.json (the commit point,
+ *                  synced) the result decides and state.json is repaired;
+ *   STATE_NEW      into a record being built, synced with it (store_create_run()). */
+typedef enum StateWrite {
+        STATE_DURABLE,
+        STATE_LAZY,
+        STATE_NEW,
+} StateWrite;
+
+static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
 
         j = cJSON_CreateObject();
         if (!j ||
@@ -264,7 +350,14 @@ static int write_state(int run_fd, const StoreRun *run) {
             !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
             (run->reason && !cJSON_AddStringToObject(j, "reason", run->reason)))
                 return -ENOMEM;
-        return json_write_at(run_fd, "state.json", j);
+        if (how == STATE_DURABLE)
+                return json_write_at(run_fd, "state.json", j);
+        text = cJSON_PrintUnformatted(j);
+        if (!text)
+                return -ENOMEM;
+        if (how == STATE_NEW)
+                return write_new_file_at(run_fd, "state.json", text, true);
+        return replace_file_at(run_fd, "state.json", text);
 }
 
 /* Reads a JSON object file of the record. -ENOENT when absent, -EBADMSG when not a JSON object. */
@@ -365,13 +458,14 @@ int store_run_update_usage(Store *s, StoreRun *run) {
         r = open_run_dir(s, run->id, &fd);
         if (r < 0)
                 return r;
+        s->index_dirty = true;
         return run_usage(fd, &run->disk_bytes);
 }
 
 int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL, *request = NULL;
         _cleanup_(store_run_freep) StoreRun *run = NULL;
-        _cleanup_free_ char *tmp = NULL;
+        _cleanup_free_ char *tmp = NULL, *text = NULL;
         _cleanup_close_ int fd = -EBADF;
         cJSON *skill;
         int r;
@@ -430,9 +524,16 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                 r = -errno;
                 goto fail;
         }
-        r = json_write_at(fd, "request.json", j);
+        /* The files are new in a directory nobody reads yet: each written and synced once, then
+         * the directory, then the rename below makes the record appear, whole. */
+        text = cJSON_PrintUnformatted(j);
+        if (!text) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = write_new_file_at(fd, "request.json", text, true);
         if (r >= 0)
-                r = write_state(fd, run);
+                r = write_state(fd, run, STATE_NEW);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         /* 2. ... and make it appear whole. */
@@ -458,13 +559,13 @@ fail:
 
 /* Writes the in-memory state of run to its state.json; on failure the previous state is restored
  * in memory so that index and disk agree. */
-static int update_state(Store *s, StoreRun *run, const StoreRun *previous) {
+static int update_state(Store *s, StoreRun *run, const StoreRun *previous, StateWrite how) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
         r = open_run_dir(s, run->id, &fd);
         if (r >= 0)
-                r = write_state(fd, run);
+                r = write_state(fd, run, how);
         if (r < 0) {
                 run->state = previous->state;
                 run->started_usec = previous->started_usec;
@@ -480,7 +581,7 @@ int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec) {
                 return -ESTALE;
         run->state = RUN_RUNNING;
         run->started_usec = now_or(now_usec);
-        return update_state(s, run, &previous);
+        return update_state(s, run, &previous, STATE_LAZY);
 }
 
 int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec) {
@@ -497,7 +598,8 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         }
         run->state = RUN_INTERRUPTED;
         run->finished_usec = now_or(now_usec);
-        r = update_state(s, run, &previous);
+        s->index_dirty = true;
+        r = update_state(s, run, &previous, STATE_DURABLE);
         if (r < 0) {
                 /* The run is over whatever the disk says (a full store, typically): it stays final
                  * here, or clients would wait for it forever. The record on disk says running and
@@ -507,6 +609,16 @@ int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t no
         }
         free(old_reason);
         return r;
+}
+
+/* Whether the record's result.json holds exactly these bytes. */
+static bool result_stored(int run_fd, const char *result_json, size_t n) {
+        _cleanup_free_ char *text = NULL;
+        size_t k;
+
+        if (read_full_file_at(run_fd, "result.json", STORE_RESULT_MAX, true, &text, &k) < 0)
+                return false;
+        return k == n && memcmp(text, result_json, n) == 0;
 }
 
 int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {
@@ -530,8 +642,12 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
         if (r < 0)
                 return error_setf(error, r, "Cannot open the record of run %s: %s", run->id, strerror(-r));
 
-        /* The commit point: once result.json is renamed into place, the run is finished. */
-        r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
+        /* The commit point: once result.json is renamed into place, the run is finished. The
+         * worker has normally written it already, synced: the same bytes need no second write. */
+        if (result_stored(fd, result_json, n))
+                r = 0;
+        else
+                r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
         if (r < 0) {
                 /* SECURITY: nothing partial was stored; say so instead of leaving it running. If
                  * even state.json cannot be written, the next store_load() reaches the same
@@ -550,11 +666,12 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
 
         run->state = RUN_FINISHED;
         run->finished_usec = now_or(now_usec);
+        s->index_dirty = true;
         free(run->status);
         run->status = TAKE_PTR(status);
         run->exit_code = exit_code;
         /* The result decides; should state.json lag behind, store_load() repairs it. */
-        (void) write_state(fd, run);
+        (void) write_state(fd, run, STATE_LAZY);
         (void) run_usage(fd, &run->disk_bytes);
         return 0;
 }
@@ -579,6 +696,7 @@ int store_run_remove(Store *s, StoreRun *run) {
                 log_debug_errno(r, "Failed to delete %s, leaving it for the next start: %m", tmp);
         index_remove(s, run);
         store_run_free(run);
+        s->index_dirty = true;
         return 0;
 }
 
@@ -875,7 +993,7 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
                 return r;
 
         if (dirty) {
-                r = write_state(fd, run);
+                r = write_state(fd, run, STATE_DURABLE);
                 if (r < 0)
                         return r;
         }
@@ -884,7 +1002,256 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
         return 0;
 }
 
+/* ---- The index (see INDEX_NAME above) ---- */
+
+/* "ino:size:ctime" of each of the record's files, result.json only for a finished run. */
+static int record_key(Store *s, const StoreRun *run, char **ret) {
+        static const char *const files[] = { "request.json", "state.json", "result.json" };
+        _cleanup_close_ int fd = -EBADF;
+        char buf[3 * 80] = "";
+        size_t n = run->state == RUN_FINISHED ? 3 : 2;
+        int r;
+
+        r = open_run_dir(s, run->id, &fd);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct stat st;
+                size_t k = strlen(buf);
+
+                if (fstatat(fd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode))
+                        return -EBADMSG;
+                (void) snprintf(buf + k, sizeof(buf) - k, "%s%ju:%jd:%jd.%09ld", i > 0 ? "," : "",
+                                (uintmax_t) st.st_ino, (intmax_t) st.st_size, (intmax_t) st.st_ctim.tv_sec,
+                                st.st_ctim.tv_nsec);
+        }
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Strings in a line: absent as nothing, present as '=' and the text with \, tab and newline
+ * escaped. */
+static int index_put_str(FILE *f, const char *v) {
+        fputc('\t', f);
+        if (!v)
+                return 0;
+        fputc('=', f);
+        for (; *v; v++)
+                if (*v == '\\')
+                        fputs("\\\\", f);
+                else if (*v == '\t')
+                        fputs("\\t", f);
+                else if (*v == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*v, f);
+        return 0;
+}
+
+static int index_get_str(char *field, char **ret) {
+        char *out, *w;
+
+        if (!field)
+                return -EBADMSG;
+        if (*field == '\0') {
+                *ret = NULL;
+                return 0;
+        }
+        if (*field != '=')
+                return -EBADMSG;
+        out = w = strdup(field + 1);
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = out; *p; p++) {
+                if (*p != '\\') {
+                        *w++ = *p;
+                        continue;
+                }
+                p++;
+                if (*p == '\\')
+                        *w++ = '\\';
+                else if (*p == 't')
+                        *w++ = '\t';
+                else if (*p == 'n')
+                        *w++ = '\n';
+                else {
+                        free(out);
+                        return -EBADMSG;
+                }
+        }
+        *w = '\0';
+        *ret = out;
+        return 0;
+}
+
+int store_save_index(Store *s) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (!s->index_dirty)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(INDEX_MAGIC "\n", f);
+        for (size_t i = 0; i < s->n_runs; i++) {
+                StoreRun *run = s->runs[i];
+
+                if (!run_state_is_final(run->state))
+                        continue;
+                if (!run->index_key && record_key(s, run, &run->index_key) < 0)
+                        continue;       /* read from the record next time */
+                fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
+                        (unsigned) run->owner, run->created_usec, run->started_usec, run->finished_usec,
+                        run_state_to_string(run->state), run->exit_code, run->disk_bytes, run->index_key);
+                index_put_str(f, run->skill_name);
+                index_put_str(f, run->skill_hash);
+                index_put_str(f, run->script);
+                index_put_str(f, run->status);
+                index_put_str(f, run->reason);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0 || !text)
+                return -ENOMEM;
+        r = write_file_atomic_at(s->root_fd, INDEX_NAME, text, size, 0600);
+        if (r < 0)
+                return r;
+        s->index_dirty = false;
+        return 0;
+}
+
+static int index_parse_line(char *line, StoreRun **ret) {
+        _cleanup_(store_run_freep) StoreRun *run = NULL;
+        char *f[14], *p = line;
+        uint64_t owner, disk;
+        size_t n = 0;
+        int r;
+
+        /* strsep(), not strtok_r(): empty fields count. */
+        while (n < ELEMENTSOF(f) && p)
+                f[n++] = strsep(&p, "\t");
+        if (n != ELEMENTSOF(f) || p)
+                return -EBADMSG;
+
+        run = calloc(1, sizeof(StoreRun));
+        if (!run)
+                return -ENOMEM;
+        if (!store_run_id_is_valid(f[0]))
+                return -EBADMSG;
+        memcpy(run->id, f[0], sizeof(run->id));
+        run->state = run_state_from_string(f[5]);
+        if (safe_atou64(f[1], &owner) < 0 || owner >= UID_INVALID ||
+            safe_atou64(f[2], &run->created_usec) < 0 || safe_atou64(f[3], &run->started_usec) < 0 ||
+            safe_atou64(f[4], &run->finished_usec) < 0 || !run_state_is_final(run->state) ||
+            safe_atoi(f[6], &run->exit_code) < 0 || safe_atou64(f[7], &disk) < 0 || isempty(f[8]))
+                return -EBADMSG;
+        run->owner = (uid_t) owner;
+        run->disk_bytes = disk;
+        run->index_key = strdup(f[8]);
+        if (!run->index_key)
+                return -ENOMEM;
+        r = index_get_str(f[9], &run->skill_name);
+        if (r >= 0)
+                r = index_get_str(f[10], &run->skill_hash);
+        if (r >= 0)
+                r = index_get_str(f[11], &run->script);
+        if (r >= 0)
+                r = index_get_str(f[12], &run->status);
+        if (r >= 0)
+                r = index_get_str(f[13], &run->reason);
+        if (r < 0)
+                return r;
+        if (!run->skill_name || !run->skill_hash || !run->script)
+                return -EBADMSG;
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+static int cmp_id(const void *a, const void *b) {
+        return strcmp((*(StoreRun * const *) a)->id, (*(StoreRun * const *) b)->id);
+}
+
+/* The index's runs, sorted by id; none when there is no usable index. */
+static int index_read(Store *s, StoreRun ***ret, size_t *ret_n) {
+        _cleanup_free_ char *text = NULL;
+        StoreRun **l = NULL;
+        size_t n = 0, allocated = 0;
+        char *line, *next;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        r = read_full_file_at(s->root_fd, INDEX_NAME, INDEX_MAX, true, &text, NULL);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        next = text;
+        line = strsep(&next, "\n");
+        if (!streq(line, INDEX_MAGIC))
+                return 0;       /* another version: read every record, then write ours */
+        while (next && *next) {
+                StoreRun *run;
+
+                line = strsep(&next, "\n");
+                r = index_parse_line(line, &run);
+                if (r == -ENOMEM)
+                        goto fail;
+                if (r < 0)
+                        continue;       /* that run is read from its record */
+                if (n == allocated) {
+                        StoreRun **k;
+
+                        allocated = MAX(allocated * 2, (size_t) 1024);
+                        k = reallocarray(l, allocated, sizeof(StoreRun *));
+                        if (!k) {
+                                store_run_free(run);
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        l = k;
+                }
+                l[n++] = run;
+        }
+        if (n > 1)
+                qsort(l, n, sizeof(StoreRun *), cmp_id);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+
+fail:
+        for (size_t i = 0; i < n; i++)
+                store_run_free(l[i]);
+        free(l);
+        return r;
+}
+
+/* The index's summary of run id when it still describes the record on disk (taken[] says it is
+ * the caller's now), else NULL. */
+static StoreRun *index_take(Store *s, StoreRun **l, bool *taken, size_t n, const char *id) {
+        _cleanup_free_ char *key = NULL;
+        StoreRun key_run = {}, *k = &key_run, **found;
+        StoreRun *run;
+
+        memcpy(key_run.id, id, sizeof(key_run.id));
+        if (n == 0)
+                return NULL;
+        found = bsearch(&k, l, n, sizeof(StoreRun *), cmp_id);
+        if (!found || taken[found - l])
+                return NULL;
+        run = *found;
+        if (record_key(s, run, &key) < 0 || !streq(key, run->index_key))
+                return NULL;
+        taken[found - l] = true;
+        return run;
+}
+
 int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
+        _cleanup_free_ StoreRun **indexed = NULL;
+        _cleanup_free_ bool *taken = NULL;
+        size_t n_indexed = 0;
         StoreLoadStats stats = {};
         uint64_t now = now_or(now_usec);
         _cleanup_close_ int fd = -EBADF;
@@ -904,6 +1271,22 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                 return -errno;
         TAKE_FD(fd);
 
+        r = index_read(s, &indexed, &n_indexed);
+        if (r < 0) {
+                if (r == -ENOMEM) {
+                        closedir(d);
+                        return r;
+                }
+                r = 0;  /* unreadable: every record is read */
+        }
+        taken = calloc(n_indexed + 1, sizeof(bool));
+        if (!taken) {
+                for (size_t i = 0; i < n_indexed; i++)
+                        store_run_free(indexed[i]);
+                closedir(d);
+                return -ENOMEM;
+        }
+
         while ((de = readdir(d))) {
                 StoreRun *run = NULL;
                 int q;
@@ -917,10 +1300,17 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                         continue;
                 }
 
-                if (store_run_id_is_valid(de->d_name))
-                        q = load_run(s, de->d_name, now, &stats, &run);
-                else
+                if (!store_run_id_is_valid(de->d_name))
                         q = -EBADMSG;
+                else if ((run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
+                        q = 0;
+                        stats.indexed++;
+                } else {
+                        q = load_run(s, de->d_name, now, &stats, &run);
+                        /* Final now, but not (or not so) in the index. */
+                        if (q >= 0 && run_state_is_final(run->state))
+                                s->index_dirty = true;
+                }
                 if (q == -EBADMSG) {
                         q = quarantine(s, de->d_name);
                         if (q >= 0)
@@ -943,15 +1333,28 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
                                 r = q;
                         continue;
                 }
-                q = index_add(s, run);
+                /* Appended as found; sorted once below. */
+                q = index_reserve(s, s->n_runs + 1);
                 if (q < 0) {
                         store_run_free(run);
                         r = q;
                         break;
                 }
+                s->runs[s->n_runs++] = run;
                 stats.loaded++;
         }
         closedir(d);
+        if (s->n_runs > 1)
+                qsort(s->runs, s->n_runs, sizeof(StoreRun *), cmp_created);
+        /* Runs of the index whose records are gone (removed by a crashed predecessor). */
+        for (size_t i = 0; i < n_indexed; i++)
+                if (!taken[i]) {
+                        store_run_free(indexed[i]);
+                        s->index_dirty = true;
+                }
+        /* Now rather than when leaving: a service that is killed would read them all again. */
+        if (s->index_dirty && r >= 0)
+                (void) store_save_index(s);
 
         if (ret_stats)
                 *ret_stats = stats;
@@ -992,13 +1395,92 @@ static void mark_over_cap(StoreRun **sorted, bool *doomed, size_t n, uid_t owner
         }
 }
 
+/* What each owner holds: a small open-addressing table, uid to runs and bytes. */
+typedef struct OwnerUsage {
+        uid_t owner;
+        bool used;
+        uint64_t runs;
+        uint64_t bytes;
+} OwnerUsage;
+
+static OwnerUsage *owner_usage_slot(OwnerUsage *t, size_t size, uid_t owner) {
+        size_t i = (size_t) owner * 2654435761U % size;
+
+        while (t[i].used && t[i].owner != owner)
+                i = (i + 1) % size;
+        return &t[i];
+}
+
+/* Fills *ret (of *ret_size slots) with every owner's runs and bytes; true when one of them
+ * exceeds the per-user caps. */
+static int owners_usage(Store *s, const PolicyRetention *retention, OwnerUsage **ret, size_t *ret_size,
+                        bool *ret_over) {
+        _cleanup_free_ OwnerUsage *t = NULL;
+        size_t size = 64, used = 0;
+        bool over = false;
+
+        t = calloc(size, sizeof(OwnerUsage));
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_runs; i++) {
+                OwnerUsage *o = owner_usage_slot(t, size, s->runs[i]->owner);
+
+                if (!o->used) {
+                        if ((used + 1) * 2 > size) {
+                                /* Half full: twice the room, every owner placed again. */
+                                _cleanup_free_ OwnerUsage *old = TAKE_PTR(t);
+                                size_t old_size = size;
+
+                                size *= 2;
+                                t = calloc(size, sizeof(OwnerUsage));
+                                if (!t)
+                                        return -ENOMEM;
+                                for (size_t k = 0; k < old_size; k++)
+                                        if (old[k].used)
+                                                *owner_usage_slot(t, size, old[k].owner) = old[k];
+                                o = owner_usage_slot(t, size, s->runs[i]->owner);
+                        }
+                        o->used = true;
+                        o->owner = s->runs[i]->owner;
+                        used++;
+                }
+                o->runs++;
+                o->bytes += s->runs[i]->disk_bytes;
+                if (o->runs > retention->max_runs_per_user || o->bytes > retention->max_bytes_per_user)
+                        over = true;
+        }
+        *ret = TAKE_PTR(t);
+        *ret_size = size;
+        *ret_over = over;
+        return 0;
+}
+
 int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char ***ret_removed) {
         _cleanup_strv_free_ char **removed = NULL;
         _cleanup_free_ StoreRun **sorted = NULL;
         _cleanup_free_ bool *doomed = NULL;
-        uint64_t now = now_or(now_usec);
-        size_t n = s->n_runs;
+        _cleanup_free_ OwnerUsage *owners = NULL;
+        uint64_t now = now_or(now_usec), total_bytes = 0;
+        size_t n = s->n_runs, n_owners = 0;
+        bool aged = false, owner_over = false;
         int ret = 0, r;
+
+        /* Called after every run: first, in one pass, whether any rule applies at all, so that
+         * a store within its caps costs no sorting. */
+        for (size_t i = 0; i < n; i++) {
+                total_bytes += s->runs[i]->disk_bytes;
+                if (retention->max_age_usec != POLICY_INFINITY && run_state_is_final(s->runs[i]->state) &&
+                    run_end_usec(s->runs[i]) + retention->max_age_usec < now)
+                        aged = true;
+        }
+        r = owners_usage(s, retention, &owners, &n_owners, &owner_over);
+        if (r < 0)
+                return r;
+        if (!aged && !owner_over && n <= retention->max_runs && total_bytes <= retention->max_bytes) {
+                if (ret_removed)
+                        *ret_removed = NULL;
+                return 0;
+        }
 
         sorted = calloc(n + 1, sizeof(StoreRun *));
         doomed = calloc(n + 1, sizeof(bool));
@@ -1016,17 +1498,13 @@ int store_gc(Store *s, const PolicyRetention *retention, uint64_t now_usec, char
                             run_end_usec(sorted[i]) + retention->max_age_usec < now)
                                 doomed[i] = true;
 
-        /* 2. Each owner's share. */
-        for (size_t i = 0; i < n; i++) {
-                bool first = true;
-
-                for (size_t k = 0; k < i; k++)
-                        if (sorted[k]->owner == sorted[i]->owner)
-                                first = false;
-                if (first)
-                        mark_over_cap(sorted, doomed, n, sorted[i]->owner,
+        /* 2. Each owner's share: the owners over it (counting every run; those aged out above
+         *    are not counted again). */
+        for (size_t k = 0; k < n_owners; k++)
+                if (owners[k].used && (owners[k].runs > retention->max_runs_per_user ||
+                                       owners[k].bytes > retention->max_bytes_per_user))
+                        mark_over_cap(sorted, doomed, n, owners[k].owner,
                                       retention->max_runs_per_user, retention->max_bytes_per_user);
-        }
 
         /* 3. Everyone's. */
         mark_over_cap(sorted, doomed, n, UID_INVALID, retention->max_runs, retention->max_bytes);

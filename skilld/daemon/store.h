@@ -6,13 +6,16 @@
  *                  result.json    the engine's result; its presence is what "finished" means
  *                  stdout.log, stderr.log, artifacts/
  *   ROOT/quarantine/              records found corrupted, moved aside for an admin to inspect
+ *   ROOT/index                    a cache of the final runs' summaries (store.c), for a quick start
  *
  * Crash safety rests on two rules. A record appears whole: it is built in ".#new-<id>" and renamed
  * into place. Every file is written atomically (temporary file, fsync, rename), and result.json is
- * written last: a run is finished if and only if a complete result.json exists. When the service
- * starts, store_load() therefore knows the truth of every run: a result means finished (state.json
- * is repaired if the service died between the two writes), no result and a state of queued or
- * running means the service died under it, and the run becomes interrupted. Temporary files of
+ * written last: a run is finished if and only if a complete result.json exists. (state.json is
+ * not synced where a crash that loses it changes nothing store_load() concludes: see
+ * write_state() in store.c.) When the service starts, store_load() therefore knows the truth of
+ * every run: a result means finished (state.json is repaired if the service died between the two
+ * writes), no result and a state of queued or running means the service died under it, and the
+ * run becomes interrupted. Temporary files of
  * interrupted writes are deleted; a record that cannot be read is quarantined, never fatal.
  *
  * request.json and state.json carry "format_version" (STORE_FORMAT_VERSION). store_load() brings
@@ -76,6 +79,7 @@ typedef struct StoreRun {
         uint64_t started_usec;
         uint64_t finished_usec; /* when finished or interrupted */
         uint64_t disk_bytes;    /* disk space of the record, see store_run_update_usage() */
+        char *index_key;        /* the store's own: what its index knows the files by */
 } StoreRun;
 
 /* What a new record holds. request_json, when given, must be a JSON object (arguments, limits,
@@ -97,6 +101,7 @@ typedef struct StoreLoadStats {
         unsigned leftovers;     /* temporary files and half-created or half-removed records */
         unsigned migrated;      /* records of an older format, brought up to STORE_FORMAT_VERSION */
         unsigned newer;         /* records of a newer format, left alone and not loaded */
+        unsigned indexed;       /* of the loaded, taken from the index without reading them */
 } StoreLoadStats;
 
 typedef struct Store Store;
@@ -114,6 +119,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Store *, store_free);
  * StoreRun pointers are invalid afterwards. now_usec: the time recorded for interruptions, 0 for
  * now. Returns the first I/O error met, after loading every record it could. */
 int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats);
+/* Writes ROOT/index, the summaries of the final runs that the next store_load() takes instead of
+ * reading their records, if it is out of date. A cache: failing to write it loses nothing. */
+int store_save_index(Store *s);
 
 StoreRun *store_get_run(Store *s, const char *id);
 /* The runs of owner (UID_INVALID: everyone's), oldest first, as an array of borrowed pointers

@@ -143,20 +143,10 @@ static void on_scope_job(ScopeJob *job, int r, const char *result, const char *m
         s->job_message = message ? strdup(message) : NULL;
 }
 
-static int systemd_connect(const char *address, sd_bus **ret) {
+static int systemd_connect_address(const char *address, sd_bus **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
-        if (!address) {
-                r = sd_bus_open_system(&bus);
-                if (r >= 0) {
-                        *ret = TAKE_PTR(bus);
-                        return 0;
-                }
-                /* No system bus (a host where only skilld.socket starts us): systemd's own socket,
-                 * which root may use directly. */
-                address = SYSTEMD_PRIVATE_ADDRESS;
-        }
         r = sd_bus_new(&bus);
         if (r < 0)
                 return r;
@@ -167,6 +157,23 @@ static int systemd_connect(const char *address, sd_bus **ret) {
         if (r < 0)
                 return r;
         r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+static int systemd_connect(const char *address, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (address)
+                return systemd_connect_address(address, ret);
+        /* As root, systemd's own socket: one connection straight to PID 1 per run, without the
+         * bus daemon relaying every message and without Hello and AddMatch round trips. */
+        if (geteuid() == 0 && systemd_connect_address(SYSTEMD_PRIVATE_ADDRESS, ret) >= 0)
+                return 0;
+        r = sd_bus_open_system(&bus);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(bus);

@@ -377,6 +377,79 @@ START_TEST(test_corrupted_records_quarantined) {
 }
 END_TEST
 
+/* The index: a second start takes the final runs from it, with everything the listing shows; a
+ * record changed in place is read again (and quarantined when corrupted), a removed one dropped,
+ * an index of another version ignored. */
+START_TEST(test_index) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL, *removed = NULL;
+        StoreLoadStats stats;
+        StoreRun *a, *b, *c, *x;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        a = create(s, 1, 1000, 10 * SEC);
+        b = create(s, 2, 1001, 20 * SEC);
+        c = create(s, 3, 1000, 30 * SEC);
+        create(s, 4, 1000, 40 * SEC);
+        ck_assert_int_eq(store_run_set_running(s, a, 0), 0);
+        ck_assert_int_eq(store_run_finish(s, a, "{\"status\":\"succeeded\",\"exit_code\":0}", 50 * SEC, &error), 0);
+        ck_assert_int_eq(store_run_set_running(s, b, 0), 0);
+        ck_assert_int_eq(store_run_finish(s, b, "{\"status\":\"failed\",\"exit_code\":3}", 60 * SEC, &error), 0);
+        ck_assert_int_eq(store_run_interrupt(s, c, "a\ttab, a\nnewline and a \\ backslash", 70 * SEC), 0);
+        ck_assert_int_eq(store_save_index(s), 0);
+        ck_assert(exists("index"));
+        ck_assert_int_eq(mode_of("index"), 0600);
+
+        /* 4 was left queued: interrupted now, read from its record; the others from the index. */
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 4);
+        ck_assert_uint_eq(stats.indexed, 3);
+        ck_assert_uint_eq(stats.interrupted, 1);
+        x = store_get_run(s, make_id(2));
+        ck_assert_ptr_nonnull(x);
+        ck_assert_int_eq(x->state, RUN_FINISHED);
+        ck_assert_str_eq(x->status, "failed");
+        ck_assert_int_eq(x->exit_code, 3);
+        ck_assert_uint_eq(x->owner, 1001);
+        ck_assert_uint_eq(x->created_usec, 20 * SEC);
+        ck_assert_uint_eq(x->finished_usec, 60 * SEC);
+        ck_assert_str_eq(x->skill_name, "demo");
+        ck_assert_str_eq(x->script, "scripts/main.sh");
+        ck_assert_uint_gt(x->disk_bytes, 0);
+        x = store_get_run(s, make_id(3));
+        ck_assert_int_eq(x->state, RUN_INTERRUPTED);
+        ck_assert_ptr_null(x->status);
+        ck_assert_str_eq(x->reason, "a\ttab, a\nnewline and a \\ backslash");
+        ck_assert_uint_eq(n_runs(s), 4);
+
+        /* The start that settled 4 wrote the index again: all four from it now. */
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 4);
+        ck_assert_uint_eq(stats.indexed, 4);
+
+        /* Changed in place: read again, and quarantined since it is corrupted. Removed behind
+         * the store's back: gone. */
+        put("runs/00000000000000000000000000000001/result.json", "[\"not an object\"]");
+        removed = strjoin_path(root, "runs/00000000000000000000000000000002");
+        ck_assert_int_eq(rm_rf_at(AT_FDCWD, removed), 0);
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 2);
+        ck_assert_uint_eq(stats.indexed, 2);
+        ck_assert_uint_eq(stats.quarantined, 1);
+        ck_assert_ptr_null(store_get_run(s, make_id(1)));
+        ck_assert_ptr_null(store_get_run(s, make_id(2)));
+        ck_assert(exists("quarantine/00000000000000000000000000000001"));
+
+        /* An index of another version: every record is read, and the index rewritten. */
+        put("index", "skilld-store-index 999\nwhatever\n");
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.loaded, 2);
+        ck_assert_uint_eq(stats.indexed, 0);
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.indexed, 2);
+}
+END_TEST
+
 /* Copies the fixture folder FIXTURE/runs/ID (tests/daemon/fixtures/) into the store's runs/. */
 static void put_fixture(const char *fixture, const char *id) {
         static const char *const files[] = { "request.json", "state.json", "result.json", "stdout.log",
@@ -771,6 +844,7 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_records_carry_format);
         tcase_add_test(tc, test_format_0_migrated);
         tcase_add_test(tc, test_newer_format_left_alone);
+        tcase_add_test(tc, test_index);
         suite_add_tcase(s, tc);
         return s;
 }

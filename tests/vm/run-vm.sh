@@ -4,7 +4,7 @@
 # build directory into it, runs the in-VM suite there and reports its TAP results. This is what
 # `meson test --suite vm` runs; see tests/vm/README.md.
 #
-# Usage: run-vm.sh [--shell] [BUILD_DIR]     (BUILD_DIR defaults to ./build of the source tree)
+# Usage: run-vm.sh [--shell|--bench] [BUILD_DIR]   (BUILD_DIR defaults to ./build of the source tree)
 #
 # Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
 # SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_TESTS, SKILLD_VM_INJECT_FAILURE=1,
@@ -28,12 +28,14 @@ VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-2400}
 
 usage() {
     cat <<EOF
-Usage: $0 [--shell] [BUILD_DIR]
+Usage: $0 [--shell|--bench] [BUILD_DIR]
 
 Boots the skilld test VM with the project of BUILD_DIR installed and runs the in-VM suite
 (tests/vm/tests.d and the meson suites '${VM_MESON_SUITES}'); exits non-zero when a test failed.
   --shell   boot the same VM with a root shell on this terminal instead (the suite is not run;
             run it there with skilld-vm-run-tests; poweroff or Ctrl-a x to leave)
+  --bench   run the service benchmark (bench/service-bench.sh) in the VM instead of the suite
+            and print its report (SKILLD_VM_BENCH_ROUNDS, SKILLD_BENCH_*: bench/README.md)
 Logs of the last run: BUILD_DIR/tests/vm/last/. More in tests/vm/README.md.
 EOF
 }
@@ -180,6 +182,14 @@ main() {
     while [[ $# -gt 0 ]]; do
         case $1 in
         --shell) mode=shell ;;
+        --bench)
+            # Only the benchmark, with room for its store of 100 000 runs (the root is a tmpfs
+            # of half the memory) and time for it.
+            export SKILLD_VM_BENCH=1
+            export SKILLD_VM_TESTS=${SKILLD_VM_TESTS:-service-bench}
+            export SKILLD_VM_TEST_TIMEOUT=${SKILLD_VM_TEST_TIMEOUT:-1800}
+            export SKILLD_VM_MEMORY=${SKILLD_VM_MEMORY:-6144}
+            ;;
         -h|--help) usage; exit 0 ;;
         -*) usage >&2; exit 2 ;;
         *) build=$1 ;;
@@ -205,6 +215,13 @@ main() {
     fi
     local rc=0
     vm_boot_tests || rc=$?
+    if [[ "${SKILLD_VM_BENCH:-0}" == 1 ]]; then
+        # The benchmark's report: its output in tap.log, without TAP's comment marks.
+        awk '/^# service-bench: exit/ { exit } /^# / { sub(/^# /, ""); print }' "$VM_LAST/tap.log" \
+            >"$VM_LAST/bench.txt"
+        cat "$VM_LAST/bench.txt"
+        vm_log "benchmark report: $VM_LAST/bench.txt"
+    fi
     # The initrd is a copy of the cached base: do not keep 100 MB per build directory.
     rm -rf "$VM_WORK"
     vm_log "VM stage took $(vm_since "$start") s"

@@ -109,6 +109,26 @@ EOF
     chmod 0755 "$1/99-injected-failure.sh"
 }
 
+# The test `run-vm.sh --bench` (SKILLD_VM_BENCH=1) adds: bench/service-bench.sh, whose output
+# the host prints from tap.log. The SKILLD_BENCH_* settings of the host are written into it.
+vm_stage_bench() {
+    local settings="" v
+    for v in SKILLD_BENCH_USERS SKILLD_BENCH_STREAMS SKILLD_BENCH_SECONDS SKILLD_BENCH_STORED_RUNS \
+        SKILLD_BENCH_COLD; do
+        [[ -n "${!v:-}" ]] && settings+="export $v=$(printf '%q' "${!v}")"$'\n'
+    done
+    cat >"$1/90-service-bench.sh" <<EOF
+#!/bin/bash
+# Added by run-vm.sh --bench: the service benchmark (bench/service-bench.sh), not a test.
+set -euo pipefail
+# shellcheck source=/dev/null
+. "\$SKILLD_VM_LIB"
+$settings
+exec "\$SKILLD_SOURCE_ROOT/bench/service-bench.sh" $(printf '%q' "${SKILLD_VM_BENCH_ROUNDS:-30}")
+EOF
+    chmod 0755 "$1/90-service-bench.sh"
+}
+
 # Fails when an ELF file of the stage needs a shared library neither the base nor the stage
 # has: a clear message here beats a loader error inside the VM.
 vm_check_libraries() {
@@ -217,6 +237,9 @@ vm_build_overlay() {
     cp -a "$VM_DIR"/tests.d/. "$tests_dir/"
     if [[ "${SKILLD_VM_INJECT_FAILURE:-0}" == 1 ]]; then
         vm_stage_injected_failure "$tests_dir"
+    fi
+    if [[ "${SKILLD_VM_BENCH:-0}" == 1 ]]; then
+        vm_stage_bench "$tests_dir"
     fi
     IFS=$'\t' read -r src n_meson < <(python3 "$VM_DIR/lib/meson-stage.py" "$build" "$lib_dir" \
         "$tests_dir" "$VM_TIMEOUT_MULTIPLIER" "$VM_SOURCE_ROOT" "$VM_BUILD_ROOT" "$install_build" \
