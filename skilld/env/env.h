@@ -102,6 +102,17 @@ bool env_spec_is_empty(const EnvSpec *s);
  * Debian's own mapping (dh-python's table when installed), then python3-<name>, and for names
  * starting with "python-" python3-<rest>. NULL-terminated, to free with strv_free(). */
 int env_debian_candidates(const char *distribution, const char *fallback_table, char ***ret);
+/* PEP 440 (env-version.c). Whether version satisfies the comma-separated specifiers ("==1.2.*",
+ * ">=4,<6", "~=2.2", "===1.0-x"; empty: anything), as pip decides: 1 or 0, -EINVAL when either
+ * does not parse. A pre-release satisfies only specifiers that name one. */
+int env_pep440_satisfies(const char *version, const char *specifiers);
+/* The order of two versions (<0, 0, >0 in *ret), or -EINVAL. */
+int env_pep440_compare(const char *a, const char *b, int *ret);
+bool env_pep440_is_valid(const char *version);
+/* The upstream version a Debian version packages, as PEP 440 ("1:1.24.2-1+deb12u1" -> "1.24.2",
+ * "3.0~rc1-1" -> "3.0rc1"), or -EINVAL. */
+int env_debian_upstream_version(const char *debian, char **ret);
+
 /* dh-python's table of distribution names to Debian packages. */
 #define ENV_DH_PYTHON_TABLE "/usr/share/dh-python/dist/cpython3_fallback"
 
