@@ -1,6 +1,7 @@
-/* Tests for env/: PEP 440 versions and Debian's, the Debian name mapping, the spec and its id (what changes it and what does
- * not), the search paths a run gets, the tree digest, sealing and removal, bindings and the
- * lifecycle functions on a scratch cache. Nothing here builds: the test-env-*.sh scripts do, for real. */
+/* Tests for env/: PEP 440 versions and Debian's, the Debian name mapping, the spec and its id
+ * (what changes it and what does not), the search paths a run gets, the tree digest, sealing and
+ * removal, bindings and the lifecycle functions on a scratch cache. Nothing here builds: the
+ * test-env-*.sh scripts do, for real. */
 #include <sys/stat.h>
 
 #include "env-internal.h"
