@@ -172,9 +172,26 @@ static int print_build(const char *id, bool cached, char **missing, const cJSON 
                         return log_oom(), EXIT_INVALID;
                 (void) json_print(j);
         } else {
+                cJSON *m = cJSON_GetObjectItemCaseSensitive(manifest, "missing");
+
                 printf("Environment %s %s in %.2fs.\n", id, cached ? "is built already" : "built", secs);
-                STRV_FOREACH(x, missing)
-                        printf("  missing: %s (no source provided it)\n", *x);
+                STRV_FOREACH(x, missing) {
+                        const char *reason = NULL;
+                        cJSON *i;
+
+                        /* The manifest says why, "ecosystem:name" names the entry. */
+                        cJSON_ArrayForEach(i, m) {
+                                cJSON *e = cJSON_GetObjectItemCaseSensitive(i, "ecosystem"),
+                                      *n = cJSON_GetObjectItemCaseSensitive(i, "name"),
+                                      *why = cJSON_GetObjectItemCaseSensitive(i, "reason");
+                                const char *rest = cJSON_IsString(e) ? startswith(*x, e->valuestring) : NULL;
+
+                                if (rest && rest[0] == ':' && cJSON_IsString(n) && streq(rest + 1, n->valuestring) &&
+                                    cJSON_IsString(why))
+                                        reason = why->valuestring;
+                        }
+                        printf("  missing: %s (%s)\n", *x, reason ?: "no source provided it");
+                }
         }
         return strv_length(missing) > 0 ? ENV_EXIT_PARTIAL : 0;
 }

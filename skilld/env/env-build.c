@@ -288,16 +288,29 @@ static int build_plan(Build *b, char **error) {
                             (!resolver_enabled(s, ENV_RESOLVER_PIP) ||
                              resolver_before(s, ENV_RESOLVER_DEBIAN, ENV_RESOLVER_PIP));
         bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && s->pip_index_url;
+        _cleanup_strv_free_ char **specs = NULL;
         char **py = NULL;
         FILE *req, *each;
         int r = 0;
 
         /* Hash-pinned requirements go to pip as written, or they would not be checked. */
-        if (!(s->requirements && pip_usable) && debian_first)
+        if (!(s->requirements && pip_usable) && debian_first) {
                 py = s->python_names;
+                /* The versions a requirement allows, which Debian's must satisfy. */
+                STRV_FOREACH(l, s->python) {
+                        _cleanup_(skill_dep_done) SkillDep d = {};
+
+                        r = deps_parse_requirement(*l, &d, NULL);
+                        if (r < 0)
+                                return error_setf(error, r, "Cannot parse the requirement '%s'", *l);
+                        r = strv_extend(&specs, strempty(d.spec));
+                        if (r < 0)
+                                return r;
+                }
+        }
         if ((py || s->system) && resolver_enabled(s, ENV_RESOLVER_DEBIAN)) {
                 build_log(b->o->log_fd, "skilld: asking apt which Debian packages provide them\n");
-                r = env_debian_plan(py, resolver_enabled(s, ENV_RESOLVER_DEBIAN) ? s->system : NULL,
+                r = env_debian_plan(py, specs, resolver_enabled(s, ENV_RESOLVER_DEBIAN) ? s->system : NULL,
                                     b->o->log_fd, &b->plan, error);
                 if (r < 0)
                         return r;
@@ -330,11 +343,15 @@ static int build_plan(Build *b, char **error) {
                                   hit->package, hit->version);
                         continue;
                 }
+                if (hit && hit->reason && pip_usable)
+                        build_log(b->o->log_fd, "skilld: python %s: %s; trying pip\n", name, hit->reason);
                 if (pip_usable) {
                         fprintf(req, "%s\n", s->python[i]);
                         fprintf(each, "%s\t%s\n", name, s->python[i]);
                         r = strv_extend(&b->pip_names, name);
-                } else
+                } else if (hit && hit->reason)
+                        r = build_missing(b, "python", name, hit->reason);
+                else
                         r = build_missing(b, "python", name,
                                           resolver_enabled(s, ENV_RESOLVER_PIP) ?
                                           "not in the Debian archive, and no pip index is configured" :
@@ -534,8 +551,17 @@ static int build_collect(Build *b, int env_fd) {
         if (r < 0 && r != -ENOENT)
                 return r;
         for (char *l = pip_missing ? strtok_r(pip_missing, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
-                r = build_missing(b, "python", l, "no source provided it: not in the Debian archive, and pip found no "
-                                  "binary wheel for it in the index (see the log)");
+                _cleanup_free_ char *reason = NULL;
+                const char *debian = NULL;
+
+                for (size_t k = 0; k < b->plan.n_items; k++)
+                        if (b->plan.items[k].ecosystem == DEP_ECOSYSTEM_PYTHON && streq(b->plan.items[k].name, l))
+                                debian = b->plan.items[k].reason ?: "not in the Debian archive";
+                reason = strdup_printf("no source provided it: %s%spip found no binary wheel for it in its sources "
+                                       "(see the log)", strempty(debian), debian ? ", and " : "");
+                if (!reason)
+                        return -ENOMEM;
+                r = build_missing(b, "python", l, reason);
                 if (r < 0)
                         return r;
         }
