@@ -38,13 +38,14 @@ static const char builder_script[] =
         "        echo \"skilld: unpacking ${deb#debs/}\"\n"
         "        dpkg-deb -x \"$deb\" /env/debian\n"
         "done\n"
+        "# pip-sources.txt: --index-url or --no-index, and --find-links lines (wheelhouses at /mnt/N).\n"
         "pip() {\n"
         "        /usr/bin/python3 -m pip --isolated install --target /env/python --no-compile \\\n"
         "                --only-binary :all: --no-cache-dir --disable-pip-version-check --no-warn-script-location \\\n"
-        "                --retries 1 --timeout 30 --upgrade --index-url \"$SKILLD_PIP_INDEX\" \"$@\"\n"
+        "                --retries 1 --timeout 30 --upgrade -r pip-sources.txt \"$@\"\n"
         "}\n"
         "if [ -s pip-requirements.txt ]; then\n"
-        "        echo \"skilld: pip install from $SKILLD_PIP_INDEX\"\n"
+        "        echo \"skilld: pip install from $(tr '\\n' ' ' <pip-sources.txt)\"\n"
         "        if ! pip -r pip-requirements.txt; then\n"
         "                if [ -e pip-hashes ]; then\n"
         "                        cut -f1 pip-each.txt >>/env/.build/pip-missing\n"
@@ -270,12 +271,49 @@ static bool resolver_before(const EnvSpec *s, EnvResolver a, EnvResolver b) {
         return false;
 }
 
+/* The host path of a find-links entry that names a local wheelhouse, or NULL for a URL. */
+static const char *find_links_local_path(const char *l) {
+        const char *p = startswith(l, "file://");
+
+        if (p)
+                return p[0] == '/' ? p : NULL;
+        return l[0] == '/' ? l : NULL;
+}
+
 static int write_ctx(Build *b, const char *name, const char *text) {
         _cleanup_free_ char *path = strdup_printf("ctx/%s", name);
 
         if (!path)
                 return -ENOMEM;
         return write_file_atomic_at(b->build_fd, path, text, strlen(text), 0644);
+}
+
+/* pip's sources, as lines of a requirements file the builder passes with -r: the index (or
+ * --no-index: never pip's default), then each wheelhouse, a local one by where the sandbox binds
+ * it (/mnt/N, in order). */
+static int write_pip_sources(Build *b) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0, n_local = 0;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        if (b->spec->pip_index_url)
+                fprintf(f, "--index-url %s\n", b->spec->pip_index_url);
+        else
+                (void) fputs("--no-index\n", f);
+        STRV_FOREACH(l, b->spec->pip_find_links) {
+                const char *path = find_links_local_path(*l);
+
+                if (path)
+                        fprintf(f, "--find-links /mnt/%zu\n", n_local++);
+                else
+                        fprintf(f, "--find-links %s\n", *l);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return write_ctx(b, "pip-sources.txt", text);
 }
 
 /* Decides who provides what: Debian for the Python distributions (when it comes before pip) and
@@ -287,7 +325,7 @@ static int build_plan(Build *b, char **error) {
         bool debian_first = resolver_enabled(s, ENV_RESOLVER_DEBIAN) &&
                             (!resolver_enabled(s, ENV_RESOLVER_PIP) ||
                              resolver_before(s, ENV_RESOLVER_DEBIAN, ENV_RESOLVER_PIP));
-        bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && s->pip_index_url;
+        bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && (s->pip_index_url || s->pip_find_links);
         _cleanup_strv_free_ char **specs = NULL;
         char **py = NULL;
         FILE *req, *each;
@@ -354,7 +392,8 @@ static int build_plan(Build *b, char **error) {
                 else
                         r = build_missing(b, "python", name,
                                           resolver_enabled(s, ENV_RESOLVER_PIP) ?
-                                          "not in the Debian archive, and no pip index is configured" :
+                                          "not in the Debian archive, and pip has no source (no index or "
+                                          "wheelhouse is configured)" :
                                           "not in the Debian archive (the pip resolver is off)");
                 if (r < 0)
                         break;
@@ -382,6 +421,8 @@ static int build_plan(Build *b, char **error) {
                 r = write_ctx(b, "pip-requirements.txt", strempty(pip_req));
         if (r >= 0)
                 r = write_ctx(b, "pip-each.txt", strempty(pip_each));
+        if (r >= 0)
+                r = write_pip_sources(b);
         if (r < 0)
                 return r;
 
@@ -472,6 +513,17 @@ static int download_debs(Build *b, const char *build_dir, char **error) {
         return r < 0 ? r : 0;
 }
 
+typedef struct FdArray {
+        int fds[SANDBOX_RO_DIRS_MAX];
+        size_t n;
+} FdArray;
+
+static void fd_array_done(FdArray *a) {
+        for (size_t i = 0; i < a->n; i++)
+                (void) safe_close(a->fds[i]);
+        a->n = 0;
+}
+
 static int build_sandbox(Build *b, char **error) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_strv_free_ char **env = NULL;
@@ -479,6 +531,7 @@ static int build_sandbox(Build *b, char **error) {
         _cleanup_close_ int env_fd = -EBADF, ctx_fd = -EBADF;
         RunRequest req = RUN_REQUEST_INIT;
         const char *cache_dir = b->o->cache_dir;
+        _cleanup_(fd_array_done) FdArray ro = {};
         int r;
 
         ctx = strdup_printf("%s/%s/ctx", cache_dir, b->build_name);
@@ -490,10 +543,18 @@ static int build_sandbox(Build *b, char **error) {
         if (ctx_fd < 0 || env_fd < 0)
                 return -errno;
 
-        if (b->spec->pip_index_url) {
-                char *e = strdup_printf("SKILLD_PIP_INDEX=%s", b->spec->pip_index_url);
-                if (!e || strv_push(&env, e) < 0)
-                        return -ENOMEM;
+        /* The local wheelhouses, read-only at /mnt/N (write_pip_sources() names them so). */
+        STRV_FOREACH(l, b->spec->pip_find_links) {
+                const char *path = find_links_local_path(*l);
+
+                if (!path)
+                        continue;
+                if (ro.n >= ELEMENTSOF(ro.fds))
+                        return error_setf(error, -E2BIG, "More than %u local wheelhouses", SANDBOX_RO_DIRS_MAX);
+                ro.fds[ro.n] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (ro.fds[ro.n] < 0)
+                        return error_setf(error, -errno, "Cannot open the wheelhouse %s: %m", path);
+                ro.n++;
         }
         if (b->spec->npm_registry) {
                 char *e = strdup_printf("SKILLD_NPM_REGISTRY=%s", b->spec->npm_registry);
@@ -510,6 +571,8 @@ static int build_sandbox(Build *b, char **error) {
         req.env_search = env;
         req.env_dir_fd = env_fd;
         req.env_writable = true;
+        req.ro_dir_fds = ro.fds;
+        req.n_ro_dir_fds = ro.n;
         /* The one sandbox besides --network runs that has the network: it fetches packages. */
         req.network = true;
         req.limits = (SandboxLimits) {

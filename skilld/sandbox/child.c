@@ -749,8 +749,25 @@ static int mount_tree_hidden(int fd, const char *target, StepError *e) {
         return bind_mount(src, target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
 }
 
+/* The extra read-only trees at /mnt/0, /mnt/1, ...; fds are the ones reopened here. */
+static int setup_ro_dirs(const int *fds, size_t n, StepError *e) {
+        char target[32];
+        int r;
+
+        r = make_dir("mnt", 0755, e);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                (void) snprintf(target, sizeof(target), "mnt/%zu", i);
+                r = make_dir(target, 0755, e);
+                if (r >= 0)
+                        r = mount_tree_hidden(fds[i], target, e);
+        }
+        return r;
+}
+
 static int setup_rootfs(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF, env_fd = -EBADF;
+        int ro_fds[SANDBOX_RO_DIRS_MAX];
+        size_t n_ro = 0;
         char opts[64];
         int r;
 
@@ -761,8 +778,10 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
         r = reopen_here(c->skill_dir_fd, &skill_fd, e);
         if (r >= 0 && c->env_dir_fd >= 0)
                 r = reopen_here(c->env_dir_fd, &env_fd, e);
+        for (; r >= 0 && n_ro < MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX); n_ro++)
+                r = reopen_here(c->ro_dir_fds[n_ro], &ro_fds[n_ro], e);
         if (r < 0)
-                return r;
+                return r; /* the child exits: what was opened goes with it */
 
         (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", c->root_size);
         if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
@@ -789,6 +808,13 @@ static int setup_rootfs(const SandboxChild *c, StepError *e) {
                 return r;
         if (env_fd >= 0) {
                 r = setup_env(env_fd, c->env_writable, e);
+                if (r < 0)
+                        return r;
+        }
+        if (n_ro > 0) {
+                r = setup_ro_dirs(ro_fds, n_ro, e);
+                for (size_t i = 0; i < n_ro; i++)
+                        (void) safe_close(ro_fds[i]);
                 if (r < 0)
                         return r;
         }
@@ -1148,6 +1174,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
                        c->input_fd, c->workspace_fd, c->env_dir_fd };
+        size_t n_ro = MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX);
         _cleanup_free_ int *keep_all = NULL;
         StepError e = {};
         sigset_t mask;
@@ -1162,7 +1189,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
 
         /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
          * the sandbox; drop them before anything else. */
-        keep_all = calloc(ELEMENTSOF(keep) + c->n_files, sizeof(int));
+        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + n_ro, sizeof(int));
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
@@ -1170,7 +1197,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * even for zero bytes. */
         if (c->n_files > 0)
                 memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
-        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files);
+        if (n_ro > 0)
+                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files, c->ro_dir_fds, n_ro * sizeof(int));
+        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + n_ro);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
                 fail(c, r, &e);
