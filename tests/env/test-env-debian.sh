@@ -20,7 +20,9 @@ T=$(mktemp -d)
 trap cleanup EXIT
 cd "$T" || exit 1
 export XDG_CACHE_HOME=$T/cache
-unset PIP_INDEX_URL
+# pip's own configuration reaches embedded builds (this machine sets PIP_FIND_LINKS): none here.
+unset PIP_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
+export PIP_CONFIG_FILE=/dev/null
 
 if ! timeout 120 apt-get download -q python3-tabulate >"$T/probe" 2>&1; then
         echo "# SKIP no apt source answers: $(tail -2 "$T/probe")"
