@@ -643,6 +643,31 @@ static int build_collect(Build *b, int env_fd) {
         return env_tree_remove(env_fd, ".build");
 }
 
+/* "python tabulate (Debian has python3-tabulate 0.8.9, the skill requires tabulate>=99); ..." */
+static char *missing_summary(const cJSON *missing) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        const cJSON *m;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        cJSON_ArrayForEach(m, missing) {
+                const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "ecosystem"),
+                            *n = cJSON_GetObjectItemCaseSensitive(m, "name"),
+                            *why = cJSON_GetObjectItemCaseSensitive(m, "reason");
+
+                fprintf(f, "%s%s %s", ftell(f) > 0 ? "; " : "", cJSON_IsString(e) ? e->valuestring : "?",
+                        cJSON_IsString(n) ? n->valuestring : "?");
+                if (cJSON_IsString(why))
+                        fprintf(f, " (%s)", why->valuestring);
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(text);
+}
+
 static int build_manifest(Build *b, int env_fd, cJSON **ret) {
         _cleanup_(cJSON_Deletep) cJSON *m = cJSON_CreateObject();
         _cleanup_free_ char *canonical = NULL, *text = NULL;
@@ -845,8 +870,12 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
                 return error_setf(error, r, "Cannot read what the build left: %s", strerror(-r));
 
         if (strv_length(b.missing) > 0 && cJSON_GetArraySize(b.resolved_json) == 0 &&
-            strv_length(b.plan.download) == 0)
-                return error_setf(error, -ENOMEDIUM, "No source provided any of the packages this skill needs");
+            strv_length(b.plan.download) == 0) {
+                _cleanup_free_ char *why = missing_summary(b.missing_json);
+
+                return error_setf(error, -ENOMEDIUM, "No source provided any of the packages this skill needs: %s",
+                                  strna(why));
+        }
 
         r = build_manifest(&b, env_fd, &manifest);
         if (r < 0)
