@@ -389,12 +389,14 @@ static int build_plan(Build *b, char **error) {
                         r = strv_extend(&b->pip_names, name);
                 } else if (hit && hit->reason)
                         r = build_missing(b, "python", name, hit->reason);
-                else
-                        r = build_missing(b, "python", name,
-                                          resolver_enabled(s, ENV_RESOLVER_PIP) ?
-                                          "not in the Debian archive, and pip has no source (no index or "
-                                          "wheelhouse is configured)" :
-                                          "not in the Debian archive (the pip resolver is off)");
+                else {
+                        _cleanup_free_ char *why = strdup_printf(
+                                "%s, and %s", py ? "not in the Debian archive" : "Debian was not asked (its resolver "
+                                "is off, or comes after pip)", resolver_enabled(s, ENV_RESOLVER_PIP) ?
+                                "pip has no source: no index or wheelhouse is configured" : "the pip resolver is off");
+
+                        r = why ? build_missing(b, "python", name, why) : -ENOMEM;
+                }
                 if (r < 0)
                         break;
         }

@@ -436,6 +436,63 @@ START_TEST(test_debian_upstream_version) {
 }
 END_TEST
 
+/* pip's configuration as pip install reads it: files in order (each later one wins), [install]
+ * over [global], the environment over both, PIP_CONFIG_FILE=/dev/null for no files. */
+START_TEST(test_pip_config) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_(env_pip_config_done) EnvPipConfig a = {}, b = {}, c = {};
+        _cleanup_free_ char *xdg = NULL, *conf = NULL;
+
+        ck_assert_int_eq(mkdirat(t.fd, "xdg", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, "xdg/pip", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, ".config", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, ".config/pip", 0755), 0);
+        test_write_file(t.fd, "xdg/pip/pip.conf",
+                        "[global]\nindex-url = http://127.0.0.1:1/a/\nfind_links = /x\n", 0644);
+        test_write_file(t.fd, ".config/pip/pip.conf",
+                        "# the user's\n[install]\nfind-links =\n    /y\n    /z\n[download]\nfind-links = /no\n", 0644);
+        test_write_file(t.fd, "explicit.conf", "[global]\nindex-url: http://127.0.0.1:2/b/\n", 0644);
+        xdg = strdup_printf("%s/xdg", t.path);
+        conf = strdup_printf("%s/explicit.conf", t.path);
+        ck_assert_int_eq(setenv("XDG_CONFIG_DIRS", xdg, 1), 0);
+        ck_assert_int_eq(setenv("HOME", t.path, 1), 0);
+        ck_assert_int_eq(setenv("PIP_CONFIG_FILE", conf, 1), 0);
+        ck_assert_int_eq(unsetenv("XDG_CONFIG_HOME"), 0);
+        ck_assert_int_eq(unsetenv("PIP_INDEX_URL"), 0);
+        ck_assert_int_eq(unsetenv("PIP_FIND_LINKS"), 0);
+        ck_assert_int_eq(unsetenv("PIP_NO_INDEX"), 0);
+
+        ck_assert_int_eq(env_pip_config(&a), 0);
+        ck_assert_str_eq(a.index_url, "http://127.0.0.1:2/b/");
+        ck_assert_uint_eq(strv_length(a.find_links), 2);
+        ck_assert_str_eq(a.find_links[0], "/y");
+        ck_assert_str_eq(a.find_links[1], "/z");
+        ck_assert(!a.no_index);
+
+        ck_assert_int_eq(setenv("PIP_FIND_LINKS", "/e1 /e2", 1), 0);
+        ck_assert_int_eq(setenv("PIP_NO_INDEX", "yes", 1), 0);
+        ck_assert_int_eq(env_pip_config(&b), 0);
+        ck_assert_ptr_null(b.index_url);
+        ck_assert(b.no_index);
+        ck_assert_uint_eq(strv_length(b.find_links), 2);
+        ck_assert_str_eq(b.find_links[0], "/e1");
+
+        ck_assert_int_eq(setenv("PIP_CONFIG_FILE", "/dev/null", 1), 0);
+        ck_assert_int_eq(unsetenv("PIP_FIND_LINKS"), 0);
+        ck_assert_int_eq(unsetenv("PIP_NO_INDEX"), 0);
+        ck_assert_int_eq(env_pip_config(&c), 0);
+        ck_assert_ptr_null(c.index_url);
+        ck_assert_ptr_null(c.find_links);
+
+        ck_assert(env_find_links_is_valid("/srv/wheels"));
+        ck_assert(env_find_links_is_valid("http://127.0.0.1:8/w/"));
+        ck_assert(!env_find_links_is_valid("wheels"));
+        ck_assert(!env_find_links_is_valid("/srv/w --index-url http://x/"));
+        ck_assert(!env_find_links_is_valid("/srv/w\n--index-url=http://x/"));
+        ck_assert(!env_find_links_is_valid("ftp://x/"));
+}
+END_TEST
+
 static Suite *env_suite(void) {
         Suite *s = suite_create("env");
         TCase *tc = tcase_create("env");
@@ -452,6 +509,7 @@ static Suite *env_suite(void) {
         tcase_add_test(tc, test_pep440_satisfies);
         tcase_add_test(tc, test_pep440_order);
         tcase_add_test(tc, test_debian_upstream_version);
+        tcase_add_test(tc, test_pip_config);
         suite_add_tcase(s, tc);
         return s;
 }
