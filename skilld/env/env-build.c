@@ -31,10 +31,13 @@ static const char builder_script[] =
         "set -eu\n"
         "umask 022\n"
         "cd /skill\n"
+        "# One run does everything; when pip comes before Debian, a first run (pip) does pip alone, the\n"
+        "# host asks Debian for what pip did not find, and a second run (finish) does the rest.\n"
+        "phase=${SKILLD_BUILD_PHASE:-all}\n"
         "mkdir -p /env/.build /env/skilld\n"
         "cp sitecustomize.py /env/skilld/sitecustomize.py\n"
         "for deb in debs/*.deb; do\n"
-        "        [ -e \"$deb\" ] || continue\n"
+        "        [ \"$phase\" != pip ] && [ -e \"$deb\" ] || continue\n"
         "        echo \"skilld: unpacking ${deb#debs/}\"\n"
         "        dpkg-deb -x \"$deb\" /env/debian\n"
         "done\n"
@@ -44,7 +47,7 @@ static const char builder_script[] =
         "                --only-binary :all: --no-cache-dir --disable-pip-version-check --no-warn-script-location \\\n"
         "                --retries 1 --timeout 30 --upgrade -r pip-sources.txt \"$@\"\n"
         "}\n"
-        "if [ -s pip-requirements.txt ]; then\n"
+        "if [ \"$phase\" != finish ] && [ -s pip-requirements.txt ]; then\n"
         "        echo \"skilld: pip install from $(tr '\\n' ' ' <pip-sources.txt)\"\n"
         "        if ! pip -r pip-requirements.txt; then\n"
         "                if [ -e pip-hashes ]; then\n"
@@ -57,6 +60,7 @@ static const char builder_script[] =
         "                fi\n"
         "        fi\n"
         "fi\n"
+        "[ \"$phase\" != pip ] || exit 0\n"
         "if [ -e node/package.json ]; then\n"
         "        mkdir -p /env/node\n"
         "        cp node/package.json node/package-lock.json /env/node/\n"
@@ -228,6 +232,7 @@ typedef struct Build {
         uid_t uid;              /* the sandbox's, as root */
         EnvDebianPlan plan;
         char **pip_names;       /* Python distributions left for pip */
+        bool debian_after_pip;  /* pip comes first: Debian gets what pip did not find (two runs) */
         char **missing;         /* "ecosystem:name" */
         cJSON *missing_json;
         cJSON *resolved_json;
@@ -346,6 +351,10 @@ static int build_plan(Build *b, char **error) {
                                 return r;
                 }
         }
+        /* pip first, Debian next: Debian is asked after pip ran, for what pip did not find; never
+         * for hash-pinned requirements, whose hashes Debian's packages could not honour. */
+        b->debian_after_pip = !debian_first && resolver_enabled(s, ENV_RESOLVER_DEBIAN) && pip_usable &&
+                              !s->requirements && s->python_names;
         if ((py || s->system) && resolver_enabled(s, ENV_RESOLVER_DEBIAN)) {
                 build_log(b->o->log_fd, "skilld: asking apt which Debian packages provide them\n");
                 r = env_debian_plan(py, specs, resolver_enabled(s, ENV_RESOLVER_DEBIAN) ? s->system : NULL,
@@ -526,7 +535,7 @@ static void fd_array_done(FdArray *a) {
         a->n = 0;
 }
 
-static int build_sandbox(Build *b, char **error) {
+static int build_sandbox(Build *b, const char *phase, char **error) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_free_ char *ctx = NULL, *out = NULL, *err = NULL;
@@ -557,6 +566,11 @@ static int build_sandbox(Build *b, char **error) {
                 if (ro.fds[ro.n] < 0)
                         return error_setf(error, -errno, "Cannot open the wheelhouse %s: %m", path);
                 ro.n++;
+        }
+        {
+                char *e = strdup_printf("SKILLD_BUILD_PHASE=%s", phase);
+                if (!e || strv_push(&env, e) < 0)
+                        return -ENOMEM;
         }
         if (b->spec->npm_registry) {
                 char *e = strdup_printf("SKILLD_NPM_REGISTRY=%s", b->spec->npm_registry);
@@ -603,6 +617,86 @@ static int build_sandbox(Build *b, char **error) {
                 return error_setf(error, -EIO, "The build failed in the sandbox (%s%s%s)",
                                   run_status_to_string(res->status), res->error ? ": " : "",
                                   strempty(res->error));
+        return 0;
+}
+
+/* The specifiers of the requirement of the Python distribution name, "" for none. */
+static int python_spec_of(const EnvSpec *s, const char *name, char **ret) {
+        for (size_t i = 0; s->python_names && s->python_names[i]; i++) {
+                _cleanup_(skill_dep_done) SkillDep d = {};
+                int r;
+
+                if (!streq(s->python_names[i], name))
+                        continue;
+                r = deps_parse_requirement(s->python[i], &d, NULL);
+                if (r < 0)
+                        return r;
+                *ret = strdup(strempty(d.spec));
+                return *ret ? 0 : -ENOMEM;
+        }
+        *ret = strdup("");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* pip came first and ran: Debian gets what it did not find. Those Debian provides join the plan
+ * (the second run unpacks them), the others are missing, each with both reasons. */
+static int build_debian_after_pip(Build *b, char **error) {
+        _cleanup_(env_debian_plan_done) EnvDebianPlan late = {};
+        _cleanup_strv_free_ char **names = NULL, **specs = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file_at(b->build_fd, "env/.build/pip-missing", 1024 * 1024, true, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return error_setf(error, r, "Cannot read what pip did not find: %s", strerror(-r));
+        if (unlinkat(b->build_fd, "env/.build/pip-missing", 0) < 0)
+                return error_setf(error, -errno, "Cannot remove env/.build/pip-missing: %m");
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                _cleanup_free_ char *spec = NULL;
+
+                if (strv_contains(names, l))
+                        continue;
+                r = python_spec_of(b->spec, l, &spec);
+                if (r >= 0)
+                        r = strv_extend(&names, l);
+                if (r >= 0)
+                        r = strv_push(&specs, TAKE_PTR(spec));
+                if (r < 0)
+                        return r;
+        }
+        if (!names)
+                return 0;
+
+        build_log(b->o->log_fd, "skilld: asking apt which Debian packages provide what pip did not find\n");
+        r = env_debian_plan(names, specs, NULL, b->o->log_fd, &late, error);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < late.n_items; k++) {
+                EnvDebianItem *it = &late.items[k];
+
+                if (it->source == ENV_SOURCE_NONE) {
+                        _cleanup_free_ char *why = strdup_printf("pip found no binary wheel for it in its sources (see "
+                                                                 "the log), and %s",
+                                                                 it->reason ?: "it is not in the Debian archive");
+
+                        r = why ? build_missing(b, "python", it->name, why) : -ENOMEM;
+                } else {
+                        build_log(b->o->log_fd, "skilld: python %s: %s %s %s\n", it->name,
+                                  it->source == ENV_SOURCE_HOST ? "installed on the host as" : "Debian's", it->package,
+                                  it->version);
+                        r = add_package(b->resolved_json, "python", it->name,
+                                        it->source == ENV_SOURCE_HOST ? "host" : "debian", it->package, it->version,
+                                        NULL);
+                }
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(d, late.download)
+                if (!strv_contains(b->plan.download, *d) && (r = strv_extend(&b->plan.download, *d)) < 0)
+                        return r;
         return 0;
 }
 
@@ -842,15 +936,21 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
         if (r < 0)
                 return r;
 
+        b.uid = uid;
+        if (b.debian_after_pip) {
+                r = build_sandbox(&b, "pip", error);
+                if (r >= 0)
+                        r = build_debian_after_pip(&b, error);
+                if (r < 0)
+                        return r;
+        }
         if (b.plan.download) {
                 build_log(o->log_fd, "skilld: apt-get download of %zu Debian packages\n", strv_length(b.plan.download));
                 r = download_debs(&b, templ, error);
                 if (r < 0)
                         return r;
         }
-
-        b.uid = uid;
-        r = build_sandbox(&b, error);
+        r = build_sandbox(&b, b.debian_after_pip ? "finish" : "all", error);
         if (r < 0)
                 return r;
 

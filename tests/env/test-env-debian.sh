@@ -124,6 +124,17 @@ if /usr/bin/python3 -c 'import setuptools, wheel, pip' 2>/dev/null; then
                         bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && grep -q 'Debian has python3-tabulate $TAB, the skill requires tabulate>=99; trying pip' '$T/err'"
                 sk run --local -q "$V"
                 check "and the run has pip's" bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && grep -q 'tabulate 99.0 (a stand-in' '$T/out'"
+                # The other order: what pip does not find goes to Debian.
+                printf 'tabulate<1\n' >"$V/requirements.txt"
+                sk env build --local --resolvers pip,debian --find-links "$T/wh" "$V"
+                check "pip first: its wheelhouse has no tabulate<1, Debian's $TAB is next" \
+                        bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && grep -q 'Debian packages provide what pip did not find' '$T/err' && grep -q 'python tabulate: Debian.s python3-tabulate' '$T/err'"
+                sk run --local -q "$V"
+                check "and the run has Debian's" bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && grep -q 'tabulate $TAB' '$T/out'"
+                printf 'tabulate>=100\n' >"$V/requirements.txt"
+                sk env build --local --resolvers pip,debian --find-links "$T/wh" "$V"
+                check "neither: the reason names both" \
+                        bash -c "[ \"\$(cat '$T/rc')\" = 1 ] && grep -q 'python tabulate (pip found no binary wheel .*, and Debian has python3-tabulate $TAB, the skill requires tabulate>=100)' '$T/err'"
         else
                 not_ok "building the stand-in wheel" "$(tail -5 "$T/wheel.log")"
         fi
