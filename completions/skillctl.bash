@@ -67,7 +67,7 @@ _skillctl() {
     --input-file | --file | --get)
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
-    --output-dir | -o | --output | --dir | --skills-dir)
+    --output-dir | -o | --output | --dir | --skills-dir | --find-links)
         COMPREPLY=($(compgen -d -- "$cur"))
         return ;;
     --script | --input | --timeout | --memory | --cpu | --tasks | --env | --older-than | --keep | \
@@ -118,7 +118,7 @@ _skillctl() {
         case $sub in
         "") args="build list show rm gc" ;;
         build)
-            opts="-h --help --local --system --index-url --resolvers --rebuild --json"
+            opts="-h --help --local --system --index-url --find-links --resolvers --rebuild --json"
             COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.skill' -- "$cur")) ;;
         list) opts="-h --help --system --json" ;;
         show) opts="-h --help --system --json" ;;

@@ -129,6 +129,7 @@ complete -c skillctl -n '__fish_seen_subcommand_from env' -l system -d "The serv
 complete -c skillctl -n '__fish_seen_subcommand_from env' -l json -d 'Print JSON'
 complete -c skillctl -n '__fish_seen_subcommand_from build' -l local -d 'Your own cache'
 complete -c skillctl -n '__fish_seen_subcommand_from build' -l index-url -x -d 'The pip index'
+complete -c skillctl -n '__fish_seen_subcommand_from build' -l find-links -r -a '(__fish_complete_directories)' -d 'A pip wheelhouse'
 complete -c skillctl -n '__fish_seen_subcommand_from build' -l resolvers -x -d 'debian,pip,npm'
 complete -c skillctl -n '__fish_seen_subcommand_from build' -l rebuild -d 'Build again'
 complete -c skillctl -n '__fish_seen_subcommand_from gc' -l max-count -x -d 'Keep at most N'

@@ -31,7 +31,8 @@ static int env_usage(void) {
                "Build and manage the environments that hold skills' third-party packages.\n"
                "\n"
                "Commands:\n"
-               "  build [--local|--system] [--index-url URL] [--resolvers LIST] [--rebuild] [--json] SKILL\n"
+               "  build [--local|--system] [--index-url URL] [--find-links DIR|URL]... [--resolvers LIST]\n"
+               "        [--rebuild] [--json] SKILL\n"
                "                        Resolve and install what SKILL needs, in the sandbox\n"
                "                        (--system: by the skilld service, as polkit allows)\n"
                "  list [--json]         List the built environments\n"
@@ -92,10 +93,42 @@ static Policy *host_policy(void) {
         return cached;
 }
 
-/* pip's own setting (PIP_INDEX_URL) unless given, then the policy's. */
-static int env_options_for_host(EnvOptions *o, const char *index_url) {
-        Policy *p = host_policy();
+/* A wheelhouse as pip takes it (a path, relative to the working directory, a file: URL, or an
+ * http(s) URL) as a build takes it: an absolute path of an existing directory, or the URL. */
+static int find_links_normalize(const char *l, char **ret) {
+        const char *path = startswith(l, "file://") ?: l;
+        struct stat st;
+        char *abs;
 
+        if (startswith(l, "http://") || startswith(l, "https://")) {
+                *ret = strdup(l);
+                return *ret ? 0 : -ENOMEM;
+        }
+        abs = realpath(path, NULL);
+        if (!abs)
+                return -errno;
+        if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                free(abs);
+                return -ENOTDIR;
+        }
+        *ret = abs;
+        return 0;
+}
+
+/* Where the pip resolver gets packages for an embedded build: what the command line gives, else
+ * pip's own configuration (its files and PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX: what `pip
+ * install` would use, which the build's `pip --isolated` does not read itself), else the policy's.
+ * The strings o points to live until the next call. */
+static int env_options_for_host(EnvOptions *o, const char *index_url, char **find_links) {
+        static char *pip_index = NULL;
+        static char **links = NULL;
+        _cleanup_(env_pip_config_done) EnvPipConfig pc = {};
+        Policy *p = host_policy();
+        int r;
+
+        free(pip_index);
+        pip_index = NULL;
+        links = strv_free(links);
         *o = ENV_OPTIONS_INIT;
         if (p) {
                 int order[3];
@@ -104,9 +137,33 @@ static int env_options_for_host(EnvOptions *o, const char *index_url) {
                 for (size_t i = 0; i < o->n_resolvers; i++)
                         o->resolvers[i] = (EnvResolver) order[i];
         }
-        o->pip_index_url = index_url ?: getenv("PIP_INDEX_URL");
-        if (isempty(o->pip_index_url))
+        r = env_pip_config(&pc);
+        if (r < 0)
+                log_debug_errno(r, "Cannot read pip's configuration, ignoring: %m");
+
+        if (index_url)
+                o->pip_index_url = index_url;
+        else if (pc.index_url || pc.no_index)
+                o->pip_index_url = pip_index = TAKE_PTR(pc.index_url);
+        else
                 o->pip_index_url = p ? p->env_pip_index_url : NULL;
+
+        STRV_FOREACH(l, find_links ?: pc.find_links) {
+                _cleanup_free_ char *n = NULL;
+
+                r = find_links_normalize(*l, &n);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !env_find_links_is_valid(n)) {
+                        /* The command line's were checked; pip's own configuration may name what
+                         * pip would skip too. */
+                        log_debug("Ignoring pip's find-links '%s': %s", *l, r < 0 ? strerror(-r) : "not usable");
+                        continue;
+                }
+                if (!strv_contains(links, n) && (r = strv_push(&links, TAKE_PTR(n))) < 0)
+                        return r;
+        }
+        o->pip_find_links = links ?: (find_links || pc.find_links ? NULL : p ? p->env_pip_find_links : NULL);
         return 0;
 }
 
@@ -137,7 +194,7 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
                 }
         }
 
-        (void) env_options_for_host(&o, NULL);
+        (void) env_options_for_host(&o, NULL, NULL);
         r = skill_env_spec(skill, &o, &spec, &deps, &error);
         if (r < 0)
                 return run_fail("%s: cannot tell what this skill needs: %s", skill_arg, error ?: strerror(-r));
@@ -172,9 +229,26 @@ static int print_build(const char *id, bool cached, char **missing, const cJSON 
                         return log_oom(), EXIT_INVALID;
                 (void) json_print(j);
         } else {
+                cJSON *m = cJSON_GetObjectItemCaseSensitive(manifest, "missing");
+
                 printf("Environment %s %s in %.2fs.\n", id, cached ? "is built already" : "built", secs);
-                STRV_FOREACH(x, missing)
-                        printf("  missing: %s (no source provided it)\n", *x);
+                STRV_FOREACH(x, missing) {
+                        const char *reason = NULL;
+                        cJSON *i;
+
+                        /* The manifest says why, "ecosystem:name" names the entry. */
+                        cJSON_ArrayForEach(i, m) {
+                                cJSON *e = cJSON_GetObjectItemCaseSensitive(i, "ecosystem"),
+                                      *n = cJSON_GetObjectItemCaseSensitive(i, "name"),
+                                      *why = cJSON_GetObjectItemCaseSensitive(i, "reason");
+                                const char *rest = cJSON_IsString(e) ? startswith(*x, e->valuestring) : NULL;
+
+                                if (rest && rest[0] == ':' && cJSON_IsString(n) && streq(rest + 1, n->valuestring) &&
+                                    cJSON_IsString(why))
+                                        reason = why->valuestring;
+                        }
+                        printf("  missing: %s (%s)\n", *x, reason ?: "no source provided it");
+                }
         }
         return strv_length(missing) > 0 ? ENV_EXIT_PARTIAL : 0;
 }
@@ -324,10 +398,11 @@ static int env_build_service(const LocalSkill *skill, const char *path, const ch
 }
 
 static int verb_env_build(int argc, char *argv[]) {
-        enum { ARG_INDEX_URL = 0x100, ARG_RESOLVERS, ARG_REBUILD, ARG_JSON, ARG_LOCAL, ARG_SYSTEM };
+        enum { ARG_INDEX_URL = 0x100, ARG_FIND_LINKS, ARG_RESOLVERS, ARG_REBUILD, ARG_JSON, ARG_LOCAL, ARG_SYSTEM };
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h' },
                 { "index-url", required_argument, NULL, ARG_INDEX_URL },
+                { "find-links", required_argument, NULL, ARG_FIND_LINKS },
                 { "resolvers", required_argument, NULL, ARG_RESOLVERS },
                 { "rebuild",   no_argument,       NULL, ARG_REBUILD },
                 { "json",      no_argument,       NULL, ARG_JSON },
@@ -340,7 +415,7 @@ static int verb_env_build(int argc, char *argv[]) {
         _cleanup_(env_build_result_done) EnvBuildResult res = {};
         _cleanup_free_ char *error = NULL, *cache = NULL, *needs = NULL;
         EnvBuildOptions bo = ENV_BUILD_OPTIONS_INIT;
-        _cleanup_strv_free_ char **resolver_names = NULL;
+        _cleanup_strv_free_ char **resolver_names = NULL, **find_links = NULL;
         const char *index_url = NULL, *resolvers = NULL;
         bool rebuild = false, json = false, system = false;
         struct timespec t0, t1;
@@ -355,6 +430,23 @@ static int verb_env_build(int argc, char *argv[]) {
                 case ARG_INDEX_URL:
                         index_url = optarg;
                         break;
+                case ARG_FIND_LINKS: {
+                        _cleanup_free_ char *n = NULL;
+
+                        r = find_links_normalize(optarg, &n);
+                        if (r == -ENOMEM)
+                                return log_oom(), EXIT_INVALID;
+                        if (r < 0 || !env_find_links_is_valid(n)) {
+                                fprintf(stderr, "skillctl: --find-links %s: %s; give a folder of wheels, or an http:// "
+                                        "or https:// URL of a page that links to them, without spaces, quotes or "
+                                        "backslashes\n", optarg,
+                                        r == -ENOTDIR ? "not a folder" : r < 0 ? strerror(-r) : "not usable");
+                                return EXIT_USAGE;
+                        }
+                        if (strv_push(&find_links, TAKE_PTR(n)) < 0)
+                                return log_oom(), EXIT_INVALID;
+                        break;
+                }
                 case ARG_RESOLVERS:
                         resolvers = optarg;
                         break;
@@ -375,7 +467,12 @@ static int verb_env_build(int argc, char *argv[]) {
         if (optind + 1 != argc)
                 return usage_error("env build", "exactly one SKILL is needed");
 
-        (void) env_options_for_host(&o, index_url);
+        if (system && find_links)
+                return usage_error("--find-links", "is for --local builds; the service takes its wheelhouses from "
+                                   "its policy (environments.pip-find-links)");
+        r = env_options_for_host(&o, index_url, find_links);
+        if (r < 0)
+                return log_oom(), EXIT_INVALID;
         if (resolvers) {
                 _cleanup_free_ char *copy = strdup(resolvers);
                 char *save = NULL;
@@ -619,7 +716,7 @@ static int verb_env_show(int argc, char *argv[]) {
                 /* A skill: the environment it would use. */
                 r = local_skill_open(argv[optind], &skill, &error);
                 if (r >= 0) {
-                        (void) env_options_for_host(&o, NULL);
+                        (void) env_options_for_host(&o, NULL, NULL);
                         r = skill_env_spec(&skill, &o, &spec, NULL, &error);
                 }
                 if (r < 0) {

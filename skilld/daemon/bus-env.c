@@ -212,6 +212,7 @@ static int build_execute(const Manager *m, const BuildOptions *bo, const char *d
                         eo.resolvers[i] = (EnvResolver) order[i];
         }
         eo.pip_index_url = bo->index_url ?: p->env_pip_index_url;
+        eo.pip_find_links = p->env_pip_find_links;
 
         r = skill_load_at(dir_fd, &skill, &error);
         if (r < 0)

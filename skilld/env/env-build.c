@@ -31,20 +31,24 @@ static const char builder_script[] =
         "set -eu\n"
         "umask 022\n"
         "cd /skill\n"
+        "# One run does everything; when pip comes before Debian, a first run (pip) does pip alone, the\n"
+        "# host asks Debian for what pip did not find, and a second run (finish) does the rest.\n"
+        "phase=${SKILLD_BUILD_PHASE:-all}\n"
         "mkdir -p /env/.build /env/skilld\n"
         "cp sitecustomize.py /env/skilld/sitecustomize.py\n"
         "for deb in debs/*.deb; do\n"
-        "        [ -e \"$deb\" ] || continue\n"
+        "        [ \"$phase\" != pip ] && [ -e \"$deb\" ] || continue\n"
         "        echo \"skilld: unpacking ${deb#debs/}\"\n"
         "        dpkg-deb -x \"$deb\" /env/debian\n"
         "done\n"
+        "# pip-sources.txt: --index-url or --no-index, and --find-links lines (wheelhouses at /mnt/N).\n"
         "pip() {\n"
         "        /usr/bin/python3 -m pip --isolated install --target /env/python --no-compile \\\n"
         "                --only-binary :all: --no-cache-dir --disable-pip-version-check --no-warn-script-location \\\n"
-        "                --retries 1 --timeout 30 --upgrade --index-url \"$SKILLD_PIP_INDEX\" \"$@\"\n"
+        "                --retries 1 --timeout 30 --upgrade -r pip-sources.txt \"$@\"\n"
         "}\n"
-        "if [ -s pip-requirements.txt ]; then\n"
-        "        echo \"skilld: pip install from $SKILLD_PIP_INDEX\"\n"
+        "if [ \"$phase\" != finish ] && [ -s pip-requirements.txt ]; then\n"
+        "        echo \"skilld: pip install from $(tr '\\n' ' ' <pip-sources.txt)\"\n"
         "        if ! pip -r pip-requirements.txt; then\n"
         "                if [ -e pip-hashes ]; then\n"
         "                        cut -f1 pip-each.txt >>/env/.build/pip-missing\n"
@@ -56,6 +60,7 @@ static const char builder_script[] =
         "                fi\n"
         "        fi\n"
         "fi\n"
+        "[ \"$phase\" != pip ] || exit 0\n"
         "if [ -e node/package.json ]; then\n"
         "        mkdir -p /env/node\n"
         "        cp node/package.json node/package-lock.json /env/node/\n"
@@ -227,6 +232,7 @@ typedef struct Build {
         uid_t uid;              /* the sandbox's, as root */
         EnvDebianPlan plan;
         char **pip_names;       /* Python distributions left for pip */
+        bool debian_after_pip;  /* pip comes first: Debian gets what pip did not find (two runs) */
         char **missing;         /* "ecosystem:name" */
         cJSON *missing_json;
         cJSON *resolved_json;
@@ -270,12 +276,49 @@ static bool resolver_before(const EnvSpec *s, EnvResolver a, EnvResolver b) {
         return false;
 }
 
+/* The host path of a find-links entry that names a local wheelhouse, or NULL for a URL. */
+static const char *find_links_local_path(const char *l) {
+        const char *p = startswith(l, "file://");
+
+        if (p)
+                return p[0] == '/' ? p : NULL;
+        return l[0] == '/' ? l : NULL;
+}
+
 static int write_ctx(Build *b, const char *name, const char *text) {
         _cleanup_free_ char *path = strdup_printf("ctx/%s", name);
 
         if (!path)
                 return -ENOMEM;
         return write_file_atomic_at(b->build_fd, path, text, strlen(text), 0644);
+}
+
+/* pip's sources, as lines of a requirements file the builder passes with -r: the index (or
+ * --no-index: never pip's default), then each wheelhouse, a local one by where the sandbox binds
+ * it (/mnt/N, in order). */
+static int write_pip_sources(Build *b) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0, n_local = 0;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        if (b->spec->pip_index_url)
+                fprintf(f, "--index-url %s\n", b->spec->pip_index_url);
+        else
+                (void) fputs("--no-index\n", f);
+        STRV_FOREACH(l, b->spec->pip_find_links) {
+                const char *path = find_links_local_path(*l);
+
+                if (path)
+                        fprintf(f, "--find-links /mnt/%zu\n", n_local++);
+                else
+                        fprintf(f, "--find-links %s\n", *l);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return write_ctx(b, "pip-sources.txt", text);
 }
 
 /* Decides who provides what: Debian for the Python distributions (when it comes before pip) and
@@ -287,17 +330,34 @@ static int build_plan(Build *b, char **error) {
         bool debian_first = resolver_enabled(s, ENV_RESOLVER_DEBIAN) &&
                             (!resolver_enabled(s, ENV_RESOLVER_PIP) ||
                              resolver_before(s, ENV_RESOLVER_DEBIAN, ENV_RESOLVER_PIP));
-        bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && s->pip_index_url;
+        bool pip_usable = resolver_enabled(s, ENV_RESOLVER_PIP) && (s->pip_index_url || s->pip_find_links);
+        _cleanup_strv_free_ char **specs = NULL;
         char **py = NULL;
         FILE *req, *each;
         int r = 0;
 
         /* Hash-pinned requirements go to pip as written, or they would not be checked. */
-        if (!(s->requirements && pip_usable) && debian_first)
+        if (!(s->requirements && pip_usable) && debian_first) {
                 py = s->python_names;
+                /* The versions a requirement allows, which Debian's must satisfy. */
+                STRV_FOREACH(l, s->python) {
+                        _cleanup_(skill_dep_done) SkillDep d = {};
+
+                        r = deps_parse_requirement(*l, &d, NULL);
+                        if (r < 0)
+                                return error_setf(error, r, "Cannot parse the requirement '%s'", *l);
+                        r = strv_extend(&specs, strempty(d.spec));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* pip first, Debian next: Debian is asked after pip ran, for what pip did not find; never
+         * for hash-pinned requirements, whose hashes Debian's packages could not honour. */
+        b->debian_after_pip = !debian_first && resolver_enabled(s, ENV_RESOLVER_DEBIAN) && pip_usable &&
+                              !s->requirements && s->python_names;
         if ((py || s->system) && resolver_enabled(s, ENV_RESOLVER_DEBIAN)) {
                 build_log(b->o->log_fd, "skilld: asking apt which Debian packages provide them\n");
-                r = env_debian_plan(py, resolver_enabled(s, ENV_RESOLVER_DEBIAN) ? s->system : NULL,
+                r = env_debian_plan(py, specs, resolver_enabled(s, ENV_RESOLVER_DEBIAN) ? s->system : NULL,
                                     b->o->log_fd, &b->plan, error);
                 if (r < 0)
                         return r;
@@ -330,15 +390,22 @@ static int build_plan(Build *b, char **error) {
                                   hit->package, hit->version);
                         continue;
                 }
+                if (hit && hit->reason && pip_usable)
+                        build_log(b->o->log_fd, "skilld: python %s: %s; trying pip\n", name, hit->reason);
                 if (pip_usable) {
                         fprintf(req, "%s\n", s->python[i]);
                         fprintf(each, "%s\t%s\n", name, s->python[i]);
                         r = strv_extend(&b->pip_names, name);
-                } else
-                        r = build_missing(b, "python", name,
-                                          resolver_enabled(s, ENV_RESOLVER_PIP) ?
-                                          "not in the Debian archive, and no pip index is configured" :
-                                          "not in the Debian archive (the pip resolver is off)");
+                } else if (hit && hit->reason)
+                        r = build_missing(b, "python", name, hit->reason);
+                else {
+                        _cleanup_free_ char *why = strdup_printf(
+                                "%s, and %s", py ? "not in the Debian archive" : "Debian was not asked (its resolver "
+                                "is off, or comes after pip)", resolver_enabled(s, ENV_RESOLVER_PIP) ?
+                                "pip has no source: no index or wheelhouse is configured" : "the pip resolver is off");
+
+                        r = why ? build_missing(b, "python", name, why) : -ENOMEM;
+                }
                 if (r < 0)
                         break;
         }
@@ -365,6 +432,8 @@ static int build_plan(Build *b, char **error) {
                 r = write_ctx(b, "pip-requirements.txt", strempty(pip_req));
         if (r >= 0)
                 r = write_ctx(b, "pip-each.txt", strempty(pip_each));
+        if (r >= 0)
+                r = write_pip_sources(b);
         if (r < 0)
                 return r;
 
@@ -455,13 +524,25 @@ static int download_debs(Build *b, const char *build_dir, char **error) {
         return r < 0 ? r : 0;
 }
 
-static int build_sandbox(Build *b, char **error) {
+typedef struct FdArray {
+        int fds[SANDBOX_RO_DIRS_MAX];
+        size_t n;
+} FdArray;
+
+static void fd_array_done(FdArray *a) {
+        for (size_t i = 0; i < a->n; i++)
+                (void) safe_close(a->fds[i]);
+        a->n = 0;
+}
+
+static int build_sandbox(Build *b, const char *phase, char **error) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_free_ char *ctx = NULL, *out = NULL, *err = NULL;
         _cleanup_close_ int env_fd = -EBADF, ctx_fd = -EBADF;
         RunRequest req = RUN_REQUEST_INIT;
         const char *cache_dir = b->o->cache_dir;
+        _cleanup_(fd_array_done) FdArray ro = {};
         int r;
 
         ctx = strdup_printf("%s/%s/ctx", cache_dir, b->build_name);
@@ -473,8 +554,21 @@ static int build_sandbox(Build *b, char **error) {
         if (ctx_fd < 0 || env_fd < 0)
                 return -errno;
 
-        if (b->spec->pip_index_url) {
-                char *e = strdup_printf("SKILLD_PIP_INDEX=%s", b->spec->pip_index_url);
+        /* The local wheelhouses, read-only at /mnt/N (write_pip_sources() names them so). */
+        STRV_FOREACH(l, b->spec->pip_find_links) {
+                const char *path = find_links_local_path(*l);
+
+                if (!path)
+                        continue;
+                if (ro.n >= ELEMENTSOF(ro.fds))
+                        return error_setf(error, -E2BIG, "More than %u local wheelhouses", SANDBOX_RO_DIRS_MAX);
+                ro.fds[ro.n] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (ro.fds[ro.n] < 0)
+                        return error_setf(error, -errno, "Cannot open the wheelhouse %s: %m", path);
+                ro.n++;
+        }
+        {
+                char *e = strdup_printf("SKILLD_BUILD_PHASE=%s", phase);
                 if (!e || strv_push(&env, e) < 0)
                         return -ENOMEM;
         }
@@ -493,6 +587,8 @@ static int build_sandbox(Build *b, char **error) {
         req.env_search = env;
         req.env_dir_fd = env_fd;
         req.env_writable = true;
+        req.ro_dir_fds = ro.fds;
+        req.n_ro_dir_fds = ro.n;
         /* The one sandbox besides --network runs that has the network: it fetches packages. */
         req.network = true;
         req.limits = (SandboxLimits) {
@@ -524,6 +620,86 @@ static int build_sandbox(Build *b, char **error) {
         return 0;
 }
 
+/* The specifiers of the requirement of the Python distribution name, "" for none. */
+static int python_spec_of(const EnvSpec *s, const char *name, char **ret) {
+        for (size_t i = 0; s->python_names && s->python_names[i]; i++) {
+                _cleanup_(skill_dep_done) SkillDep d = {};
+                int r;
+
+                if (!streq(s->python_names[i], name))
+                        continue;
+                r = deps_parse_requirement(s->python[i], &d, NULL);
+                if (r < 0)
+                        return r;
+                *ret = strdup(strempty(d.spec));
+                return *ret ? 0 : -ENOMEM;
+        }
+        *ret = strdup("");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* pip came first and ran: Debian gets what it did not find. Those Debian provides join the plan
+ * (the second run unpacks them), the others are missing, each with both reasons. */
+static int build_debian_after_pip(Build *b, char **error) {
+        _cleanup_(env_debian_plan_done) EnvDebianPlan late = {};
+        _cleanup_strv_free_ char **names = NULL, **specs = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file_at(b->build_fd, "env/.build/pip-missing", 1024 * 1024, true, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return error_setf(error, r, "Cannot read what pip did not find: %s", strerror(-r));
+        if (unlinkat(b->build_fd, "env/.build/pip-missing", 0) < 0)
+                return error_setf(error, -errno, "Cannot remove env/.build/pip-missing: %m");
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                _cleanup_free_ char *spec = NULL;
+
+                if (strv_contains(names, l))
+                        continue;
+                r = python_spec_of(b->spec, l, &spec);
+                if (r >= 0)
+                        r = strv_extend(&names, l);
+                if (r >= 0)
+                        r = strv_push(&specs, TAKE_PTR(spec));
+                if (r < 0)
+                        return r;
+        }
+        if (!names)
+                return 0;
+
+        build_log(b->o->log_fd, "skilld: asking apt which Debian packages provide what pip did not find\n");
+        r = env_debian_plan(names, specs, NULL, b->o->log_fd, &late, error);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < late.n_items; k++) {
+                EnvDebianItem *it = &late.items[k];
+
+                if (it->source == ENV_SOURCE_NONE) {
+                        _cleanup_free_ char *why = strdup_printf("pip found no binary wheel for it in its sources (see "
+                                                                 "the log), and %s",
+                                                                 it->reason ?: "it is not in the Debian archive");
+
+                        r = why ? build_missing(b, "python", it->name, why) : -ENOMEM;
+                } else {
+                        build_log(b->o->log_fd, "skilld: python %s: %s %s %s\n", it->name,
+                                  it->source == ENV_SOURCE_HOST ? "installed on the host as" : "Debian's", it->package,
+                                  it->version);
+                        r = add_package(b->resolved_json, "python", it->name,
+                                        it->source == ENV_SOURCE_HOST ? "host" : "debian", it->package, it->version,
+                                        NULL);
+                }
+                if (r < 0)
+                        return r;
+        }
+        STRV_FOREACH(d, late.download)
+                if (!strv_contains(b->plan.download, *d) && (r = strv_extend(&b->plan.download, *d)) < 0)
+                        return r;
+        return 0;
+}
+
 /* What the sandbox said it could not install. */
 static int build_collect(Build *b, int env_fd) {
         _cleanup_free_ char *pip_missing = NULL, *npm_failed = NULL;
@@ -534,8 +710,17 @@ static int build_collect(Build *b, int env_fd) {
         if (r < 0 && r != -ENOENT)
                 return r;
         for (char *l = pip_missing ? strtok_r(pip_missing, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
-                r = build_missing(b, "python", l, "no source provided it: not in the Debian archive, and pip found no "
-                                  "binary wheel for it in the index (see the log)");
+                _cleanup_free_ char *reason = NULL;
+                const char *debian = NULL;
+
+                for (size_t k = 0; k < b->plan.n_items; k++)
+                        if (b->plan.items[k].ecosystem == DEP_ECOSYSTEM_PYTHON && streq(b->plan.items[k].name, l))
+                                debian = b->plan.items[k].reason ?: "not in the Debian archive";
+                reason = strdup_printf("no source provided it: %s%spip found no binary wheel for it in its sources "
+                                       "(see the log)", strempty(debian), debian ? ", and " : "");
+                if (!reason)
+                        return -ENOMEM;
+                r = build_missing(b, "python", l, reason);
                 if (r < 0)
                         return r;
         }
@@ -552,6 +737,31 @@ static int build_collect(Build *b, int env_fd) {
         if (r < 0)
                 return r;
         return env_tree_remove(env_fd, ".build");
+}
+
+/* "python tabulate (Debian has python3-tabulate 0.8.9, the skill requires tabulate>=99); ..." */
+static char *missing_summary(const cJSON *missing) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        const cJSON *m;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        cJSON_ArrayForEach(m, missing) {
+                const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "ecosystem"),
+                            *n = cJSON_GetObjectItemCaseSensitive(m, "name"),
+                            *why = cJSON_GetObjectItemCaseSensitive(m, "reason");
+
+                fprintf(f, "%s%s %s", ftell(f) > 0 ? "; " : "", cJSON_IsString(e) ? e->valuestring : "?",
+                        cJSON_IsString(n) ? n->valuestring : "?");
+                if (cJSON_IsString(why))
+                        fprintf(f, " (%s)", why->valuestring);
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(text);
 }
 
 static int build_manifest(Build *b, int env_fd, cJSON **ret) {
@@ -726,15 +936,21 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
         if (r < 0)
                 return r;
 
+        b.uid = uid;
+        if (b.debian_after_pip) {
+                r = build_sandbox(&b, "pip", error);
+                if (r >= 0)
+                        r = build_debian_after_pip(&b, error);
+                if (r < 0)
+                        return r;
+        }
         if (b.plan.download) {
                 build_log(o->log_fd, "skilld: apt-get download of %zu Debian packages\n", strv_length(b.plan.download));
                 r = download_debs(&b, templ, error);
                 if (r < 0)
                         return r;
         }
-
-        b.uid = uid;
-        r = build_sandbox(&b, error);
+        r = build_sandbox(&b, b.debian_after_pip ? "finish" : "all", error);
         if (r < 0)
                 return r;
 
@@ -756,8 +972,12 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
                 return error_setf(error, r, "Cannot read what the build left: %s", strerror(-r));
 
         if (strv_length(b.missing) > 0 && cJSON_GetArraySize(b.resolved_json) == 0 &&
-            strv_length(b.plan.download) == 0)
-                return error_setf(error, -ENOMEDIUM, "No source provided any of the packages this skill needs");
+            strv_length(b.plan.download) == 0) {
+                _cleanup_free_ char *why = missing_summary(b.missing_json);
+
+                return error_setf(error, -ENOMEDIUM, "No source provided any of the packages this skill needs: %s",
+                                  strna(why));
+        }
 
         r = build_manifest(&b, env_fd, &manifest);
         if (r < 0)

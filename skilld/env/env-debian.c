@@ -62,6 +62,7 @@ void env_debian_plan_done(EnvDebianPlan *p) {
                 free(p->items[i].name);
                 free(p->items[i].package);
                 free(p->items[i].version);
+                free(p->items[i].reason);
         }
         free(p->items);
         strv_free(p->download);
@@ -72,6 +73,7 @@ typedef struct AptPolicy {
         char *name;
         char *installed;        /* NULL: not installed */
         char *candidate;        /* NULL: no candidate */
+        char **versions;        /* the version table: every version the sources offer, best first */
 } AptPolicy;
 
 static void apt_policy_free_all(AptPolicy *a, size_t n) {
@@ -79,12 +81,15 @@ static void apt_policy_free_all(AptPolicy *a, size_t n) {
                 free(a[i].name);
                 free(a[i].installed);
                 free(a[i].candidate);
+                strv_free(a[i].versions);
         }
         free(a);
 }
 
 /* `apt-cache policy NAME...`: one block per known package, "NAME:" then "  Installed: V" and
- * "  Candidate: V", "(none)" for neither. Unknown names have no block. */
+ * "  Candidate: V", "(none)" for neither, then the "  Version table:" with one line per version
+ * ("     V PRIORITY", " *** V PRIORITY" for the installed one) followed by its sources (deeper
+ * lines: "        500 URI SUITE ..."). Unknown names have no block. */
 static int apt_policy(char **names, int log_fd, AptPolicy **ret, size_t *ret_n) {
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_free_ char *out = NULL;
@@ -106,6 +111,8 @@ static int apt_policy(char **names, int log_fd, AptPolicy **ret, size_t *ret_n) 
 
         for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 const char *v;
+                size_t indent = strspn(line, " ");
+                char version[256];
 
                 if (line[0] != ' ' && endswith(line, ":")) {
                         AptPolicy *na = reallocarray(a, n + 1, sizeof(*a));
@@ -124,8 +131,16 @@ static int apt_policy(char **names, int log_fd, AptPolicy **ret, size_t *ret_n) 
                 }
                 if (n == 0)
                         continue;
-                while (*line == ' ')
-                        line++;
+                /* A version line of the table: indented by 5, or " *** " for the installed one. */
+                if ((indent == 5 || startswith(line, " *** ")) &&
+                    sscanf(line + 5, "%255s", version) == 1) {
+                        if (strv_extend(&a[n - 1].versions, version) < 0) {
+                                apt_policy_free_all(a, n);
+                                return -ENOMEM;
+                        }
+                        continue;
+                }
+                line += indent;
                 if ((v = startswith(line, "Installed: ")) && !streq(v, "(none)"))
                         a[n - 1].installed = strdup(v);
                 else if ((v = startswith(line, "Candidate: ")) && !streq(v, "(none)"))
@@ -196,7 +211,7 @@ static int apt_closure(char **packages, int log_fd, char ***ret) {
 }
 
 static int plan_add(EnvDebianPlan *p, DepEcosystem e, const char *name, const char *package,
-                    const char *version, EnvSource source) {
+                    const char *version, EnvSource source, const char *reason) {
         EnvDebianItem *n = reallocarray(p->items, p->n_items + 1, sizeof(*n));
 
         if (!n)
@@ -207,16 +222,76 @@ static int plan_add(EnvDebianPlan *p, DepEcosystem e, const char *name, const ch
                 .name = strdup(name),
                 .package = package ? strdup(package) : NULL,
                 .version = version ? strdup(version) : NULL,
+                .reason = reason ? strdup(reason) : NULL,
                 .source = source,
         };
         p->n_items++;
         if (!n[p->n_items - 1].name || (package && !n[p->n_items - 1].package) ||
-            (version && !n[p->n_items - 1].version))
+            (version && !n[p->n_items - 1].version) || (reason && !n[p->n_items - 1].reason))
                 return -ENOMEM;
         return 0;
 }
 
-int env_debian_plan(char **python_names, char **system, int log_fd, EnvDebianPlan *ret, char **error) {
+/* The upstream version of Debian version v, for messages: "3.4.1" for "3.4.1-1+deb12u1", or v. */
+static char *upstream_for_message(const char *v) {
+        char *u = NULL;
+
+        return env_debian_upstream_version(v, &u) >= 0 ? u : strdup(v);
+}
+
+/* Which version of the package a holds, of those apt offers, satisfies the requirement spec of the
+ * Python distribution name (PEP 440, on the upstream part of Debian's versions): the installed one
+ * (*ret_installed), else the candidate, else the best other one of the version table. Returns 1
+ * with *ret_version pointing into a; 0 when none does, with the reason in *ret_reason (if given):
+ * "Debian has python3-pypdf 3.4.1, the skill requires pypdf>=4". */
+static int pick_version(const AptPolicy *a, const char *name, const char *spec, const char **ret_version,
+                        bool *ret_installed, char **ret_reason) {
+        _cleanup_free_ char *shown = NULL;
+        const char *tried[2] = { a->installed, a->candidate };
+        bool unparsable = false;
+
+        if (isempty(spec)) {
+                *ret_installed = a->installed;
+                *ret_version = a->installed ?: a->candidate;
+                return 1;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(tried) + strv_length(a->versions); i++) {
+                const char *v = i < ELEMENTSOF(tried) ? tried[i] : a->versions[i - ELEMENTSOF(tried)];
+                _cleanup_free_ char *upstream = NULL;
+                int r;
+
+                if (!v || (i >= ELEMENTSOF(tried) && (streq_ptr(v, a->installed) || streq_ptr(v, a->candidate))))
+                        continue;
+                r = env_debian_upstream_version(v, &upstream);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        unparsable = true;
+                        continue;
+                }
+                r = env_pep440_satisfies(upstream, spec);
+                if (r == -ENOMEM)
+                        return r;
+                if (r > 0) {
+                        *ret_installed = i == 0;
+                        *ret_version = v;
+                        return 1;
+                }
+        }
+        if (!ret_reason)
+                return 0;
+        shown = upstream_for_message(a->candidate ?: a->installed);
+        if (!shown)
+                return -ENOMEM;
+        *ret_reason = unparsable && strv_length(a->versions) <= 1 ?
+                strdup_printf("Debian has %s %s, which is not a version PEP 440 can compare with %s%s", a->name,
+                              shown, name, spec) :
+                strdup_printf("Debian has %s %s, the skill requires %s%s", a->name, shown, name, spec);
+        return *ret_reason ? 0 : -ENOMEM;
+}
+
+int env_debian_plan(char **python_names, char **python_specs, char **system, int log_fd, EnvDebianPlan *ret,
+                    char **error) {
         _cleanup_(env_debian_plan_done) EnvDebianPlan plan = {};
         _cleanup_strv_free_ char **query = NULL, **install = NULL;
         _cleanup_free_ char ***cands = NULL;
@@ -253,13 +328,23 @@ int env_debian_plan(char **python_names, char **system, int log_fd, EnvDebianPla
         for (size_t i = 0; i < n_py + strv_length(system); i++) {
                 bool python = i < n_py;
                 const char *name = python ? python_names[i] : system[i - n_py];
+                const char *spec = python && python_specs ? python_specs[i] : NULL;
+                DepEcosystem e = python ? DEP_ECOSYSTEM_PYTHON : DEP_ECOSYSTEM_SYSTEM;
+                _cleanup_free_ char *reason = NULL;
                 const AptPolicy *hit = NULL;
+                const char *version = NULL;
+                bool installed = false;
 
                 if (python) {
                         STRV_FOREACH(c, cands[i]) {
                                 const AptPolicy *a = apt_policy_find(pol, n_pol, *c);
 
-                                if (a && (a->candidate || a->installed)) {
+                                if (!a || !(a->candidate || a->installed))
+                                        continue;
+                                r = pick_version(a, name, spec, &version, &installed, reason ? NULL : &reason);
+                                if (r < 0)
+                                        goto finish;
+                                if (r > 0) {
                                         hit = a;
                                         break;
                                 }
@@ -267,21 +352,25 @@ int env_debian_plan(char **python_names, char **system, int log_fd, EnvDebianPla
                 } else {
                         const AptPolicy *a = apt_policy_find(pol, n_pol, name);
 
-                        if (a && (a->candidate || a->installed))
+                        if (a && (a->candidate || a->installed)) {
                                 hit = a;
+                                installed = a->installed;
+                                version = a->installed ?: a->candidate;
+                        }
                 }
                 if (!hit)
-                        r = plan_add(&plan, python ? DEP_ECOSYSTEM_PYTHON : DEP_ECOSYSTEM_SYSTEM, name, NULL,
-                                     NULL, ENV_SOURCE_NONE);
-                else if (hit->installed)
+                        r = plan_add(&plan, e, name, NULL, NULL, ENV_SOURCE_NONE, reason);
+                else if (installed)
                         /* The host has it, and runs see the host's /usr: nothing to fetch. */
-                        r = plan_add(&plan, python ? DEP_ECOSYSTEM_PYTHON : DEP_ECOSYSTEM_SYSTEM, name,
-                                     hit->name, hit->installed, ENV_SOURCE_HOST);
+                        r = plan_add(&plan, e, name, hit->name, version, ENV_SOURCE_HOST, NULL);
                 else {
-                        r = plan_add(&plan, python ? DEP_ECOSYSTEM_PYTHON : DEP_ECOSYSTEM_SYSTEM, name,
-                                     hit->name, hit->candidate, ENV_SOURCE_DEBIAN);
-                        if (r >= 0 && !strv_contains(install, hit->name))
-                                r = strv_extend(&install, hit->name);
+                        /* Not the candidate: apt must be told which version. */
+                        _cleanup_free_ char *item = streq_ptr(version, hit->candidate) ? strdup(hit->name) :
+                                                    strdup_printf("%s=%s", hit->name, version);
+
+                        r = item ? plan_add(&plan, e, name, hit->name, version, ENV_SOURCE_DEBIAN, NULL) : -ENOMEM;
+                        if (r >= 0 && !strv_contains(install, item))
+                                r = strv_push(&install, TAKE_PTR(item));
                 }
                 if (r < 0)
                         goto finish;
@@ -303,8 +392,11 @@ int env_debian_plan(char **python_names, char **system, int log_fd, EnvDebianPla
                                 if (r < 0)
                                         goto finish;
                                 if (r > 0) {
+                                        size_t l = strcspn(*pkg, "=");
+
                                         for (size_t i = 0; i < plan.n_items; i++)
-                                                if (streq_ptr(plan.items[i].package, *pkg) &&
+                                                if (plan.items[i].package && strlen(plan.items[i].package) == l &&
+                                                    strncmp(plan.items[i].package, *pkg, l) == 0 &&
                                                     plan.items[i].source == ENV_SOURCE_DEBIAN)
                                                         plan.items[i].source = ENV_SOURCE_NONE;
                                         continue;

@@ -17,6 +17,8 @@ typedef struct EnvDebianItem {
         char *name;                     /* the distribution or package asked for */
         char *package;                  /* the Debian package that provides it */
         char *version;
+        char *reason;                   /* source NONE: why Debian's package does not do, or NULL
+                                         * when Debian has no package of that name */
         EnvSource source;
 } EnvDebianItem;
 
@@ -27,8 +29,10 @@ typedef struct EnvDebianPlan {
 } EnvDebianPlan;
 
 void env_debian_plan_done(EnvDebianPlan *p);
-/* Which Debian package provides each name, and what to download. */
-int env_debian_plan(char **python_names, char **system, int log_fd, EnvDebianPlan *ret, char **error);
+/* Which Debian package provides each name, and what to download. python_specs (NULL, or one per
+ * name, "" for none) are the PEP 440 specifiers the version Debian has must satisfy. */
+int env_debian_plan(char **python_names, char **python_specs, char **system, int log_fd, EnvDebianPlan *ret,
+                    char **error);
 /* apt-get download into dir, as uid when not (uid_t) -1. */
 int env_debian_download(char **packages, const char *dir, int log_fd, uid_t uid, char **error);
 

@@ -34,6 +34,7 @@ EnvSpec *env_spec_free(EnvSpec *s) {
         free(s->node_tag);
         free(s->arch);
         free(s->pip_index_url);
+        strv_free(s->pip_find_links);
         free(s->npm_registry);
         free(s);
         return NULL;
@@ -131,6 +132,10 @@ static int spec_canonical(const EnvSpec *s, bool sources, char **ret) {
                 fprintf(f, "python %s\n", s->python_tag);
         if (s->python_tag && sources)
                 fprintf(f, "pip-index %s\n", strna(s->pip_index_url));
+        /* Only when there are any, so environments built before wheelhouses keep their ids. */
+        if (s->python_tag && sources)
+                STRV_FOREACH(l, s->pip_find_links)
+                        fprintf(f, "pip-find-links %s\n", *l);
         STRV_FOREACH(l, s->python)
                 fprintf(f, "requires %s\n", *l);
         STRV_FOREACH(l, s->system)
@@ -190,7 +195,16 @@ int env_spec_new(const SkillDeps *deps, int dir_fd, const EnvOptions *o, EnvSpec
                 return -ENOMEM;
         if (s->options.npm_registry && !(s->npm_registry = strdup(s->options.npm_registry)))
                 return -ENOMEM;
+        STRV_FOREACH(l, s->options.pip_find_links) {
+                if (!env_find_links_is_valid(*l))
+                        return error_setf(error, -EINVAL,
+                                          "'%s' is not a wheelhouse pip can be given: an absolute path or an "
+                                          "http:// or https:// URL, without spaces, quotes or backslashes", *l);
+                if (!strv_contains(s->pip_find_links, *l) && (r = strv_extend(&s->pip_find_links, *l)) < 0)
+                        return r;
+        }
         s->options.pip_index_url = s->pip_index_url;
+        s->options.pip_find_links = s->pip_find_links;
         s->options.npm_registry = s->npm_registry;
 
         s->required = n_sys > 0 || n_node > 0 || deps->package_json;
@@ -267,6 +281,15 @@ int env_spec_new(const SkillDeps *deps, int dir_fd, const EnvOptions *o, EnvSpec
                 return r;
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+bool env_find_links_is_valid(const char *s) {
+        if (isempty(s) || strlen(s) > 2048 || strpbrk(s, " \t\n\r\"'\\"))
+                return false;
+        for (const char *c = s; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        return false;
+        return s[0] == '/' || startswith(s, "http://") || startswith(s, "https://");
 }
 
 int env_spec_canonical(const EnvSpec *s, char **ret) {

@@ -50,7 +50,10 @@ typedef struct EnvOptions {
         /* The resolvers in the order they are tried; a resolver left out is never used. */
         EnvResolver resolvers[_ENV_RESOLVER_MAX];
         size_t n_resolvers;
-        const char *pip_index_url;      /* PEP 503 index; NULL: the pip resolver has no source */
+        const char *pip_index_url;      /* PEP 503 index; NULL: none (then pip --no-index) */
+        char **pip_find_links;          /* pip --find-links: absolute paths of wheelhouses (bound
+                                         * read-only into the build at /mnt/N) and http(s) URLs;
+                                         * the pip resolver has no source without these or an index */
         const char *npm_registry;       /* NULL: npm's own default */
         const char *python;             /* NULL: /usr/bin/python3 */
         const char *node;               /* NULL: /usr/bin/node */
@@ -80,6 +83,7 @@ typedef struct EnvSpec {
         char *arch;                     /* "x86_64" */
         EnvOptions options;
         char *pip_index_url;
+        char **pip_find_links;
         char *npm_registry;
         char id[65];
         /* The same without the sources (resolvers, index): a run does not know which options the
@@ -93,6 +97,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EnvSpec *, env_spec_free);
 /* The spec for what deps says a skill needs. dir_fd is the skill tree (package.json and its lock
  * are read through it). Returns 0 with NULL in *ret when the skill needs nothing. */
 int env_spec_new(const SkillDeps *deps, int dir_fd, const EnvOptions *o, EnvSpec **ret, char **error);
+/* Whether s is a find-links entry a build takes: an absolute path or an http(s) URL, of at most 2048
+ * bytes, with no whitespace, quotes or backslashes (it becomes a line of a pip requirements file). */
+bool env_find_links_is_valid(const char *s);
 /* The canonical text the id hashes (exposed for tests and `env show`). */
 int env_spec_canonical(const EnvSpec *s, char **ret);
 /* Whether the spec needs anything at all. */
@@ -102,8 +109,30 @@ bool env_spec_is_empty(const EnvSpec *s);
  * Debian's own mapping (dh-python's table when installed), then python3-<name>, and for names
  * starting with "python-" python3-<rest>. NULL-terminated, to free with strv_free(). */
 int env_debian_candidates(const char *distribution, const char *fallback_table, char ***ret);
+/* PEP 440 (env-version.c). Whether version satisfies the comma-separated specifiers ("==1.2.*",
+ * ">=4,<6", "~=2.2", "===1.0-x"; empty: anything), as pip decides: 1 or 0, -EINVAL when either
+ * does not parse. A pre-release satisfies only specifiers that name one. */
+int env_pep440_satisfies(const char *version, const char *specifiers);
+/* The order of two versions (<0, 0, >0 in *ret), or -EINVAL. */
+int env_pep440_compare(const char *a, const char *b, int *ret);
+bool env_pep440_is_valid(const char *version);
+/* The upstream version a Debian version packages, as PEP 440 ("1:1.24.2-1+deb12u1" -> "1.24.2",
+ * "3.0~rc1-1" -> "3.0rc1"), or -EINVAL. */
+int env_debian_upstream_version(const char *debian, char **ret);
+
 /* dh-python's table of distribution names to Debian packages. */
 #define ENV_DH_PYTHON_TABLE "/usr/share/dh-python/dist/cpython3_fallback"
+
+/* pip's configuration of its sources, as `pip install` run by this user reads it (env-pip.c):
+ * config files and PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX. For embedded builds. */
+typedef struct EnvPipConfig {
+        char *index_url;                /* NULL: none, or no-index is set */
+        char **find_links;              /* as configured: paths (maybe relative) and URLs */
+        bool no_index;
+} EnvPipConfig;
+
+void env_pip_config_done(EnvPipConfig *c);
+int env_pip_config(EnvPipConfig *ret);
 
 /* The cache directory: $XDG_CACHE_HOME/skilld/envs (or ~/.cache/...) for a user; with system set,
  * the service's: /var/cache/skilld/envs, or $SKILLD_ENV_CACHE_DIR (tests). */

@@ -68,6 +68,7 @@ typedef enum ValueType {
         VALUE_NETWORK,          /* list of skill names and sha256:HEX hashes */
         VALUE_RESOLVERS,        /* list of environment resolvers: debian, pip, npm */
         VALUE_URL,              /* an http:// or https:// URL, or "none" */
+        VALUE_FIND_LINKS,       /* list of absolute paths of wheelhouses and http(s) URLs */
 } ValueType;
 
 typedef struct PolicyKey {
@@ -112,6 +113,7 @@ static const PolicyKey policy_keys[] = {
         KEY("service.idle-timeout", VALUE_DURATION, idle_timeout_usec, false),
         KEY("environments.resolvers", VALUE_RESOLVERS, env_resolvers, false),
         KEY("environments.pip-index-url", VALUE_URL, env_pip_index_url, false),
+        KEY("environments.pip-find-links", VALUE_FIND_LINKS, env_pip_find_links, false),
         KEY("environments.max-count", VALUE_COUNT, env_max_count, true),
         KEY("environments.max-size", VALUE_SIZE, env_max_bytes, true),
         KEY("sessions.idle-ttl.default", VALUE_DURATION, session_ttl_default_usec, false),
@@ -158,6 +160,7 @@ Policy *policy_free(Policy *p) {
         strv_free(p->network_hashes);
         strv_free(p->env_resolvers);
         free(p->env_pip_index_url);
+        strv_free(p->env_pip_find_links);
         strv_free(p->sources);
         free(p->origins);
         free(p);
@@ -295,6 +298,7 @@ static char *format_value(ValueType type, uint64_t v) {
         case VALUE_NETWORK:
         case VALUE_RESOLVERS:
         case VALUE_URL:
+        case VALUE_FIND_LINKS:
         default:
                 return strdup_printf("%" PRIu64, v);
         }
@@ -667,6 +671,7 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
         case VALUE_LAYERS:
         case VALUE_NETWORK:
         case VALUE_RESOLVERS:
+        case VALUE_FIND_LINKS:
         default:
                 return parser_error(p, line, k->path, "expected a list, got a single value");
         }
@@ -706,6 +711,7 @@ static int parser_scalar(Parser *p, const PolicyKey *k, const yaml_event_t *ev) 
         case VALUE_NETWORK:
         case VALUE_RESOLVERS:
         case VALUE_URL:
+        case VALUE_FIND_LINKS:
         default:
                 *(uint64_t *) field = u;
                 break;
@@ -760,6 +766,24 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                 if (!shown)
                         return -ENOMEM;
 
+                if (k->type == VALUE_FIND_LINKS) {
+                        /* Each becomes a line of a pip requirements file in the build: nothing
+                         * that could end it or start another option. */
+                        if ((v[0] != '/' && !startswith(v, "http://") && !startswith(v, "https://")) ||
+                            strlen(v) > 2048 || strpbrk(v, " \t\n\r\"'\\")) {
+                                bad = true;
+                                r = parser_error(p, event_line(&ev), k->path,
+                                                 "not an absolute path of a wheelhouse or an http:// or https:// "
+                                                 "URL: '%s'", shown);
+                        } else if (strv_contains(names, v)) {
+                                bad = true;
+                                r = parser_error(p, event_line(&ev), k->path, "'%s' is listed twice", shown);
+                        } else
+                                r = strv_extend(&names, v);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (k->type == VALUE_RESOLVERS) {
                         if (!str_in_set3(v, "debian", "pip", "npm")) {
                                 bad = true;
@@ -834,6 +858,9 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
         if (k->type == VALUE_RESOLVERS) {
                 strv_free(p->policy->env_resolvers);
                 p->policy->env_resolvers = TAKE_PTR(names);
+        } else if (k->type == VALUE_FIND_LINKS) {
+                strv_free(p->policy->env_pip_find_links);
+                p->policy->env_pip_find_links = TAKE_PTR(names);
         } else if (k->type == VALUE_LAYERS)
                 p->policy->isolation_may_be_missing = mask;
         else {
@@ -848,6 +875,8 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
 static int parser_empty_list(Parser *p, const PolicyKey *k) {
         if (k->type == VALUE_RESOLVERS)
                 p->policy->env_resolvers = strv_free(p->policy->env_resolvers);
+        else if (k->type == VALUE_FIND_LINKS)
+                p->policy->env_pip_find_links = strv_free(p->policy->env_pip_find_links);
         else if (k->type == VALUE_LAYERS)
                 p->policy->isolation_may_be_missing = 0;
         else {
@@ -858,7 +887,8 @@ static int parser_empty_list(Parser *p, const PolicyKey *k) {
 }
 
 static int parser_value(Parser *p, const PolicyKey *k, const yaml_event_t *ev, unsigned depth) {
-        bool is_list = k->type == VALUE_LAYERS || k->type == VALUE_NETWORK || k->type == VALUE_RESOLVERS;
+        bool is_list = k->type == VALUE_LAYERS || k->type == VALUE_NETWORK || k->type == VALUE_RESOLVERS ||
+                       k->type == VALUE_FIND_LINKS;
         size_t errors_before = strv_length(*p->errors);
         int r;
 

@@ -96,6 +96,8 @@ typedef struct Policy {
          * they are tried; NULL: none at all. */
         char **env_resolvers;
         char *env_pip_index_url;        /* the service's PEP 503 index; NULL: pip has no source */
+        char **env_pip_find_links;      /* pip --find-links: absolute paths of wheelhouses (bound
+                                         * read-only into the build) and http(s) URLs */
         uint64_t env_max_count;         /* environments kept; gc removes the least recently used */
         uint64_t env_max_bytes;
         uint64_t session_ttl_default_usec;      /* a session's idle TTL when none is asked for */

@@ -754,10 +754,27 @@ static int mount_tree_hidden(int fd, const char *target, StepError *e) {
         return bind_mount(src, target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, e);
 }
 
+/* The extra read-only trees at /mnt/0, /mnt/1, ...; fds are the ones reopened here. */
+static int setup_ro_dirs(const int *fds, size_t n, StepError *e) {
+        char target[32];
+        int r;
+
+        r = make_dir("mnt", 0755, e);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                (void) snprintf(target, sizeof(target), "mnt/%zu", i);
+                r = make_dir(target, 0755, e);
+                if (r >= 0)
+                        r = mount_tree_hidden(fds[i], target, e);
+        }
+        return r;
+}
+
 /* The part of the root that holds nothing of the run's own (no input, no files, no writable
  * place): it may be built while the parent is still placing us under the limits. */
 static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
         _cleanup_close_ int skill_fd = -EBADF, env_fd = -EBADF;
+        int ro_fds[SANDBOX_RO_DIRS_MAX];
+        size_t n_ro = 0;
         char opts[64];
         int r;
 
@@ -768,8 +785,10 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
         r = reopen_here(c->skill_dir_fd, &skill_fd, e);
         if (r >= 0 && c->env_dir_fd >= 0)
                 r = reopen_here(c->env_dir_fd, &env_fd, e);
+        for (; r >= 0 && n_ro < MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX); n_ro++)
+                r = reopen_here(c->ro_dir_fds[n_ro], &ro_fds[n_ro], e);
         if (r < 0)
-                return r;
+                return r; /* the child exits: what was opened goes with it */
 
         (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", c->root_size);
         if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
@@ -796,6 +815,13 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
                 return r;
         if (env_fd >= 0) {
                 r = setup_env(env_fd, c->env_writable, e);
+                if (r < 0)
+                        return r;
+        }
+        if (n_ro > 0) {
+                r = setup_ro_dirs(ro_fds, n_ro, e);
+                for (size_t i = 0; i < n_ro; i++)
+                        (void) safe_close(ro_fds[i]);
                 if (r < 0)
                         return r;
         }
@@ -1191,6 +1217,7 @@ static void wait_for_placement(const SandboxChild *c) {
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int keep[] = { c->hold_fd, c->ctl_fd, c->skill_dir_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
                        c->input_fd, c->workspace_fd, c->env_dir_fd };
+        size_t n_ro = MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX);
         _cleanup_free_ int *keep_all = NULL;
         StepError e = {};
         sigset_t mask;
@@ -1203,7 +1230,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
 
         /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
          * the sandbox; drop them before anything else. */
-        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds, sizeof(int));
+        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds + n_ro, sizeof(int));
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
@@ -1213,7 +1240,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
         if (c->n_cgroup_fds > 0)
                 memcpy(keep_all + ELEMENTSOF(keep) + c->n_files, c->cgroup_fds, c->n_cgroup_fds * sizeof(int));
-        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds);
+        if (n_ro > 0)
+                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds, c->ro_dir_fds, n_ro * sizeof(int));
+        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds + n_ro);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
                 fail(c, r, &e);

@@ -70,6 +70,8 @@ typedef struct SandboxRun {
 
         int skill_dir_fd;
         int env_dir_fd;
+        int *ro_dir_fds;
+        size_t n_ro_dir_fds;
         int dest_fd;                    /* the output directory */
         int files_dest_fd;              /* its files/ */
         int lock_fd;                    /* holds the uid */
@@ -124,6 +126,9 @@ static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
         (void) safe_close(run->env_dir_fd);
+        for (size_t i = 0; i < run->n_ro_dir_fds; i++)
+                (void) safe_close(run->ro_dir_fds[i]);
+        free(run->ro_dir_fds);
         (void) safe_close(run->dest_fd);
         (void) safe_close(run->files_dest_fd);
         (void) safe_close(run->lock_fd);
@@ -842,6 +847,23 @@ static int run_prepare(SandboxRun *run) {
                 if (fstat(run->env_dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
                         return run_fail(run, -ENOTDIR, "The environment fd is not a directory");
         }
+        if (req->n_ro_dir_fds > SANDBOX_RO_DIRS_MAX)
+                return run_fail(run, -E2BIG, "More than %u read-only directories", SANDBOX_RO_DIRS_MAX);
+        if (req->n_ro_dir_fds > 0) {
+                run->ro_dir_fds = calloc(req->n_ro_dir_fds, sizeof(int));
+                if (!run->ro_dir_fds)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < req->n_ro_dir_fds; i++) {
+                struct stat st;
+
+                run->ro_dir_fds[run->n_ro_dir_fds] = fcntl(req->ro_dir_fds[i], F_DUPFD_CLOEXEC, 3);
+                if (run->ro_dir_fds[run->n_ro_dir_fds] < 0)
+                        return run_fail(run, -errno, "Failed to duplicate a read-only directory fd: %m");
+                run->n_ro_dir_fds++;
+                if (fstat(run->ro_dir_fds[i], &st) < 0 || !S_ISDIR(st.st_mode))
+                        return run_fail(run, -ENOTDIR, "A read-only directory fd is not a directory");
+        }
         if (req->command) {
                 _cleanup_free_ char *why = NULL;
 
@@ -940,6 +962,8 @@ static int run_clone(SandboxRun *run) {
                 .skill_dir_fd = run->skill_dir_fd,
                 .env_dir_fd = run->env_dir_fd,
                 .env_writable = run->req->env_writable,
+                .ro_dir_fds = run->ro_dir_fds,
+                .n_ro_dir_fds = run->n_ro_dir_fds,
                 .stdin_fd = run->stdin_fd,
                 .stdout_fd = run->out_pipe[1],
                 .stderr_fd = run->err_pipe[1],

@@ -141,6 +141,10 @@ typedef struct RunRequest {
         int env_dir_fd;                 /* a skill environment (skilld/env), bound at /env, with
                                          * /node_modules a link to /env/node/node_modules; or -1 */
         bool env_writable;              /* bind it read-write: the environment is being built */
+        const int *ro_dir_fds;          /* more host directories, the i-th bound read-only at
+                                         * /mnt/i (an environment build's local pip wheelhouses);
+                                         * at most SANDBOX_RO_DIRS_MAX. Runs of skills get none. */
+        size_t n_ro_dir_fds;
         char **env_search;              /* NAME=VALUE entries the caller sets for the environment
                                          * (PYTHONPATH, LD_LIBRARY_PATH): trusted, not checked
                                          * with sandbox_env_check(), and they win over env */
@@ -157,6 +161,8 @@ typedef struct RunRequest {
         const SandboxBackendOps *backend;
         void *backend_userdata;
 } RunRequest;
+
+#define SANDBOX_RO_DIRS_MAX 16U
 
 /* A RunRequest with no fds and default limits; fill in the rest. */
 #define RUN_REQUEST_INIT                                        \

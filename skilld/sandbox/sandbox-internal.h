@@ -68,6 +68,8 @@ typedef struct SandboxChild {
         int skill_dir_fd;               /* O_PATH of the skill tree */
         int env_dir_fd;                 /* O_PATH of the environment for /env, or -1 */
         bool env_writable;
+        const int *ro_dir_fds;          /* O_PATH of the trees for /mnt/0, /mnt/1, ... */
+        size_t n_ro_dir_fds;
         int stdin_fd;
         int stdout_fd;
         int stderr_fd;

@@ -2,7 +2,8 @@
 # Environments from pip: wheels built offline from tests/env/fixtures/pip, served as a PEP 503 index
 # on 127.0.0.1 by python3 -m http.server (the build's sandbox shares the host's network, so it
 # reaches it; runs must not). Covers the build, partial builds, hashes, the run over the tree,
-# the missing-environment error, the cache hit, reproducible digests and the lifecycle verbs.
+# the missing-environment error, the cache hit, reproducible digests and the lifecycle verbs; then
+# the same wheels as a wheelhouse (--find-links, PIP_FIND_LINKS, a pip.conf) with no index at all.
 # Needs root (namespaces) like the other skillctl run tests (else exit 77); prints TAP lines.
 set -u
 
@@ -24,7 +25,9 @@ T=$(mktemp -d)
 trap cleanup EXIT
 cd "$T" || exit 1
 export XDG_CACHE_HOME=$T/cache
-unset PIP_INDEX_URL
+# pip's own configuration reaches embedded builds (this machine sets PIP_FIND_LINKS): none here.
+unset PIP_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
+export PIP_CONFIG_FILE=/dev/null
 
 json() { $PYTHON -c "import json,sys; d=json.load(open('$T/out')); print($1)"; }
 
@@ -131,5 +134,56 @@ check "env show SKILL shows its environment" bash -c "grep -q 'skilld-shout pip'
 sk env gc --max-count 1 --json
 check "env gc keeps the most recently used within the cap" \
         bash -c "[ \$($PYTHON -c 'import json; print(len(json.load(open(\"$T/out\"))))') -ge 2 ] && [ \$(ls '$XDG_CACHE_HOME/skilld/envs' | grep -c '^[0-9a-f]\{64\}$') = 1 ]"
+
+# ---- wheelhouses: pip --no-index --find-links, a local folder bound read-only into the build ----
+WH=$T/wheelhouse
+mkdir -p "$WH"
+cp "$T"/wheels/*.whl "$WH/"
+# An sdist next to the wheels: --only-binary keeps pip from building it (its build code never runs).
+mkdir -p "$T/sdonly/skilld-sdonly-1.0"
+printf '[project]\nname = "skilld-sdonly"\nversion = "1.0"\n' >"$T/sdonly/skilld-sdonly-1.0/pyproject.toml"
+tar -C "$T/sdonly" -czf "$WH/skilld-sdonly-1.0.tar.gz" skilld-sdonly-1.0
+W=$T/wheel-greet
+cp -r "$S" "$W"
+sed -i 's/^name: pip-greet/name: wheel-greet/' "$W/SKILL.md"
+sk env build --local --resolvers pip --find-links "$WH" --json "$W"
+check "env build from a wheelhouse alone succeeds" rc_is 0
+check "pip saw only the wheelhouse, bound at /mnt/0 (--no-index: no index at all)" \
+        bash -c "grep -q 'pip install from --no-index --find-links /mnt/0' '$T/err' && grep -q 'skilld_shout-2.1-py3-none-any.whl' '$T/err'"
+check "the wheelhouse is part of the environment's id" out_has "pip-find-links $WH"
+WID=$(json 'd["id"]')
+sk run --local -q "$W" -- wheel
+check "the run imports from the environment" bash -c "grep -q 'HELLO, WHEEL!' '$T/out' && grep -q 'module: /env/python/skilld_shout' '$T/out'"
+check "the wheelhouse is left as it was" bash -c "[ \$(ls '$WH' | wc -l) = 3 ]"
+(cd "$T" && "$SKILLCTL" env build --local --resolvers pip --find-links ./wheelhouse --json "$W" >"$T/out" 2>"$T/err")
+check "a relative --find-links names the same wheelhouse" test "$(json 'd["id"]')" = "$WID"
+PIP_FIND_LINKS=$WH sk env build --local --resolvers pip --json "$W"
+check "pip's own PIP_FIND_LINKS is honoured (the build's pip --isolated does not read it)" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && [ \"\$($PYTHON -c \"import json; print(json.load(open('$T/out'))['id'])\")\" = '$WID' ]"
+printf '[global]\nfind-links =\n    %s\n[install]\nno-index = yes\n' "$WH" >"$T/pip.conf"
+PIP_CONFIG_FILE=$T/pip.conf sk env build --local --resolvers pip --json "$W"
+check "and so is a pip configuration file" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && [ \"\$($PYTHON -c \"import json; print(json.load(open('$T/out'))['id'])\")\" = '$WID' ]"
+sk env build --local --resolvers pip --find-links "$WH" --index-url "$INDEX" --json "$W"
+check "an index and a wheelhouse together are another environment" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 0 ] && [ \"\$($PYTHON -c \"import json; print(json.load(open('$T/out'))['id'])\")\" != '$WID' ]"
+
+printf 'skilld-shout==2.1\nskilld-sdonly==1.0\n' >"$W/requirements.txt"
+sk env build --local --resolvers pip --find-links "$WH" "$W"
+check "an sdist in the wheelhouse is not built: a partial build naming it" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 3 ] && grep -q 'missing: python:skilld-sdonly' '$T/out'"
+printf 'skilld-greet==1.0 --hash=sha256:%064d\n' 0 >"$W/requirements.txt"
+sk env build --local --resolvers pip --find-links "$WH" "$W"
+check "a wrong hash is refused from a wheelhouse too" bash -c "[ \"\$(cat '$T/rc')\" != 0 ] && grep -qi 'hash' '$T/err'"
+printf 'skilld-greet==1.0 --hash=sha256:%s\n' "$GOOD" >"$W/requirements.txt"
+sk env build --local --resolvers pip --find-links "$WH" "$W"
+check "the right hash is accepted" rc_is 0
+
+sk env build --local --resolvers pip --find-links "$T/nowhere" "$W"
+check "a --find-links folder that does not exist is a usage error" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 2 ] && grep -q 'find-links .*nowhere: ' '$T/err'"
+sk env build --system --find-links "$WH" "$W"
+check "the service takes its wheelhouses from its policy, not from --find-links" \
+        bash -c "[ \"\$(cat '$T/rc')\" = 2 ] && grep -q 'environments.pip-find-links' '$T/err'"
 
 finish

@@ -30,7 +30,9 @@ cd "$T" || exit 1
 export SKILLD_ENV_CACHE_DIR=$T/envs
 export T
 export -f rc_is err_has out_has
-unset PIP_INDEX_URL
+# pip's own configuration reaches embedded builds (this machine sets PIP_FIND_LINKS): none here.
+unset PIP_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
+export PIP_CONFIG_FILE=/dev/null
 
 wait_for() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 

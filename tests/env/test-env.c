@@ -1,6 +1,7 @@
-/* Tests for env/: the Debian name mapping, the spec and its id (what changes it and what does
- * not), the search paths a run gets, the tree digest, sealing and removal, bindings and the
- * lifecycle functions on a scratch cache. Nothing here builds: the test-env-*.sh scripts do, for real. */
+/* Tests for env/: PEP 440 versions and Debian's, the Debian name mapping, the spec and its id
+ * (what changes it and what does not), the search paths a run gets, the tree digest, sealing and
+ * removal, bindings and the lifecycle functions on a scratch cache. Nothing here builds: the
+ * test-env-*.sh scripts do, for real. */
 #include <sys/stat.h>
 
 #include "env-internal.h"
@@ -298,6 +299,200 @@ START_TEST(test_resolver_names) {
 }
 END_TEST
 
+/* PEP 440, checked case by case against pypa's packaging 23.0 (SpecifierSet.contains), which is
+ * what pip decides with. */
+START_TEST(test_pep440_satisfies) {
+        static const struct {
+                const char *version, *spec;
+                int expected;
+        } cases[] = {
+                { "3.4.1", ">=4", 0 },
+                { "4.0.1", ">=4", 1 },
+                { "3.4.1", ">=3,<4", 1 },
+                { "1.24.2", "==1.24.*", 1 },
+                { "1.25.0", "==1.24.*", 0 },
+                { "1.24", "==1.24.0", 1 },
+                { "1.24.0", "==1.24", 1 },
+                { "1.24.0+local.7", "==1.24.0", 1 },
+                { "1.24.0+local.7", "==1.24.0+local.7", 1 },
+                { "1.24.0+local.8", "==1.24.0+local.7", 0 },
+                { "1.24.2", "!=1.24.2", 0 },
+                { "1.24.2", "!=1.24.*", 0 },
+                { "1.23.5", "!=1.24.*", 1 },
+                { "2.2.5", "~=2.2", 1 },
+                { "3.0", "~=2.2", 0 },
+                { "2.2.5", "~=2.2.3", 1 },
+                { "2.3.0", "~=2.2.3", 0 },
+                { "2.2.2", "~=2.2.3", 0 },
+                { "1!1.0", ">=2.0", 1 },
+                { "1.0", ">=1!0.1", 0 },
+                { "3.0a1", "<3", 0 },
+                { "3.0a1", "<3.0rc1", 0 },
+                { "2.9", "<3", 1 },
+                { "3.0.post1", ">3", 0 },
+                { "3.0.post2", ">3.0.post1", 1 },
+                { "3.0+deb", ">3", 0 },
+                { "3.1", ">3", 1 },
+                { "1.0rc1", ">=0.9", 0 },
+                { "1.0rc1", ">=1.0rc1", 1 },
+                { "1.0rc1", ">=0.9,!=1.1a1", 0 },
+                { "1.0.dev0", "<1.0", 0 },
+                { "1.0.dev0", ">=1.0.dev0", 1 },
+                { "1.0a1", ">1.0.dev0", 0 },
+                { "1.0", "===1.0", 1 },
+                { "1.0.0", "===1.0", 0 },
+                { "1.0", "<=1.0", 1 },
+                { "1.0.post1", "<=1.0", 0 },
+                { "1.0", ">1.0", 0 },
+                { "9.4.0", ">=9,<11", 1 },
+                { "3.0.9", ">=3.1", 0 },
+                { "1.0a1", "==1.0a1", 1 },
+                { "1.0", "==1.0.0.0.0", 1 },
+                { "1.0", ">= 0.5 , < 2", 1 },
+                { "2.0", " ", 1 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                ck_assert_msg(env_pep440_satisfies(cases[i].version, cases[i].spec) == cases[i].expected,
+                              "%s against '%s': expected %d", cases[i].version, cases[i].spec, cases[i].expected);
+
+        /* What does not parse is an error, never a match. */
+        ck_assert_int_eq(env_pep440_satisfies("3.4.1", ">=four"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("3.4.1", "=>4"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("3.4.1", "~=4"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("3.4.1", ">=4.*"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("3.4.1", ">=4+local"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("not a version", ">=1"), -EINVAL);
+        ck_assert_int_eq(env_pep440_satisfies("1.0", ">=1,"), 1); /* an empty clause is skipped */
+}
+END_TEST
+
+START_TEST(test_pep440_order) {
+        /* packaging's sorted() of these, in order. */
+        static const char *const order[] = {
+                "1.0.dev0", "1.0a1", "1.0a1.post1.dev2", "1.0b2", "1.0rc1", "1.0", "1.0+abc", "1.0+abc.5",
+                "1.0+5", "1.0.post1.dev1", "1.0.post1", "1.1.dev1", "1!0.1",
+        };
+        int c;
+
+        for (size_t i = 0; i + 1 < ELEMENTSOF(order); i++) {
+                ck_assert_int_eq(env_pep440_compare(order[i], order[i + 1], &c), 0);
+                ck_assert_msg(c < 0, "%s < %s", order[i], order[i + 1]);
+                ck_assert_int_eq(env_pep440_compare(order[i + 1], order[i], &c), 0);
+                ck_assert_int_gt(c, 0);
+        }
+        /* Normalization: spellings pip treats as one version. */
+        ck_assert_int_eq(env_pep440_compare("1.0-ALPHA.1", "1.0a1", &c), 0);
+        ck_assert_int_eq(c, 0);
+        ck_assert_int_eq(env_pep440_compare("v1.0-1", "1.0.post1", &c), 0);
+        ck_assert_int_eq(c, 0);
+        ck_assert_int_eq(env_pep440_compare("1.0_preview_2", "1.0rc2", &c), 0);
+        ck_assert_int_eq(c, 0);
+        ck_assert_int_eq(env_pep440_compare("1.0.rev3", "1.0.post3", &c), 0);
+        ck_assert_int_eq(c, 0);
+        ck_assert_int_eq(env_pep440_compare("1.0dev", "1.0.dev0", &c), 0);
+        ck_assert_int_eq(c, 0);
+        ck_assert_int_eq(env_pep440_compare("1.0", "1.0.x", &c), -EINVAL);
+        ck_assert_int_eq(env_pep440_compare("99999999999999999999999", "1", &c), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_debian_upstream_version) {
+        static const char *const cases[][2] = {
+                { "3.4.1-1+deb12u1", "3.4.1" },         /* Debian 12's python3-pypdf */
+                { "1:1.24.2-1+deb12u1", "1.24.2" },     /* python3-numpy: an epoch */
+                { "9.4.0-1.1+deb12u1", "9.4.0" },       /* python3-pil: a non-maintainer upload */
+                { "1.26.4+ds-6", "1.26.4" },
+                { "2.0.3+dfsg1-2", "2.0.3" },
+                { "0.9.1.dfsg-2", "0.9.1" },
+                { "2.0+really1.9-1", "1.9" },
+                { "3.0~rc1-1", "3.0rc1" },
+                { "3.0~b2-1", "3.0b2" },
+                { "3.0~git20240101.abcdef-1", "3.0.dev0" },
+                { "1.2.3", "1.2.3" },                   /* a native package: no revision */
+                { "4.9.2-1~bpo12+1", "4.9.2" },         /* a backport */
+        };
+        char *v = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ck_assert_int_eq(env_debian_upstream_version(cases[i][0], &v), 0);
+                ck_assert_str_eq(v, cases[i][1]);
+                free(v);
+                v = NULL;
+        }
+        ck_assert_int_eq(env_debian_upstream_version("20230101-1", &v), 0); /* a date is a version */
+        ck_assert_str_eq(v, "20230101");
+        free(v);
+        v = NULL;
+        ck_assert_int_eq(env_debian_upstream_version("abc-1", &v), -EINVAL);
+        ck_assert_ptr_null(v);
+
+        /* The case of the issue: Debian 12's pypdf does not satisfy pypdf>=4. */
+        ck_assert_int_eq(env_debian_upstream_version("3.4.1-1+deb12u1", &v), 0);
+        ck_assert_int_eq(env_pep440_satisfies(v, ">=4"), 0);
+        ck_assert_int_eq(env_pep440_satisfies(v, ">=3,<4"), 1);
+        free(v);
+        v = NULL;
+}
+END_TEST
+
+/* pip's configuration as pip install reads it: files in order (each later one wins), [install]
+ * over [global], the environment over both, PIP_CONFIG_FILE=/dev/null for no files. */
+START_TEST(test_pip_config) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_(env_pip_config_done) EnvPipConfig a = {}, b = {}, c = {};
+        _cleanup_free_ char *xdg = NULL, *conf = NULL;
+
+        ck_assert_int_eq(mkdirat(t.fd, "xdg", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, "xdg/pip", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, ".config", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.fd, ".config/pip", 0755), 0);
+        test_write_file(t.fd, "xdg/pip/pip.conf",
+                        "[global]\nindex-url = http://127.0.0.1:1/a/\nfind_links = /x\n", 0644);
+        test_write_file(t.fd, ".config/pip/pip.conf",
+                        "# the user's\n[install]\nfind-links =\n    /y\n    /z\n[download]\nfind-links = /no\n", 0644);
+        test_write_file(t.fd, "explicit.conf", "[global]\nindex-url: http://127.0.0.1:2/b/\n", 0644);
+        xdg = strdup_printf("%s/xdg", t.path);
+        conf = strdup_printf("%s/explicit.conf", t.path);
+        ck_assert_int_eq(setenv("XDG_CONFIG_DIRS", xdg, 1), 0);
+        ck_assert_int_eq(setenv("HOME", t.path, 1), 0);
+        ck_assert_int_eq(setenv("PIP_CONFIG_FILE", conf, 1), 0);
+        ck_assert_int_eq(unsetenv("XDG_CONFIG_HOME"), 0);
+        ck_assert_int_eq(unsetenv("PIP_INDEX_URL"), 0);
+        ck_assert_int_eq(unsetenv("PIP_FIND_LINKS"), 0);
+        ck_assert_int_eq(unsetenv("PIP_NO_INDEX"), 0);
+
+        ck_assert_int_eq(env_pip_config(&a), 0);
+        ck_assert_str_eq(a.index_url, "http://127.0.0.1:2/b/");
+        ck_assert_uint_eq(strv_length(a.find_links), 2);
+        ck_assert_str_eq(a.find_links[0], "/y");
+        ck_assert_str_eq(a.find_links[1], "/z");
+        ck_assert(!a.no_index);
+
+        ck_assert_int_eq(setenv("PIP_FIND_LINKS", "/e1 /e2", 1), 0);
+        ck_assert_int_eq(setenv("PIP_NO_INDEX", "yes", 1), 0);
+        ck_assert_int_eq(env_pip_config(&b), 0);
+        ck_assert_ptr_null(b.index_url);
+        ck_assert(b.no_index);
+        ck_assert_uint_eq(strv_length(b.find_links), 2);
+        ck_assert_str_eq(b.find_links[0], "/e1");
+
+        ck_assert_int_eq(setenv("PIP_CONFIG_FILE", "/dev/null", 1), 0);
+        ck_assert_int_eq(unsetenv("PIP_FIND_LINKS"), 0);
+        ck_assert_int_eq(unsetenv("PIP_NO_INDEX"), 0);
+        ck_assert_int_eq(env_pip_config(&c), 0);
+        ck_assert_ptr_null(c.index_url);
+        ck_assert_ptr_null(c.find_links);
+
+        ck_assert(env_find_links_is_valid("/srv/wheels"));
+        ck_assert(env_find_links_is_valid("http://127.0.0.1:8/w/"));
+        ck_assert(!env_find_links_is_valid("wheels"));
+        ck_assert(!env_find_links_is_valid("/srv/w --index-url http://x/"));
+        ck_assert(!env_find_links_is_valid("/srv/w\n--index-url=http://x/"));
+        ck_assert(!env_find_links_is_valid("ftp://x/"));
+}
+END_TEST
+
 static Suite *env_suite(void) {
         Suite *s = suite_create("env");
         TCase *tc = tcase_create("env");
@@ -311,6 +506,10 @@ static Suite *env_suite(void) {
         tcase_add_test(tc, test_tree_digest_seal_remove);
         tcase_add_test(tc, test_cache_lifecycle);
         tcase_add_test(tc, test_resolver_names);
+        tcase_add_test(tc, test_pep440_satisfies);
+        tcase_add_test(tc, test_pep440_order);
+        tcase_add_test(tc, test_debian_upstream_version);
+        tcase_add_test(tc, test_pip_config);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -108,6 +108,9 @@ static void assert_policy_equal(const Policy *a, const Policy *b) {
         for (size_t i = 0; i < strv_length(a->env_resolvers); i++)
                 ck_assert_str_eq(a->env_resolvers[i], b->env_resolvers[i]);
         ck_assert_str_eq(strempty(a->env_pip_index_url), strempty(b->env_pip_index_url));
+        ck_assert_uint_eq(strv_length(a->env_pip_find_links), strv_length(b->env_pip_find_links));
+        for (size_t i = 0; i < strv_length(a->env_pip_find_links); i++)
+                ck_assert_str_eq(a->env_pip_find_links[i], b->env_pip_find_links[i]);
         ck_assert_uint_eq(a->env_max_count, b->env_max_count);
         ck_assert_uint_eq(a->env_max_bytes, b->env_max_bytes);
 }
@@ -166,6 +169,7 @@ static const char every_key[] =
         "environments:\n"
         "  resolvers: [pip, debian]\n"
         "  pip-index-url: http://127.0.0.1:8080/simple/\n"
+        "  pip-find-links: [/srv/wheels, http://127.0.0.1:8081/wheels/]\n"
         "  max-count: 3\n"
         "  max-size: infinity\n";
 
@@ -216,6 +220,9 @@ START_TEST(test_every_key) {
         ck_assert_uint_eq(strv_length(p->env_resolvers), 2);
         ck_assert_str_eq(p->env_resolvers[0], "pip");
         ck_assert_str_eq(p->env_pip_index_url, "http://127.0.0.1:8080/simple/");
+        ck_assert_uint_eq(strv_length(p->env_pip_find_links), 2);
+        ck_assert_str_eq(p->env_pip_find_links[0], "/srv/wheels");
+        ck_assert_str_eq(p->env_pip_find_links[1], "http://127.0.0.1:8081/wheels/");
         ck_assert_uint_eq(p->env_max_count, 3);
         ck_assert_uint_eq(p->env_max_bytes, POLICY_INFINITY);
         {
@@ -334,6 +341,14 @@ START_TEST(test_value_errors) {
         check_one("environments:\n  pip-index-url: file:///srv/wheels\n",
                   "policy.yaml:2: environments.pip-index-url: not an http:// or https:// URL (or none): "
                   "'file:///srv/wheels'");
+        check_one("environments:\n  pip-find-links: [wheels]\n",
+                  "policy.yaml:2: environments.pip-find-links: not an absolute path of a wheelhouse or an "
+                  "http:// or https:// URL: 'wheels'");
+        check_one("environments:\n  pip-find-links: [\"/srv/w --index-url=http://x/\"]\n",
+                  "policy.yaml:2: environments.pip-find-links: not an absolute path of a wheelhouse or an "
+                  "http:// or https:// URL: '/srv/w --index-url=http://x/'");
+        check_one("environments:\n  pip-find-links: [/srv/w, /srv/w]\n",
+                  "policy.yaml:2: environments.pip-find-links: '/srv/w' is listed twice");
         /* A name with an escape sequence is shown escaped, never raw. */
         check_one("limits:\n  memory: {max: \"\\e[31m\"}\n",
                   "policy.yaml:2: limits.memory.max: value is too long or holds control characters");
