@@ -225,7 +225,7 @@ int policy_new_default(Policy **ret) {
                 return -ENOMEM;
         p->env_max_count = 32;
         p->env_max_bytes = 8ULL << 30;
-        p->env_max_builds_per_user = 1;
+        p->env_max_builds_per_user = 2;
         p->env_max_builds = 4;
         p->session_ttl_default_usec = USEC_PER_DAY;
         p->session_ttl_max_usec = 30 * USEC_PER_DAY;
