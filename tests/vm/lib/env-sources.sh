@@ -47,10 +47,10 @@ vm_env_sources_fetch() {
 vm_stage_env_sources() {
     local dir="$1/tests/vm/env-sources"
 
-    command -v dpkg-scanpackages >/dev/null && command -v npm >/dev/null && command -v apt-get >/dev/null || {
+    if ! command -v dpkg-scanpackages >/dev/null || ! command -v npm >/dev/null || ! command -v apt-get >/dev/null; then
         vm_log "env sources: not staged (the host lacks dpkg-scanpackages, npm or apt-get)"
         return 0
-    }
+    fi
     if ! vm_env_sources_fetch "$dir"; then
         rm -rf "$dir.tmp"
         vm_log "env sources: not staged (fetching failed: $(tail -n 3 "$VM_WORK/env-sources.log" | tr '\n' ' '))"

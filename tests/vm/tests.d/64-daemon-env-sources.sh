@@ -22,7 +22,8 @@ daemon_policy $'service:\n  idle-timeout: 120s\nenvironments:\n  resolvers: [deb
 work=$PWD
 chmod 0755 "$work"
 aptlist=/etc/apt/sources.list.d/skilld-vm-local.list
-trap 'rm -f "$aptlist" /usr/local/etc/npmrc; [[ -n ${server:-} ]] && kill "$server" 2>/dev/null; true' EXIT
+npmrc=
+trap 'rm -f "$aptlist" ${npmrc:+"$npmrc"}; [[ -n ${server:-} ]] && kill "$server" 2>/dev/null; true' EXIT
 
 # ---- npm, as an admin installs it from its release tarball ----------------------------------------
 if ! command -v npm >/dev/null; then
@@ -76,9 +77,11 @@ apt-get -q update -o Dir::Etc::sourcelist="$aptlist" -o Dir::Etc::sourceparts=- 
     -o APT::Get::List-Cleanup=0 >"$work/apt-update.log" 2>&1 || fail "apt-get update: $(cat "$work/apt-update.log")"
 apt-cache policy python3-tabulate python3-markupsafe | grep -q "Candidate: [0-9]" ||
     fail "apt does not see the local repository: $(apt-cache policy python3-tabulate python3-markupsafe)"
-# npm: the registry in npm's global configuration, which the service reads (npm config get).
-mkdir -p /usr/local/etc
-echo "registry=$base/npm/" >/usr/local/etc/npmrc
+# npm: the registry in npm's global configuration (where this npm reads it: /etc/npmrc for one
+# whose node is /usr/bin/node), which the service reads (npm config get registry).
+npmrc=$(npm config get globalconfig)
+mkdir -p "$(dirname "$npmrc")"
+echo "registry=$base/npm/" >"$npmrc"
 assert_eq "$base/npm/" "$(npm config get registry)" "npm's registry"
 
 # as USER COMMAND...: stdout, stderr and status kept.
