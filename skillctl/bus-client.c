@@ -275,7 +275,8 @@ static const struct {
         { SKILLD_ERROR_SKILL_EXISTS,          "a skill of that name is installed already "
                                               "(--replace replaces it)",                      false },
         { SKILLD_ERROR_LIMIT_EXCEEDED,        "a limit is above the policy's maximum",        true },
-        { SKILLD_ERROR_QUOTA_EXCEEDED,        "too many runs queued",                         true },
+        /* Runs queued, sessions, builds going: the message names the cap. */
+        { SKILLD_ERROR_QUOTA_EXCEEDED,        "a cap of the policy is reached",               true },
         { SKILLD_ERROR_NO_SPACE,              "the service's results store is full",          true },
         { SKILLD_ERROR_NETWORK_NOT_ALLOWED,   "the policy does not allow this skill network", true },
         { SKILLD_ERROR_RUN_ACTIVE,            "the run is still queued or running "

@@ -4,10 +4,13 @@ io.skilld.Skilld1(5)), or embedded through skillctl where no service answers.
     from skilld_client import Client
     result = Client().run("path/to/skill", input={"x": 1}, timeout=30)
     print(result.status, result.output)
+
+    build = Client().build_environment("path/to/skill")   # its requirements.txt, package.json...
+    print(build.id, build.missing)
 """
 from ._asyncio import AsyncClient
 from ._blocking import Client
-from ._common import Result, ServiceUnavailable, SkilldError
+from ._common import EnvironmentBuild, Result, ServiceUnavailable, SkilldError
 
-__all__ = ['Client', 'AsyncClient', 'Result', 'SkilldError', 'ServiceUnavailable']
+__all__ = ['Client', 'AsyncClient', 'Result', 'EnvironmentBuild', 'SkilldError', 'ServiceUnavailable']
 __version__ = '0.1.0'

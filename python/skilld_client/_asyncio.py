@@ -212,6 +212,86 @@ class AsyncClient:
             if await self._state(bus, path) in c.FINAL_STATES:
                 return
 
+    async def build_environment(self, skill: str, *, resolvers: Optional[List[str]] = None,
+                                index_url: Optional[str] = None, rebuild: bool = False,
+                                log=None) -> c.EnvironmentBuild:
+        """See Client.build_environment(). Cancelling the task stops waiting; a build the service
+        has started goes on (its result lands in the shared cache)."""
+        resolvers = c.check_resolvers(resolvers)
+        if self.mode != 'local':
+            try:
+                return await self._build_service(skill, resolvers, index_url, rebuild, log)
+            except c.ServiceUnavailable:
+                if self.mode == 'service':
+                    raise
+                await self.close()
+        return await self._build_embedded(skill, resolvers, index_url, rebuild, log)
+
+    async def _build_service(self, skill, resolvers, index_url, rebuild, log):
+        bus = await self._connection()
+        loop = asyncio.get_running_loop()
+        sink = c.output_sink(log)
+        to_close, reader, pump = [], None, None
+        try:
+            skill_fd = await loop.run_in_executor(None, c.open_skill_archive, skill)
+            to_close.append(skill_fd)
+            log_fd = None
+            if sink:
+                reader, log_fd = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+                to_close.append(log_fd)
+            call = asyncio.ensure_future(bus.call(c.build_message(
+                skill_fd, c.build_options(resolvers, index_url, rebuild, log_fd))))
+            # Sent: the service has its copies, ours would keep the log pipe open past the build.
+            await asyncio.sleep(0)
+            for fd in to_close:
+                os.close(fd)
+            to_close = []
+            if reader is not None:
+                pump = asyncio.ensure_future(_pump(loop, reader, sink))
+                reader = None
+            body = await call
+            if pump:
+                await asyncio.wait([pump], timeout=OUTPUT_GRACE)
+            return c.build_from_reply(body)
+        except (ConnectionError, BrokenPipeError) as e:
+            await self.close()
+            raise c.ServiceUnavailable('The connection to the bus broke: %s' % e) from None
+        finally:
+            for fd in to_close:
+                os.close(fd)
+            if reader is not None:
+                os.close(reader)
+            if pump:
+                pump.cancel()
+
+    async def _build_embedded(self, skill, resolvers, index_url, rebuild, log):
+        prog = c.find_skillctl(self.skillctl)
+        sink = c.output_sink(log)
+        cmd = c.embedded_build_command(prog, skill, resolvers, index_url, rebuild)
+        p = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.DEVNULL,
+                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        err = []
+
+        async def copy():
+            while True:
+                b = await p.stderr.read(65536)
+                if not b:
+                    return
+                err.append(b)
+                if sink:
+                    try:
+                        sink(b)
+                    except Exception:
+                        pass
+        try:
+            out, _ = await asyncio.gather(p.stdout.read(), copy())
+            await p.wait()
+        except asyncio.CancelledError:
+            p.terminate()
+            await p.wait()
+            raise
+        return c.embedded_build_result(out, b''.join(err))
+
     async def read_artifact(self, result: c.Result, path: str) -> bytes:
         if result.via == 'embedded':
             with open(os.path.join(result.output_dir, 'files', path), 'rb') as f:

@@ -197,6 +197,84 @@ class Client:
             if self._state(path) in c.FINAL_STATES:
                 return
 
+    def build_environment(self, skill: str, *, resolvers: Optional[List[str]] = None,
+                          index_url: Optional[str] = None, rebuild: bool = False,
+                          log=None) -> c.EnvironmentBuild:
+        """Builds the environment of third-party packages skill (a folder or a .skill file) needs:
+        through the service (BuildEnvironment, polkit's io.skilld.build-environment) into the cache
+        every run through the service uses, else embedded (skillctl env build --local) into the
+        caller's own. Returns when the build is done, which may take minutes; log (a callable or
+        binary file) gets the build's log as it comes. A build that lacks some packages keeps the
+        rest (EnvironmentBuild.missing names them); SkilldError when nothing could be built, its
+        name the D-Bus error (e.g. io.skilld.Skilld1.Error.QuotaExceeded while the policy's cap on
+        builds going at once is reached)."""
+        resolvers = c.check_resolvers(resolvers)
+        if self.mode != 'local':
+            try:
+                return self._build_service(skill, resolvers, index_url, rebuild, log)
+            except c.ServiceUnavailable:
+                if self.mode == 'service':
+                    raise
+                self.close()
+        return self._build_embedded(skill, resolvers, index_url, rebuild, log)
+
+    def _build_service(self, skill, resolvers, index_url, rebuild, log):
+        conn = self._connection()
+        sink = c.output_sink(log)
+        to_close, pump = [], None
+        try:
+            skill_fd = c.open_skill_archive(skill)
+            to_close.append(skill_fd)
+            log_fd = None
+            if sink:
+                r, log_fd = os.pipe2(os.O_CLOEXEC)
+                to_close.append(log_fd)
+                pump = _Pump(r, sink)
+            msg = c.build_message(skill_fd, c.build_options(resolvers, index_url, rebuild, log_fd))
+            serial = next(conn.outgoing_serial)
+            conn.send(msg, serial=serial)
+            # The service has its copies: ours would keep the log pipe open past the build.
+            for fd in to_close:
+                os.close(fd)
+            to_close = []
+            if pump:
+                pump.start()
+            reply = _recv_reply(conn, serial)
+            if pump:
+                pump.finish(OUTPUT_GRACE)
+                pump = None
+            return c.build_from_reply(check_reply(reply))
+        except (ConnectionError, BrokenPipeError) as e:
+            self.close()
+            raise c.ServiceUnavailable('The connection to the bus broke: %s' % e) from None
+        finally:
+            for fd in to_close:
+                os.close(fd)
+            if pump is not None:
+                if pump.is_alive():
+                    pump.finish(0)
+                elif pump.ident is None:
+                    os.close(pump.fd)
+
+    def _build_embedded(self, skill, resolvers, index_url, rebuild, log):
+        prog = c.find_skillctl(self.skillctl)
+        sink = c.output_sink(log)
+        cmd = c.embedded_build_command(prog, skill, resolvers, index_url, rebuild)
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = []
+
+        def keep(b):
+            err.append(b)
+            if sink:
+                sink(b)
+        pump = _Pump(os.dup(p.stderr.fileno()), keep)
+        p.stderr.close()
+        pump.start()
+        out = p.stdout.read()
+        p.wait()
+        pump.finish(OUTPUT_GRACE)
+        return c.embedded_build_result(out, b''.join(err))
+
     def read_artifact(self, result: c.Result, path: str) -> bytes:
         """The content of an artifact (a path of result.artifacts)."""
         if result.via == 'embedded':
@@ -218,6 +296,15 @@ class Client:
                                      timeout, env, network, out)
             p = subprocess.run(cmd, input=input_json.encode(), capture_output=True)
         return embedded_result(p.stdout, p.stderr, out, self.parse_float, stdout, stderr)
+
+
+def _recv_reply(conn, serial):
+    """The reply to our call of that serial, with no timeout (a build takes minutes; the bus
+    gives up on its own if the service goes away), whatever else arrives meanwhile."""
+    while True:
+        msg = conn.receive()
+        if msg.header.fields.get(HeaderFields.reply_serial) == serial:
+            return msg
 
 
 def embedded_result(out: bytes, err: bytes, output_dir: str, parse_float, stdout, stderr) -> c.Result:

@@ -362,3 +362,96 @@ def stage_files(files: Optional[Dict[str, Any]], tmp: str) -> Dict[str, str]:
         else:
             paths[name] = os.fspath(what)
     return paths
+
+
+# ---- environments (BuildEnvironment) ----
+
+RESOLVERS = ('debian', 'pip', 'npm')
+
+
+@dataclass
+class EnvironmentBuild:
+    """What a build of a skill's environment gave: its id (64 hexadecimal digits; '' when the skill
+    needs no environment), whether it existed already (nothing was built), and what no source
+    provided ("python:NAME", "system:NAME", "npm:NAME"; the rest of the environment is built)."""
+    id: str
+    cached: bool
+    missing: List[str]
+    via: str                            # "service" or "embedded"
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+def check_resolvers(resolvers) -> Optional[List[str]]:
+    if resolvers is None:
+        return None
+    if isinstance(resolvers, str):
+        raise TypeError('resolvers is a list of names, such as ["debian", "pip"]')
+    out = [str(r) for r in resolvers]
+    for r in out:
+        if r not in RESOLVERS:
+            raise SkilldError('Unknown resolver %r; known are %s' % (r, ', '.join(RESOLVERS)))
+    return out
+
+
+def build_options(resolvers: Optional[List[str]], index_url: Optional[str], rebuild: bool,
+                  log_fd: Optional[int]) -> Dict[str, tuple]:
+    """BuildEnvironment()'s a{sv} options (io.skilld.Skilld1(5))."""
+    opts = {}
+    if resolvers is not None:
+        opts['resolvers'] = ('as', list(resolvers))
+    if index_url:
+        opts['index-url'] = ('s', index_url)
+    if rebuild:
+        opts['rebuild'] = ('b', True)
+    if log_fd is not None:
+        opts['log'] = ('h', log_fd)
+    return opts
+
+
+def open_skill_archive(skill: str) -> int:
+    """The fd BuildEnvironment() takes: a folder packed as for Run(), or a .skill file. It takes
+    no installed skill's name (an installed skill's environment is built when it is installed)."""
+    fd, name = open_skill(skill)
+    if fd is None:
+        raise SkilldError('%s: no such skill folder or file (an environment is built from a skill folder or a '
+                          '.skill file)' % name)
+    return fd
+
+
+def build_message(skill_fd: int, options: Dict[str, tuple]):
+    return new_method_call(MANAGER, 'BuildEnvironment', 'ha{sv}', (skill_fd, options))
+
+
+def build_from_reply(body) -> EnvironmentBuild:
+    env_id, cached, missing = body
+    return EnvironmentBuild(id=env_id, cached=bool(cached), missing=list(missing), via='service')
+
+
+def embedded_build_command(skillctl: str, skill: str, resolvers: Optional[List[str]], index_url: Optional[str],
+                           rebuild: bool) -> List[str]:
+    """skillctl env build --local --json: the embedded build, into the caller's own cache."""
+    cmd = [skillctl, 'env', 'build', '--local', '--json']
+    if resolvers is not None:
+        cmd += ['--resolvers', ','.join(resolvers)]
+    if index_url:
+        cmd += ['--index-url', index_url]
+    if rebuild:
+        cmd += ['--rebuild']
+    return cmd + ['--', skill]
+
+
+def embedded_build_result(out: bytes, err: bytes) -> EnvironmentBuild:
+    """skillctl env build --json prints its document on success (exit 0) and on a partial build
+    (exit 3); anything else failed, and its stderr says why."""
+    text = out.decode('utf-8', 'replace').strip()
+    try:
+        doc = json.loads(text) if text.startswith('{') else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or 'id' not in doc:
+        raise SkilldError(err.decode('utf-8', 'replace').strip() or 'skillctl env build failed')
+    return EnvironmentBuild(id=doc.get('id') or '', cached=bool(doc.get('cached')),
+                            missing=list(doc.get('missing') or []), via='embedded')

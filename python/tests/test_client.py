@@ -13,6 +13,7 @@ import subprocess
 import time
 
 import pytest
+from jeepney import HeaderFields
 
 from skilld_client import AsyncClient, Client, ServiceUnavailable, SkilldError
 from skilld_client import _common
@@ -115,6 +116,29 @@ def test_bad_input_is_refused_before_anything():
         Client(mode='local').run(example('shell-report'), input='{nope')
 
 
+def test_build_options():
+    """BuildEnvironment's a{sv}, as io.skilld.Skilld1(5) has it; bad arguments refused here."""
+    assert _common.build_options(None, None, False, None) == {}
+    assert _common.build_options(['debian', 'npm'], 'http://127.0.0.1:1/simple/', True, 9) == {
+        'resolvers': ('as', ['debian', 'npm']), 'index-url': ('s', 'http://127.0.0.1:1/simple/'),
+        'rebuild': ('b', True), 'log': ('h', 9)}
+    assert _common.check_resolvers(('pip',)) == ['pip']
+    with pytest.raises(SkilldError, match="Unknown resolver 'conda'"):
+        Client(mode='service', bus=NO_BUS).build_environment(example('shell-report'), resolvers=['conda'])
+    with pytest.raises(TypeError):
+        _common.check_resolvers('pip')
+    with pytest.raises(SkilldError, match='no-such-skill: no such skill folder or file'):
+        _common.open_skill_archive('no-such-skill')
+    msg = _common.build_message(0, {})
+    assert msg.header.fields[HeaderFields.member] == 'BuildEnvironment'
+    assert msg.header.fields[HeaderFields.signature] == 'ha{sv}'
+
+
+def test_build_service_mode_without_a_bus():
+    with pytest.raises(ServiceUnavailable):
+        Client(mode='service', bus=NO_BUS).build_environment(example('shell-report'))
+
+
 def test_service_mode_without_a_bus():
     with pytest.raises(ServiceUnavailable):
         Client(mode='service', bus=NO_BUS).run(example('shell-report'))
@@ -176,7 +200,8 @@ def service(tmp_path_factory):
     (tmp / 'policy.yaml').write_text('service:\n  idle-timeout: 60s\n')
     daemon = subprocess.Popen([os.path.join(BUILD, 'skilld', 'skilld'), '--bus-address=' + address,
                                '--state-dir=%s/state' % tmp, '--runtime-dir=%s/run' % tmp,
-                               '--policy=%s/policy.yaml' % tmp, '--no-idle-exit'])
+                               '--policy=%s/policy.yaml' % tmp, '--no-idle-exit'],
+                              env=dict(os.environ, SKILLD_ENV_CACHE_DIR='%s/envs' % tmp))
     deadline = time.monotonic() + 20
     while subprocess.run(['busctl', '--address=' + address, 'status', _common.BUS_NAME],
                          capture_output=True).returncode != 0:
@@ -246,6 +271,126 @@ def test_service_asyncio(service, exact_skill):
                 break
             time.sleep(0.1)
     assert 'canceled' in statuses, statuses
+
+
+@pytest.fixture(scope='module')
+def pip_index(tmp_path_factory):
+    """A PEP 503 index on 127.0.0.1 with one pure-Python wheel, written here with zipfile (there
+    is no Python package index to fetch one from)."""
+    import base64
+    import functools
+    import hashlib
+    import http.server
+    import threading
+    import zipfile
+    if subprocess.run(['/usr/bin/python3', '-m', 'pip', '--version'], capture_output=True).returncode != 0:
+        pytest.skip('no pip for /usr/bin/python3 (python3-pip)')
+    root = tmp_path_factory.mktemp('index')
+    (root / 'simple' / 'skilld-pyshout').mkdir(parents=True)
+    files = {
+        'skilld_pyshout/__init__.py': 'def shout(s):\n    return s.upper()\n',
+        'skilld_pyshout-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: skilld-pyshout\nVersion: 1.0\n',
+        'skilld_pyshout-1.0.dist-info/WHEEL': 'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n'
+                                              'Tag: py3-none-any\n',
+    }
+    record = []
+    with zipfile.ZipFile(root / 'simple' / 'skilld-pyshout' / 'skilld_pyshout-1.0-py3-none-any.whl', 'w') as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()
+            record.append('%s,sha256=%s,%d' % (name, digest, len(text)))
+        record.append('skilld_pyshout-1.0.dist-info/RECORD,,')
+        z.writestr('skilld_pyshout-1.0.dist-info/RECORD', '\n'.join(record) + '\n')
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield 'http://127.0.0.1:%d/simple/' % server.server_address[1]
+    server.shutdown()
+
+
+@pytest.fixture
+def needy_skill(tmp_path):
+    """A skill needing a Python distribution the index has and one no source provides."""
+    d = tmp_path / 'needy'
+    (d / 'scripts').mkdir(parents=True)
+    (d / 'SKILL.md').write_text('---\nname: needy\ndescription: Needs a package nobody has.\n---\n')
+    (d / 'requirements.txt').write_text('skilld-pyshout==1.0\nskilld-test-no-such-dist==1.0\n')
+    (d / 'scripts' / 'main.py').write_text('import skilld_pyshout, skilld_test_no_such_dist\n')
+    return str(d)
+
+
+def test_service_build_environment(service, pip_index, exact_skill, needy_skill):
+    """BuildEnvironment through the real skilld: a skill needing nothing, one needing what no
+    source has (a partial build, named, the log streamed), and the service's own refusals."""
+    with Client(mode='service', bus=service) as c:
+        b = c.build_environment(exact_skill)
+        assert (b.via, b.id, b.cached, b.missing) == ('service', '', False, [])
+
+        log = []
+        b = c.build_environment(needy_skill, resolvers=['pip'], index_url=pip_index, log=log.append)
+        assert b.via == 'service' and len(b.id) == 64 and not b.complete
+        assert b.missing == ['python:skilld-test-no-such-dist']
+        assert b'skilld-test-no-such-dist' in b''.join(log)
+        again = c.build_environment(needy_skill, resolvers=['pip'], index_url=pip_index)
+        assert again.id == b.id and again.cached
+
+        nothing = os.path.join(os.path.dirname(needy_skill), 'nothing')
+        shutil.copytree(needy_skill, nothing)
+        with open(os.path.join(nothing, 'requirements.txt'), 'w') as f:
+            f.write('skilld-test-no-such-dist==1.0\n')
+        with open(os.path.join(nothing, 'scripts', 'main.py'), 'w') as f:
+            f.write('import skilld_test_no_such_dist\n')
+        with pytest.raises(SkilldError) as e:
+            c.build_environment(nothing, resolvers=['pip'], index_url=pip_index)
+        assert e.value.name == 'io.skilld.Skilld1.Error.EnvironmentBuildFailed'
+        assert 'No source provided' in str(e.value)
+        with pytest.raises(SkilldError) as e:
+            c.build_environment(needy_skill, index_url='ftp://127.0.0.1/simple/')
+        assert e.value.name == 'org.freedesktop.DBus.Error.InvalidArgs'
+        assert 'index-url' in str(e.value)
+        bad = os.path.join(os.path.dirname(needy_skill), 'bad.skill')
+        with open(bad, 'wb') as f:
+            f.write(b'not a zip')
+        with pytest.raises(SkilldError) as e:
+            c.build_environment(bad)
+        assert e.value.name == 'io.skilld.Skilld1.Error.InvalidSkill'
+
+
+def test_service_build_environment_asyncio(service, pip_index, needy_skill):
+    async def main():
+        async with AsyncClient(mode='service', bus=service) as a:
+            log = []
+            b = await a.build_environment(needy_skill, resolvers=['pip'], index_url=pip_index, rebuild=True,
+                                          log=log.append)
+            return b, b''.join(log)
+    b, log = asyncio.run(main())
+    assert b.via == 'service' and len(b.id) == 64 and not b.cached
+    assert b.missing == ['python:skilld-test-no-such-dist']
+    assert b'skilld-test-no-such-dist' in log
+
+
+@needs_root
+def test_embedded_build_environment(pip_index, needy_skill, tmp_path, monkeypatch):
+    """The fallback where no service answers: skillctl env build --local, into the caller's cache."""
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    log = []
+    b = Client(bus=NO_BUS, skillctl=SKILLCTL).build_environment(needy_skill, resolvers=['pip'], index_url=pip_index,
+                                                              log=log.append)
+    assert b.via == 'embedded' and len(b.id) == 64
+    assert b.missing == ['python:skilld-test-no-such-dist']
+    assert os.path.isdir(tmp_path / 'cache' / 'skilld' / 'envs' / b.id)
+    assert b'skilld-test-no-such-dist' in b''.join(log)
+
+    async def twin():
+        return await AsyncClient(mode='local', skillctl=SKILLCTL).build_environment(needy_skill, resolvers=['pip'],
+                                                                                   index_url=pip_index)
+    again = asyncio.run(twin())
+    assert (again.via, again.id, again.cached) == ('embedded', b.id, True)
+    with pytest.raises(SkilldError, match='no-such'):
+        Client(mode='local', skillctl=SKILLCTL).build_environment(str(tmp_path / 'no-such'))
 
 
 def test_pip_installs_offline(tmp_path):

@@ -46,7 +46,8 @@ typedef struct BuildOptions {
 } BuildOptions;
 
 typedef struct Build {
-        Manager *manager;
+        Manager *manager;               /* set once the build is going and in manager->builds */
+        struct Build *next;
         sd_bus_message *call;           /* answered when the build process is reaped */
         uid_t caller;
         char *skill_name;
@@ -68,8 +69,14 @@ static Build *build_free(Build *b) {
         }
         if (b->dir)
                 (void) rm_rf_at(AT_FDCWD, b->dir);
-        if (b->manager)
+        if (b->manager) {
                 b->manager->n_builds--;
+                for (Build **i = &b->manager->builds; *i; i = &(*i)->next)
+                        if (*i == b) {
+                                *i = b->next;
+                                break;
+                        }
+        }
         sd_bus_message_unref(b->call);
         safe_close(b->result_fd);
         safe_close(b->uid_lock_fd);
@@ -409,6 +416,41 @@ static int on_build_exit(sd_event_source *s, const siginfo_t *si, void *userdata
 
 /* ---- The call ---- */
 
+static size_t builds_count(const Manager *m, uid_t caller) {
+        size_t n = 0;
+
+        for (const Build *b = m->builds; b; b = b->next)
+                if (caller == UID_INVALID || b->caller == caller)
+                        n++;
+        return n;
+}
+
+/* The policy's caps on builds going at once (environments.builds.*): each holds a uid of the
+ * runs' range, a scope, network and minutes of CPU, so one caller (an admin whose
+ * auth_admin_keep is fresh, or a script a rule allows) may not start them without end. Checked
+ * when the call comes, to refuse before unpacking anything, and again before the build starts,
+ * since calls unpack and are authorized concurrently. */
+static int builds_check_room(const Manager *m, uid_t caller, sd_bus_error *error) {
+        const Policy *p = m->policy;
+        size_t mine = builds_count(m, caller), all = builds_count(m, UID_INVALID);
+
+        if (mine >= p->env_max_builds_per_user)
+                return sd_bus_error_setf(error, SKILLD_ERROR_QUOTA_EXCEEDED,
+                                         "You have %zu environment builds going, the most the policy allows "
+                                         "(environments.builds.per-user: %" PRIu64 "); call again when %s "
+                                         "finished, or ask the admin to raise environments.builds.per-user "
+                                         "in skilld-policy(5).",
+                                         mine, p->env_max_builds_per_user, mine == 1 ? "it has" : "one has");
+        if (all >= p->env_max_builds)
+                return sd_bus_error_setf(error, SKILLD_ERROR_QUOTA_EXCEEDED,
+                                         "The service has %zu environment builds going, the most the policy "
+                                         "allows (environments.builds.global: %" PRIu64 "); call again when "
+                                         "one has finished, or ask the admin to raise "
+                                         "environments.builds.global in skilld-policy(5).",
+                                         all, p->env_max_builds);
+        return 0;
+}
+
 static int build_start(Manager *m, sd_bus_message *msg, const BuildOptions *o, Pending *p, uid_t caller,
                        sd_bus_error *error) {
         _cleanup_(build_freep) Build *b = NULL;
@@ -460,6 +502,8 @@ static int build_start(Manager *m, sd_bus_message *msg, const BuildOptions *o, P
         b->dir = TAKE_PTR(p->dir);
         b->call = sd_bus_message_ref(msg);
         b->manager = m;
+        b->next = m->builds;
+        m->builds = b;
         m->n_builds++;
         log_debug("Building the environment of %s (%s) for uid %u, as uid %u.", b->skill_name, b->skill_hash,
                   (unsigned) caller, (unsigned) uid);
@@ -499,6 +543,9 @@ int method_build_environment(sd_bus_message *msg, void *userdata, sd_bus_error *
          * no entry point. */
         p = pending_find(m, msg);
         if (!p) {
+                r = builds_check_room(m, uid, error);
+                if (r < 0)
+                        return r;
                 r = pending_start(m, msg, PENDING_RUN, uid, fd, -EBADF, NULL, NULL, true, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
@@ -534,7 +581,9 @@ int method_build_environment(sd_bus_message *msg, void *userdata, sd_bus_error *
         }
 
         /* 4. Act: the reply comes when the build is done. */
-        r = build_start(m, msg, &o, p, uid, error);
+        r = builds_check_room(m, uid, error);
+        if (r >= 0)
+                r = build_start(m, msg, &o, p, uid, error);
         pending_free(p);
         return r < 0 ? r : 1;
 }

@@ -160,6 +160,7 @@ struct Manager {
         Pending *pending;               /* calls waiting for an inspection (pending.c) */
         size_t n_pending;
         size_t n_builds;                /* BuildEnvironment() calls building (bus-env.c) */
+        struct Build *builds;           /* ... those builds, newest first: the policy's caps */
 
         uint64_t idle_timeout_usec;
         bool trimmed;                   /* malloc_trim() done since the last event */

@@ -852,7 +852,7 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
         _cleanup_free_ char *lock_name = NULL, *env_path = NULL;
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_(cJSON_Deletep) cJSON *manifest = NULL;
-        char templ[128];
+        _cleanup_free_ char *templ = NULL;
         int r;
 
         r = mkdir_p_at(AT_FDCWD, o->cache_dir, 0755);
@@ -895,7 +895,10 @@ int env_build(const EnvSpec *spec, const EnvBuildOptions *o, EnvBuildResult *ret
                         if (startswith(*n, ".build-") && startswith(*n + strlen(".build-"), spec->id))
                                 (void) env_tree_remove(b.cache_fd, *n);
 
-        (void) snprintf(templ, sizeof(templ), "%s/.build-%s-XXXXXX", o->cache_dir, spec->id);
+        /* Not a fixed buffer: a cache under a long $XDG_CACHE_HOME was cut short (EINVAL). */
+        templ = strdup_printf("%s/.build-%s-XXXXXX", o->cache_dir, spec->id);
+        if (!templ)
+                return -ENOMEM;
         if (!mkdtemp(templ))
                 return error_setf(error, -errno, "Cannot create a build folder in %s: %m", o->cache_dir);
         b.build_name = strdup(strrchr(templ, '/') + 1);

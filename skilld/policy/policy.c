@@ -116,6 +116,8 @@ static const PolicyKey policy_keys[] = {
         KEY("environments.pip-find-links", VALUE_FIND_LINKS, env_pip_find_links, false),
         KEY("environments.max-count", VALUE_COUNT, env_max_count, true),
         KEY("environments.max-size", VALUE_SIZE, env_max_bytes, true),
+        KEY("environments.builds.per-user", VALUE_COUNT, env_max_builds_per_user, false),
+        KEY("environments.builds.global", VALUE_COUNT, env_max_builds, false),
         KEY("sessions.idle-ttl.default", VALUE_DURATION, session_ttl_default_usec, false),
         KEY("sessions.idle-ttl.max", VALUE_DURATION, session_ttl_max_usec, false),
         KEY("sessions.quota.default", VALUE_SIZE, session_quota_default, false),
@@ -226,6 +228,8 @@ int policy_new_default(Policy **ret) {
                 return -ENOMEM;
         p->env_max_count = 32;
         p->env_max_bytes = 8ULL << 30;
+        p->env_max_builds_per_user = 2;
+        p->env_max_builds = 4;
         p->session_ttl_default_usec = USEC_PER_DAY;
         p->session_ttl_max_usec = 30 * USEC_PER_DAY;
         p->session_quota_default = 256ULL << 20;
@@ -1221,6 +1225,14 @@ static int validate_caps(const Policy *p, char ***errors) {
                                    "together allow more than %u runs in flight, the most the service "
                                    "can follow on the bus", p->max_active, p->max_queued,
                                    POLICY_RUNS_IN_FLIGHT_MAX);
+                if (r == -ENOMEM)
+                        return r;
+                ret = r;
+        }
+        if (p->env_max_builds_per_user > p->env_max_builds) {
+                r = validate_error(p, errors, "environments.builds.per-user",
+                                   "%" PRIu64 " is above environments.builds.global (%" PRIu64 ")",
+                                   p->env_max_builds_per_user, p->env_max_builds);
                 if (r == -ENOMEM)
                         return r;
                 ret = r;

@@ -100,6 +100,8 @@ typedef struct Policy {
                                          * read-only into the build) and http(s) URLs */
         uint64_t env_max_count;         /* environments kept; gc removes the least recently used */
         uint64_t env_max_bytes;
+        uint64_t env_max_builds_per_user;       /* BuildEnvironment() builds one caller may have going */
+        uint64_t env_max_builds;                /* ... and all callers together (each holds a uid) */
         uint64_t session_ttl_default_usec;      /* a session's idle TTL when none is asked for */
         uint64_t session_ttl_max_usec;          /* the longest one may ask for */
         uint64_t session_quota_default;         /* bytes of a session's /work */

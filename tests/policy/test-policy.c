@@ -113,6 +113,8 @@ static void assert_policy_equal(const Policy *a, const Policy *b) {
                 ck_assert_str_eq(a->env_pip_find_links[i], b->env_pip_find_links[i]);
         ck_assert_uint_eq(a->env_max_count, b->env_max_count);
         ck_assert_uint_eq(a->env_max_bytes, b->env_max_bytes);
+        ck_assert_uint_eq(a->env_max_builds_per_user, b->env_max_builds_per_user);
+        ck_assert_uint_eq(a->env_max_builds, b->env_max_builds);
 }
 
 START_TEST(test_shipped_file_equals_defaults) {
@@ -171,7 +173,10 @@ static const char every_key[] =
         "  pip-index-url: http://127.0.0.1:8080/simple/\n"
         "  pip-find-links: [/srv/wheels, http://127.0.0.1:8081/wheels/]\n"
         "  max-count: 3\n"
-        "  max-size: infinity\n";
+        "  max-size: infinity\n"
+        "  builds:\n"
+        "    per-user: 2\n"
+        "    global: 6\n";
 
 START_TEST(test_every_key) {
         _cleanup_(policy_freep) Policy *p = load_one(every_key);
@@ -225,6 +230,8 @@ START_TEST(test_every_key) {
         ck_assert_str_eq(p->env_pip_find_links[1], "http://127.0.0.1:8081/wheels/");
         ck_assert_uint_eq(p->env_max_count, 3);
         ck_assert_uint_eq(p->env_max_bytes, POLICY_INFINITY);
+        ck_assert_uint_eq(p->env_max_builds_per_user, 2);
+        ck_assert_uint_eq(p->env_max_builds, 6);
         {
                 int order[3];
 
@@ -504,6 +511,8 @@ START_TEST(test_validation) {
                   "usable uid 4294967293");
         check_one("uids:\n  count: 8\n",
                   "policy.yaml:2: uids.count: 8 uids cannot serve concurrency.global (16) runs at once");
+        check_one("environments:\n  builds:\n    per-user: 5\n",
+                  "policy.yaml:3: environments.builds.per-user: 5 is above environments.builds.global (4)");
         check_one("concurrency:\n  per-user: 20\n",
                   "policy.yaml:2: concurrency.per-user: 20 is above concurrency.global (16)");
         check_one("queue:\n  global: 241\n",

@@ -22,6 +22,8 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 . "$VM_DIR/lib/base.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/overlay.sh
 . "$VM_DIR/lib/overlay.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/env-sources.sh
+. "$VM_DIR/lib/env-sources.sh"
 
 VM_ACCEL=${SKILLD_VM_ACCEL:-tcg}
 VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-2400}

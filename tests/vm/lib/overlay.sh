@@ -258,6 +258,7 @@ vm_build_overlay() {
         }
     fi
 
+    vm_stage_env_sources "$build" "$stage"
     vm_check_libraries "$stage"
     vm_pack_overlay "$stage" "$VM_WORK/overlay.cpio.gz"
     vm_log "overlay: project $([[ $VM_INSTALL == deb ]] && echo "packaged (installed at boot)" || echo installed), $(find "$tests_dir" -type f | wc -l) in-VM tests" \

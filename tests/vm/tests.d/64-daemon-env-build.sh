@@ -4,7 +4,9 @@
 # zipfile and served as a PEP 503 index on 127.0.0.1. alice, whom a rule denies
 # io.skilld.build-environment, is refused and nothing is built; carol (the admin group) builds it
 # with skillctl env build --system, the log streaming to her; the build is journaled; bob's run of
-# the skill through the service then imports the package from /env, offline.
+# the skill through the service then imports the package from /env, offline. Last, the policy's
+# cap on builds going at once: while a build of carol's waits on a slow index, her second call is
+# refused with QuotaExceeded naming environments.builds.per-user, and the next after it succeeds.
 # shellcheck disable=SC2016
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
@@ -14,7 +16,7 @@ set -euo pipefail
 
 python3 -c 'import pip' 2>/dev/null || skip "python3-pip is not in the VM image"
 daemon_setup
-daemon_policy $'service:\n  idle-timeout: 120s'
+daemon_policy $'service:\n  idle-timeout: 120s\nenvironments:\n  builds:\n    per-user: 1'
 work=$PWD
 chmod 0755 "$work"
 
@@ -50,7 +52,21 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
     record.append("skilld_vmshout-1.0.dist-info/RECORD,,")
     z.writestr("skilld_vmshout-1.0.dist-info/RECORD", "\n".join(record) + "\n")
 PY
-python3 -u -m http.server --bind 127.0.0.1 --directory "$work/index" 0 >"$work/server.log" 2>&1 &
+# The index; under /slow/ the same, each answer 10 s late (for the cap on builds below; pip
+# gives up on a server silent for 15 s).
+python3 -u - "$work/index" >"$work/server.log" 2>&1 <<'PY' &
+import functools, http.server, sys, time
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/slow/"):
+            print("slow request for", self.path, flush=True)
+            time.sleep(10)
+            self.path = self.path[len("/slow"):]
+        return super().do_GET()
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=sys.argv[1]))
+print("serving on port %d" % s.server_address[1], flush=True)
+s.serve_forever()
+PY
 server=$!
 port=
 wait_until 20 grep -q 'port [0-9]' "$work/server.log" || fail "the index did not start: $(cat "$work/server.log")"
@@ -91,10 +107,11 @@ assert_contains "$(cat "$work/err")" "skilld-vmshout" "the refusal of an unbuilt
 echo "before the build: bob's run is refused (exit 122), naming skilld-vmshout"
 
 # alice may not build.
+envs_before=$(ls /var/cache/skilld/envs 2>/dev/null || true)
 as alice skillctl --no-ask-password env build --system --resolvers pip --index-url "$index" vmshout/
 [[ $rc != 0 ]] || fail "alice built an environment: $(show)"
 assert_contains "$(cat "$work/err")" "not authorized" "alice's BuildEnvironment"
-if compgen -G '/var/cache/skilld/envs/[0-9a-f]*' >/dev/null; then
+if [[ "$(ls /var/cache/skilld/envs 2>/dev/null)" != "$envs_before" ]]; then
     fail "something was built for alice: $(ls /var/cache/skilld/envs)"
 fi
 echo "alice is refused: $(head -c 300 "$work/err")"
@@ -126,3 +143,27 @@ assert_contains "$(cat "$work/out")" "BOB!" "bob's run"
 assert_contains "$(cat "$work/out")" "module: /env/python/skilld_vmshout" "where the package came from"
 assert_contains "$(cat "$work/out")" "network: unreachable" "the run's network"
 echo "bob's run: $(tr '\n' ' ' <"$work/out")"
+
+# ---- the cap on builds going at once (environments.builds.per-user: 1) ------------------------------
+# A rebuild from the slow index keeps carol's first build going for 20 s and more (two requests).
+(cd "$work" && as_user carol skillctl --no-ask-password env build --system --rebuild --resolvers pip \
+    --index-url "http://127.0.0.1:$port/slow/simple/" vmshout/) >"$work/slow.out" 2>"$work/slow.err" &
+slow=$!
+wait_until 60 grep -q 'slow request for' "$work/server.log" || fail "the slow build did not reach the index: $(cat "$work/slow.err")"
+as carol skillctl --no-ask-password env build --system --resolvers pip --index-url "$index" vmshout/
+[[ $rc != 0 ]] || fail "carol's second build at once was not refused: $(show)"
+assert_contains "$(cat "$work/err")" "environments.builds.per-user" "the refusal of a second build"
+echo "a second build at once is refused: $(head -c 400 "$work/err")"
+# The D-Bus error by name, through the Python client.
+as carol python3 -c 'import sys
+from skilld_client import Client, SkilldError
+try:
+    Client(mode="service").build_environment(sys.argv[1], resolvers=["pip"], index_url=sys.argv[2])
+except SkilldError as e:
+    print(e.name)' "$work/vmshout" "$index"
+assert_eq "io.skilld.Skilld1.Error.QuotaExceeded" "$(cat "$work/out")" "the D-Bus error of a second build at once"
+wait "$slow" || fail "carol's slow build: $(cat "$work/slow.out" "$work/slow.err")"
+grep -q '^Environment [0-9a-f]\{64\} built' "$work/slow.out" || fail "the slow rebuild said: $(cat "$work/slow.out")"
+as carol skillctl --no-ask-password env build --system --resolvers pip --index-url "$index" vmshout/
+[[ $rc == 0 ]] || fail "carol's build after the slow one: $(show)"
+echo "after it finished, carol builds again: $(head -c 200 "$work/out")"
