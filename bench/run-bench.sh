@@ -5,7 +5,9 @@
 # installed), and `skillctl run` (the embedded engine). Prints medians and the ratios issue 15
 # sets goals for. A benchmark, not a test: nothing here passes or fails.
 #
-# Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR]      (defaults: 30, build)
+# Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR] [BASELINE_BUILD_DIR]     (defaults: 30, build)
+# A baseline build (another commit's build directory) adds its skillctl to the same rounds, and
+# the ratios of the two: a change measured before and after under the same load.
 # Needs root where the sandbox needs it (namespaces without unprivileged user namespaces).
 set -euo pipefail
 
@@ -13,6 +15,11 @@ N=${1:-30}
 BUILD=${2:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SKILLCTL=$(cd "$BUILD" && pwd)/skillctl/skillctl
+BASELINE=
+if [ -n "${3:-}" ]; then
+        BASELINE=$(cd "$3" && pwd)/skillctl/skillctl
+        [ -x "$BASELINE" ] || { echo "bench: $BASELINE not built" >&2; exit 1; }
+fi
 PY_SKILL=$SRC/examples/skills/json-transform
 INPUT='{"numbers": [1, 2, 3, 4], "text": "the quick brown fox"}'
 
@@ -79,6 +86,7 @@ fi
                 variant "shell bwrap" "" "${a[@]}"
         fi
         variant "shell skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$T/shell"
+        [ -z "$BASELINE" ] || variant "shell baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$T/shell"
         variant "python bare" "$T/input.json" /usr/bin/env SKILL_INPUT_FILE="$T/input.json" \
                 SANDBOX_OUTPUT="$T/bare-out.json" /usr/bin/python3 "$PY_SKILL/scripts/main.py"
         if $have_bwrap; then
@@ -86,6 +94,8 @@ fi
                 variant "python bwrap" "$T/input.json" "${a[@]}"
         fi
         variant "python skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+        [ -z "$BASELINE" ] || variant "python baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$PY_SKILL" \
+                --input "$INPUT"
 } | /usr/bin/python3 -c '
 import json, sys
 variants = [json.loads(line) for line in sys.stdin]
@@ -95,6 +105,8 @@ ratios = [
     {"label": "python: skillctl / bare", "num": "python skillctl", "den": "python bare", "goal": 1.10},
     {"label": "python: skillctl / bwrap", "num": "python skillctl", "den": "python bwrap", "goal": None},
     {"label": "python: bwrap / bare", "num": "python bwrap", "den": "python bare", "goal": None},
+    {"label": "shell: skillctl / baseline", "num": "shell skillctl", "den": "shell baseline", "goal": None},
+    {"label": "python: skillctl / baseline", "num": "python skillctl", "den": "python baseline", "goal": None},
 ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' >"$T/spec.json"
 
