@@ -85,17 +85,19 @@ fi
                 mapfile -d '' a < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
                 variant "shell bwrap" "" "${a[@]}"
         fi
-        variant "shell skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$T/shell"
-        [ -z "$BASELINE" ] || variant "shell baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$T/shell"
+        variant "shell skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$T/shell"
+        [ -z "$BASELINE" ] ||
+                variant "shell baseline" "" "$BASELINE" run --local -q --output-dir "$T/out" "$T/shell"
         variant "python bare" "$T/input.json" /usr/bin/env SKILL_INPUT_FILE="$T/input.json" \
                 SANDBOX_OUTPUT="$T/bare-out.json" /usr/bin/python3 "$PY_SKILL/scripts/main.py"
         if $have_bwrap; then
                 mapfile -d '' a < <(bwrap_argv "$PY_SKILL" /usr/bin/python3 /skill/scripts/main.py)
                 variant "python bwrap" "$T/input.json" "${a[@]}"
         fi
-        variant "python skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
-        [ -z "$BASELINE" ] || variant "python baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$PY_SKILL" \
+        variant "python skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$PY_SKILL" \
                 --input "$INPUT"
+        [ -z "$BASELINE" ] || variant "python baseline" "" "$BASELINE" run --local -q --output-dir "$T/out" \
+                "$PY_SKILL" --input "$INPUT"
 } | /usr/bin/python3 -c '
 import json, sys
 variants = [json.loads(line) for line in sys.stdin]
