@@ -5,22 +5,25 @@
 # installed), and `skillctl run` (the embedded engine). Prints medians and the ratios issue 15
 # sets goals for. A benchmark, not a test: nothing here passes or fails.
 #
-# Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR]      (defaults: 30, build)
+# Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR] [BASELINE_BUILD_DIR]     (defaults: 30, build)
+# A baseline build (another commit's build directory) adds its skillctl to the same rounds, and
+# the ratios of the two: a change measured before and after under the same load.
 # Needs root where the sandbox needs it (namespaces without unprivileged user namespaces).
-# SKILLCTL_BASELINE=/path/to/an/older/skillctl adds that binary's runs (and both binaries'
-# start-up alone, --version) to the same rounds: a before/after measured interleaved.
 set -euo pipefail
 
 N=${1:-30}
 BUILD=${2:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SKILLCTL=$(cd "$BUILD" && pwd)/skillctl/skillctl
+BASELINE=
+if [ -n "${3:-}" ]; then
+        BASELINE=$(cd "$3" && pwd)/skillctl/skillctl
+        [ -x "$BASELINE" ] || { echo "bench: $BASELINE not built" >&2; exit 1; }
+fi
 PY_SKILL=$SRC/examples/skills/json-transform
 INPUT='{"numbers": [1, 2, 3, 4], "text": "the quick brown fox"}'
 
 [ -x "$SKILLCTL" ] || { echo "bench: $SKILLCTL not built (meson compile -C $BUILD)" >&2; exit 1; }
-BASELINE=${SKILLCTL_BASELINE:-}
-[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "bench: SKILLCTL_BASELINE=$BASELINE is no executable" >&2; exit 1; }
 
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -82,17 +85,21 @@ fi
                 mapfile -d '' a < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
                 variant "shell bwrap" "" "${a[@]}"
         fi
-        variant "shell skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$T/shell"
+        variant "shell skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$T/shell"
+        [ -z "$BASELINE" ] ||
+                variant "shell baseline" "" "$BASELINE" run --local -q --output-dir "$T/out" "$T/shell"
         variant "python bare" "$T/input.json" /usr/bin/env SKILL_INPUT_FILE="$T/input.json" \
                 SANDBOX_OUTPUT="$T/bare-out.json" /usr/bin/python3 "$PY_SKILL/scripts/main.py"
         if $have_bwrap; then
                 mapfile -d '' a < <(bwrap_argv "$PY_SKILL" /usr/bin/python3 /skill/scripts/main.py)
                 variant "python bwrap" "$T/input.json" "${a[@]}"
         fi
-        variant "python skillctl" "" "$SKILLCTL" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+        variant "python skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$PY_SKILL" \
+                --input "$INPUT"
+        [ -z "$BASELINE" ] || variant "python baseline" "" "$BASELINE" run --local -q --output-dir "$T/out" \
+                "$PY_SKILL" --input "$INPUT"
         if [ -n "$BASELINE" ]; then
-                variant "shell baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$T/shell"
-                variant "python baseline" "" "$BASELINE" run -q --output-dir "$T/out" "$PY_SKILL" --input "$INPUT"
+                # Start-up alone: both binaries' --version.
                 variant "start-up skillctl" "" "$SKILLCTL" --version
                 variant "start-up baseline" "" "$BASELINE" --version
         fi
@@ -105,15 +112,11 @@ ratios = [
     {"label": "python: skillctl / bare", "num": "python skillctl", "den": "python bare", "goal": 1.10},
     {"label": "python: skillctl / bwrap", "num": "python skillctl", "den": "python bwrap", "goal": None},
     {"label": "python: bwrap / bare", "num": "python bwrap", "den": "python bare", "goal": None},
+    {"label": "shell: skillctl / baseline", "num": "shell skillctl", "den": "shell baseline", "goal": None},
+    {"label": "python: skillctl / baseline", "num": "python skillctl", "den": "python baseline", "goal": None},
+    {"label": "start-up: skillctl / baseline", "num": "start-up skillctl", "den": "start-up baseline",
+     "goal": None},
 ]
-names = {v["name"] for v in variants}
-if "shell baseline" in names:
-    ratios += [
-        {"label": "shell: skillctl / baseline", "num": "shell skillctl", "den": "shell baseline", "goal": None},
-        {"label": "python: skillctl / baseline", "num": "python skillctl", "den": "python baseline", "goal": None},
-        {"label": "start-up: skillctl / baseline", "num": "start-up skillctl", "den": "start-up baseline",
-         "goal": None},
-    ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' >"$T/spec.json"
 
 printf 'skilld benchmark: %s interleaved rounds (kernel %s, %s CPUs, %s)\n\n' \
