@@ -110,9 +110,8 @@ static int apt_policy(char **names, int log_fd, AptPolicy **ret, size_t *ret_n) 
                 return -EPROTO;
 
         for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                const char *v;
                 size_t indent = strspn(line, " ");
-                char version[256];
+                char version[256], field[16];
 
                 if (line[0] != ' ' && endswith(line, ":")) {
                         AptPolicy *na = reallocarray(a, n + 1, sizeof(*a));
@@ -140,11 +139,13 @@ static int apt_policy(char **names, int log_fd, AptPolicy **ret, size_t *ret_n) 
                         }
                         continue;
                 }
-                line += indent;
-                if ((v = startswith(line, "Installed: ")) && !streq(v, "(none)"))
-                        a[n - 1].installed = strdup(v);
-                else if ((v = startswith(line, "Candidate: ")) && !streq(v, "(none)"))
-                        a[n - 1].candidate = strdup(v);
+                /* "  Installed: V", "  Candidate: V"; versions hold no spaces. */
+                if (sscanf(line, " %15[A-Za-z]: %255s", field, version) != 2 || streq(version, "(none)"))
+                        continue;
+                if (streq(field, "Installed"))
+                        a[n - 1].installed = strdup(version);
+                else if (streq(field, "Candidate"))
+                        a[n - 1].candidate = strdup(version);
         }
         *ret = a;
         *ret_n = n;

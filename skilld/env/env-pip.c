@@ -129,6 +129,11 @@ static int pip_bool(const char *s) {
 }
 
 int env_pip_config(EnvPipConfig *ret) {
+        static const char *const env_vars[][2] = {
+                { "PIP_INDEX_URL", "index-url" },
+                { "PIP_FIND_LINKS", "find-links" },
+                { "PIP_NO_INDEX", "no-index" },
+        };
         _cleanup_(pip_level_done) PipLevel global = {}, install = {}, env = {};
         _cleanup_strv_free_ char **files = NULL;
         _cleanup_(env_pip_config_done) EnvPipConfig c = {};
@@ -169,15 +174,20 @@ int env_pip_config(EnvPipConfig *ret) {
                 if (r < 0)
                         return r;
         }
-        if ((getenv("PIP_INDEX_URL") && pip_level_set(&env, "index-url", getenv("PIP_INDEX_URL")) < 0) ||
-            (getenv("PIP_FIND_LINKS") && pip_level_set(&env, "find-links", getenv("PIP_FIND_LINKS")) < 0) ||
-            (getenv("PIP_NO_INDEX") && pip_level_set(&env, "no-index", getenv("PIP_NO_INDEX")) < 0))
-                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(env_vars); i++) {
+                const char *v = getenv(env_vars[i][0]);
+
+                if (v && pip_level_set(&env, env_vars[i][1], v) < 0)
+                        return -ENOMEM;
+        }
 
         for (size_t i = 0; i < ELEMENTSOF(levels); i++) {
-                index_url = levels[i]->index_url ?: index_url;
-                find_links = levels[i]->find_links ?: find_links;
-                no_index = levels[i]->no_index ?: no_index;
+                if (levels[i]->index_url)
+                        index_url = levels[i]->index_url;
+                if (levels[i]->find_links)
+                        find_links = levels[i]->find_links;
+                if (levels[i]->no_index)
+                        no_index = levels[i]->no_index;
         }
         r = pip_bool(no_index);
         c.no_index = r > 0;

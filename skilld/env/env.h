@@ -26,7 +26,7 @@
 #include "engine.h"
 
 /* Raised whenever a change to the builder changes what a build produces. */
-#define ENV_BUILDER_VERSION "1"
+#define ENV_BUILDER_VERSION "2"
 
 /* Where a run sees its environment. */
 #define ENV_MOUNT "/env"

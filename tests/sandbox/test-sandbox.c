@@ -715,6 +715,40 @@ START_TEST(test_read_only_skill_and_system) {
 }
 END_TEST
 
+/* An environment build's wheelhouses: host folders at /mnt/N, readable, never writable. */
+START_TEST(test_read_only_dirs) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "cat /mnt/0/a.whl /mnt/1/b.whl\n"
+                "for p in /mnt/0/a.whl /mnt/0/new /mnt/1/new; do\n"
+                "  (echo pwned > \"$p\") 2>/dev/null && echo \"wrote $p\"\n"
+                "done\n"
+                "echo checked\n");
+        _cleanup_test_dir_ TestDir a = test_dir_new(), b = test_dir_new();
+        int fds[2];
+
+        ck_assert_int_eq(fchmod(a.fd, 0755), 0);
+        ck_assert_int_eq(fchmod(b.fd, 0755), 0);
+        test_write_file(a.fd, "a.whl", "first\n", 0644);
+        test_write_file(b.fd, "b.whl", "second\n", 0644);
+        fds[0] = a.fd;
+        fds[1] = b.fd;
+        t.req.ro_dir_fds = fds;
+        t.req.n_ro_dir_fds = 2;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data, "first\nsecond\nchecked\n");
+        ck_assert_int_eq(faccessat(a.fd, "new", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(b.fd, "new", F_OK, 0), -1);
+
+        /* A run without them has no /mnt at all. */
+        t.req.ro_dir_fds = NULL;
+        t.req.n_ro_dir_fds = 0;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_null(strstr(t.res->stdout_stream.data, "first"));
+}
+END_TEST
+
 /* ---- seccomp ---- */
 
 /* Runs with the backend the engine picks here (a cgroup when root has one), and with the rlimit
@@ -1156,6 +1190,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_host_sockets_unreachable);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);
+        tcase_add_test(tc, test_read_only_dirs);
         tcase_add_test(tc, test_uids_differ_between_concurrent_runs);
         tcase_add_test(tc, test_unprivileged_user_namespace);
         suite_add_tcase(s, tc);
