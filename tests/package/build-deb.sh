@@ -6,14 +6,48 @@
 # packages hold what they must. The meson suite 'package' runs it; its .debs are left in
 # BUILD_DIR/package/ (the VM rig installs them from there with SKILLD_VM_INSTALL=deb).
 #
-# Usage: build-deb.sh SOURCE_DIR BUILD_DIR
+# Usage: build-deb.sh [--reuse] SOURCE_DIR BUILD_DIR
+# --reuse: packages that this script built and checked from the very same tree (same files, same
+# contents: BUILD_DIR/package/source.sha256) are kept as they are instead of built again; the VM
+# rig asks so, right after the 'package' suite built them in the same meson run.
 # Environment: DEB_BUILD_OPTIONS (default nocheck: the unit suite runs in the same CI anyway).
 set -euo pipefail
 
+reuse=false
+if [[ ${1:-} == --reuse ]]; then
+    reuse=true
+    shift
+fi
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 out="$build/package"
 export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS-nocheck}
+
+# The files the packages are built from, NUL-separated: the tree as git sees it (tracked and new
+# files, no build directories), else everything but .git and meson build directories.
+source_files() {
+    if [[ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" == "$src" ]]; then
+        (cd "$src" && git ls-files -z --cached --others --exclude-standard |
+            while IFS= read -r -d '' f; do [[ -e "$f" || -L "$f" ]] && printf '%s\0' "$f"; done)
+    else
+        (cd "$src" && find . \( -name .git -o -type d -exec test -d '{}/meson-private' \; \) -prune \
+            -o \( -type f -o -type l \) -print0)
+    fi
+}
+
+# One digest over those files' names, modes, link targets and contents.
+source_digest() {
+    source_files | LC_ALL=C sort -z |
+        tar -C "$src" --null --no-recursion -T - --sort=none --mtime=@0 --owner=0 --group=0 \
+            --numeric-owner -cf - | sha256sum | cut -d' ' -f1
+}
+
+if $reuse && [[ -f "$out/source.sha256" ]] && compgen -G "$out/*.deb" >/dev/null &&
+    [[ "$(cat "$out/source.sha256")" == "$(source_digest)" ]]; then
+    echo "the packages in $out were built and checked from this very tree: kept"
+    ls -l "$out"/*.deb
+    exit 0
+fi
 
 missing=()
 for tool in dpkg-buildpackage:dpkg-dev dh:debhelper rst2man:python3-docutils; do
@@ -29,17 +63,8 @@ rm -rf "$out"
 mkdir -p "$out/src"
 tree="$out/src/skilld-$version"
 mkdir -p "$tree"
-# The tree as git sees it (tracked and new files, no build directories), else everything but
-# .git and meson build directories.
-if [[ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" == "$src" ]]; then
-    (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' f; do [[ -e "$f" || -L "$f" ]] && printf '%s\0' "$f"; done) |
-        tar -C "$src" --null --no-recursion -T - -cf - | tar -C "$tree" -xf -
-else
-    (cd "$src" && find . \( -name .git -o -type d -exec test -d '{}/meson-private' \; \) -prune \
-        -o \( -type f -o -type l \) -print0) |
-        tar -C "$src" --null --no-recursion -T - -cf - | tar -C "$tree" -xf -
-fi
+digest=$(source_digest)
+source_files | tar -C "$src" --null --no-recursion -T - -cf - | tar -C "$tree" -xf -
 
 echo "dpkg-buildpackage -us -uc -b in $tree"
 if ! (cd "$tree" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1; then
@@ -107,4 +132,6 @@ if command -v lintian >/dev/null; then
 else
     echo "lintian is not installed: the packages were built but not linted" >&2
 fi
+# Only packages that passed every check may be reused.
+[[ $fail != 0 ]] || echo "$digest" >"$out/source.sha256"
 exit "$fail"

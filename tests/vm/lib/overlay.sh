@@ -183,13 +183,13 @@ vm_pack_overlay() {
 }
 
 # SKILLD_VM_INSTALL=deb: builds the packages of source tree $1 into build directory $2
-# (BUILD/package/), puts them in the stage $3 for test-main to install, and replaces the file list
+# (BUILD/package/; those the 'package' suite just built from the same tree are kept), puts them in the stage $3 for test-main to install, and replaces the file list
 # the tests check (written from meson's install list by meson-stage.py) with the packages' own,
 # and the prefix with the packages' (/usr).
 vm_stage_debs() {
     local src=$1 build=$2 stage=$3 lib_dir="$3/usr/lib/skilld-vm" deb
 
-    "$VM_DIR/../package/build-deb.sh" "$src" "$build" >"$VM_WORK/package.log" 2>&1 || {
+    "$VM_DIR/../package/build-deb.sh" --reuse "$src" "$build" >"$VM_WORK/package.log" 2>&1 || {
         cat "$VM_WORK/package.log" >&2
         vm_die "building the Debian packages failed (tests/package/build-deb.sh)"
     }
