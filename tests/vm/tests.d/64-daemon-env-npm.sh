@@ -5,6 +5,8 @@
 # real ones the host fetched (npm pack), served as a registry on 127.0.0.1 (env-sources.inc).
 # carol (the admin group) builds a skill with package.json and its lockfile; bob's run then
 # requires the package and its dependency from /env, offline.
+# npm's installs take minutes under TCG (the build alone about 170 s):
+# skilld-vm-timeout: 600
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../rootfs/usr/lib/skilld-vm/lib.sh
 . "$SKILLD_VM_LIB"
@@ -19,7 +21,7 @@ work=$PWD
 chmod 0755 "$work"
 trap env_sources_cleanup EXIT
 env_sources_serve npm
-echo "npm $(npm --version) in $(command -v npm), registry $base/npm/ in $npmrc"
+echo "npm in $(command -v npm), registry $base/npm/ in $npmrc"
 
 # as USER COMMAND...: stdout, stderr and status kept.
 as() {
