@@ -1007,19 +1007,18 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
 /* "ino:size:ctime" of each of the record's files, result.json only for a finished run. */
 static int record_key(Store *s, const StoreRun *run, char **ret) {
         static const char *const files[] = { "request.json", "state.json", "result.json" };
-        _cleanup_close_ int fd = -EBADF;
         char buf[3 * 80] = "";
         size_t n = run->state == RUN_FINISHED ? 3 : 2;
-        int r;
 
-        r = open_run_dir(s, run->id, &fd);
-        if (r < 0)
-                return r;
+        /* Paths below runs/, not an open of the record per file: a start over 100 000 records
+         * makes these calls for each. The record itself is a directory (the caller saw so). */
         for (size_t i = 0; i < n; i++) {
+                char path[STORE_RUN_ID_LEN + 1 + 16];
                 struct stat st;
                 size_t k = strlen(buf);
 
-                if (fstatat(fd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                (void) snprintf(path, sizeof(path), "%s/%s", run->id, files[i]);
+                if (fstatat(s->runs_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         return -errno;
                 if (!S_ISREG(st.st_mode))
                         return -EBADMSG;
@@ -1302,7 +1301,7 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
 
                 if (!store_run_id_is_valid(de->d_name))
                         q = -EBADMSG;
-                else if ((run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
+                else if (de->d_type == DT_DIR && (run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
                         q = 0;
                         stats.indexed++;
                 } else {
