@@ -1033,19 +1033,19 @@ static int record_key(Store *s, const StoreRun *run, char **ret) {
 /* Strings in a line: absent as nothing, present as '=' and the text with \, tab and newline
  * escaped. */
 static int index_put_str(FILE *f, const char *v) {
-        fputc('\t', f);
+        (void) fputc('\t', f);
         if (!v)
                 return 0;
-        fputc('=', f);
+        (void) fputc('=', f);
         for (; *v; v++)
                 if (*v == '\\')
-                        fputs("\\\\", f);
+                        (void) fputs("\\\\", f);
                 else if (*v == '\t')
-                        fputs("\\t", f);
+                        (void) fputs("\\t", f);
                 else if (*v == '\n')
-                        fputs("\\n", f);
+                        (void) fputs("\\n", f);
                 else
-                        fputc(*v, f);
+                        (void) fputc(*v, f);
         return 0;
 }
 
@@ -1096,7 +1096,7 @@ int store_save_index(Store *s) {
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        fputs(INDEX_MAGIC "\n", f);
+        (void) fputs(INDEX_MAGIC "\n", f);
         for (size_t i = 0; i < s->n_runs; i++) {
                 StoreRun *run = s->runs[i];
 
@@ -1104,7 +1104,7 @@ int store_save_index(Store *s) {
                         continue;
                 if (!run->index_key && record_key(s, run, &run->index_key) < 0)
                         continue;       /* read from the record next time */
-                fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
+                (void) fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
                         (unsigned) run->owner, run->created_usec, run->started_usec, run->finished_usec,
                         run_state_to_string(run->state), run->exit_code, run->disk_bytes, run->index_key);
                 index_put_str(f, run->skill_name);
@@ -1112,7 +1112,7 @@ int store_save_index(Store *s) {
                 index_put_str(f, run->script);
                 index_put_str(f, run->status);
                 index_put_str(f, run->reason);
-                fputc('\n', f);
+                (void) fputc('\n', f);
         }
         if (fclose(f) != 0 || !text)
                 return -ENOMEM;
