@@ -349,8 +349,8 @@ int verb_list(int argc, char *argv[]) {
                 cJSON *o;
 
                 if (quiet && !json) {
-                        fputs(id, stdout);
-                        fputc('\n', stdout);
+                        (void) fputs(id, stdout);
+                        (void) fputc('\n', stdout);
                         continue;
                 }
                 if (json) {

@@ -1007,19 +1007,18 @@ static int load_run(Store *s, const char *id, uint64_t now, StoreLoadStats *stat
 /* "ino:size:ctime" of each of the record's files, result.json only for a finished run. */
 static int record_key(Store *s, const StoreRun *run, char **ret) {
         static const char *const files[] = { "request.json", "state.json", "result.json" };
-        _cleanup_close_ int fd = -EBADF;
         char buf[3 * 80] = "";
         size_t n = run->state == RUN_FINISHED ? 3 : 2;
-        int r;
 
-        r = open_run_dir(s, run->id, &fd);
-        if (r < 0)
-                return r;
+        /* Paths below runs/, not an open of the record per file: a start over 100 000 records
+         * makes these calls for each. The record itself is a directory (the caller saw so). */
         for (size_t i = 0; i < n; i++) {
+                char path[STORE_RUN_ID_LEN + 1 + 16];
                 struct stat st;
                 size_t k = strlen(buf);
 
-                if (fstatat(fd, files[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                (void) snprintf(path, sizeof(path), "%s/%s", run->id, files[i]);
+                if (fstatat(s->runs_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         return -errno;
                 if (!S_ISREG(st.st_mode))
                         return -EBADMSG;
@@ -1034,19 +1033,19 @@ static int record_key(Store *s, const StoreRun *run, char **ret) {
 /* Strings in a line: absent as nothing, present as '=' and the text with \, tab and newline
  * escaped. */
 static int index_put_str(FILE *f, const char *v) {
-        fputc('\t', f);
+        (void) fputc('\t', f);
         if (!v)
                 return 0;
-        fputc('=', f);
+        (void) fputc('=', f);
         for (; *v; v++)
                 if (*v == '\\')
-                        fputs("\\\\", f);
+                        (void) fputs("\\\\", f);
                 else if (*v == '\t')
-                        fputs("\\t", f);
+                        (void) fputs("\\t", f);
                 else if (*v == '\n')
-                        fputs("\\n", f);
+                        (void) fputs("\\n", f);
                 else
-                        fputc(*v, f);
+                        (void) fputc(*v, f);
         return 0;
 }
 
@@ -1097,7 +1096,7 @@ int store_save_index(Store *s) {
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
-        fputs(INDEX_MAGIC "\n", f);
+        (void) fputs(INDEX_MAGIC "\n", f);
         for (size_t i = 0; i < s->n_runs; i++) {
                 StoreRun *run = s->runs[i];
 
@@ -1105,7 +1104,7 @@ int store_save_index(Store *s) {
                         continue;
                 if (!run->index_key && record_key(s, run, &run->index_key) < 0)
                         continue;       /* read from the record next time */
-                fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
+                (void) fprintf(f, "%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%" PRIu64 "\t%s", run->id,
                         (unsigned) run->owner, run->created_usec, run->started_usec, run->finished_usec,
                         run_state_to_string(run->state), run->exit_code, run->disk_bytes, run->index_key);
                 index_put_str(f, run->skill_name);
@@ -1113,7 +1112,7 @@ int store_save_index(Store *s) {
                 index_put_str(f, run->script);
                 index_put_str(f, run->status);
                 index_put_str(f, run->reason);
-                fputc('\n', f);
+                (void) fputc('\n', f);
         }
         if (fclose(f) != 0 || !text)
                 return -ENOMEM;
@@ -1302,7 +1301,7 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
 
                 if (!store_run_id_is_valid(de->d_name))
                         q = -EBADMSG;
-                else if ((run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
+                else if (de->d_type == DT_DIR && (run = index_take(s, indexed, taken, n_indexed, de->d_name))) {
                         q = 0;
                         stats.indexed++;
                 } else {
