@@ -40,8 +40,8 @@ struct Store {
 /* ROOT/index: a cache of the final runs' summaries, so that a start of the service over a large
  * store reads one file instead of every record. Not part of the records' format: the records stay
  * the truth, and a missing, unreadable or older index only means reading them all. A run is
- * taken from it only while its record's files are the very ones summarized: each line carries the
- * inode, size and change time (ctime, which no write, rename or chmod leaves alone) of
+ * taken from it only while its record's files are the very ones summarized: each line carries a
+ * hash of the inode, size and change time (ctime, which no write, rename or chmod leaves alone) of
  * request.json, state.json and result.json; a record changed in any way is read again (and
  * quarantined if corrupted), as without an index. Only final runs are listed: their records no
  * longer change. Written atomically, and again when the service leaves. */
