@@ -219,36 +219,70 @@ static char *owner_name(uint32_t uid) {
         return strdup_printf("%" PRIu32, uid);
 }
 
-/* owner_name() with the last few answers kept: a listing has thousands of rows and few owners,
- * and each lookup in the user database reads it through NSS. */
+/* owner_name() with every answer kept: a listing has thousands of rows, and each lookup in the
+ * user database goes through NSS (files, and systemd's userdb for a uid no file knows). An
+ * open-addressing table from uid to name, doubled when half full. */
 typedef struct OwnerCache {
-        uint32_t uid[8];
-        char *name[8];
-        size_t next;
+        uint32_t *uid;
+        char **name;
+        size_t size;
+        size_t used;
 } OwnerCache;
 
 static void owner_cache_done(OwnerCache *c) {
-        for (size_t i = 0; i < ELEMENTSOF(c->name); i++) {
+        for (size_t i = 0; i < c->size; i++)
                 free(c->name[i]);
-                c->name[i] = NULL;
+        free(c->name);
+        free(c->uid);
+        *c = (OwnerCache) {};
+}
+
+static size_t owner_cache_slot(const OwnerCache *c, uint32_t uid) {
+        size_t i = (size_t) uid * 2654435761U % c->size;
+
+        while (c->name[i] && c->uid[i] != uid)
+                i = (i + 1) % c->size;
+        return i;
+}
+
+static int owner_cache_grow(OwnerCache *c) {
+        OwnerCache n = { .size = MAX(c->size * 2, (size_t) 64) };
+
+        n.uid = calloc(n.size, sizeof(uint32_t));
+        n.name = calloc(n.size, sizeof(char *));
+        if (!n.uid || !n.name) {
+                free(n.uid);
+                free(n.name);
+                return -ENOMEM;
         }
+        for (size_t i = 0; i < c->size; i++)
+                if (c->name[i]) {
+                        size_t k = owner_cache_slot(&n, c->uid[i]);
+
+                        n.uid[k] = c->uid[i];
+                        n.name[k] = c->name[i];
+                        n.used++;
+                }
+        free(c->uid);
+        free(c->name);
+        *c = n;
+        return 0;
 }
 
 static const char *owner_cache_name(OwnerCache *c, uint32_t uid) {
-        char *n;
         size_t k;
 
-        for (size_t i = 0; i < ELEMENTSOF(c->name); i++)
-                if (c->name[i] && c->uid[i] == uid)
-                        return c->name[i];
-        n = owner_name(uid);
-        if (!n)
+        if ((c->used + 1) * 2 > c->size && owner_cache_grow(c) < 0)
                 return NULL;
-        k = c->next++ % ELEMENTSOF(c->name);
-        free(c->name[k]);
-        c->name[k] = n;
-        c->uid[k] = uid;
-        return n;
+        k = owner_cache_slot(c, uid);
+        if (!c->name[k]) {
+                c->name[k] = owner_name(uid);
+                if (!c->name[k])
+                        return NULL;
+                c->uid[k] = uid;
+                c->used++;
+        }
+        return c->name[k];
 }
 
 /* Parses "--json" (when json is given) and "--help" for verbs that take run ids and nothing else.
