@@ -343,28 +343,33 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to bind %s", src);
-                /* Read-only still lets the device be read and written (the kernel checks it for
-                 * files, directories and links only) but not the host's inode: no chmod, no
-                 * timestamps that other runs could watch. */
-                r = mount_add_attr(dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
-                if (r < 0)
-                        return STEP_FAIL(e->what, r, "Failed to restrict /%s", dst);
         }
         for (size_t i = 0; i < ELEMENTSOF(links); i++)
                 if (symlink(links[i][0], links[i][1]) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", links[i][1]);
-
         r = make_dir("dev/shm", 01777, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
-                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
-        r = mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
-        if (r < 0)
-                return r;
-        r = mount_add_attr("dev", MOUNT_ATTR_RDONLY, false);
+
+        /* One call for /dev and the device nodes bound in it, before /dev/shm (writable) is
+         * mounted there. Read-only still lets a device be read and written (the kernel checks it
+         * for files, directories and links only) but not the host's inode: no chmod, no timestamps
+         * that other runs could watch. The tmpfs itself is nodev and noexec already. */
+        r = mount_add_attr("dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make /dev read-only");
+
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
+                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
+        return mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
+}
+
+/* Puts the run's /dev/null over a file (to hide it). A bind mount copies the flags of the mount
+ * it is made from, and setup_dev() made that one read-only, nosuid and noexec: no second call
+ * to restrict each copy. */
+static int bind_dev_null(const char *dst, StepError *e) {
+        if (mount("dev/null", dst, NULL, MS_BIND, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to hide /%.80s", dst);
         return 0;
 }
 
@@ -421,9 +426,7 @@ static int setup_proc(StepError *e) {
         for (size_t i = 0; i < ELEMENTSOF(masked_files); i++) {
                 if (access(masked_files[i], F_OK) < 0)
                         continue;
-                /* The host's /dev/null: the old root is still ours at this point. */
-                r = bind_mount("/dev/null", masked_files[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                               MOUNT_ATTR_NOEXEC, e);
+                r = bind_dev_null(masked_files[i], e);
                 if (r < 0)
                         return r;
         }
@@ -454,11 +457,9 @@ static int hide_in_skill(const SandboxChild *c, StepError *e) {
         STRV_FOREACH(f, c->hidden_files) {
                 if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
                         return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
-                if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to hide /skill/%.80s", *f);
-                r = mount_add_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+                r = bind_dev_null(path, e);
                 if (r < 0)
-                        return STEP_FAIL(e->what, r, "Failed to hide /skill/%.80s", *f);
+                        return r;
         }
         return 0;
 }
