@@ -792,7 +792,12 @@ static int prepare_hidden(SandboxRun *run) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
+        if (run->req->hidden_listed) {
+                run->hidden_dirs = strv_copy(run->req->hidden_dirs);
+                run->hidden_files = strv_copy(run->req->hidden_files);
+                r = run->hidden_dirs && run->hidden_files ? 0 : -ENOMEM;
+        } else
+                r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
