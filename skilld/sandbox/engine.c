@@ -1,11 +1,12 @@
 /* The parent side of a run: prepare, clone, place, release, watch, collect.
  *
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
- *   2. Pick the limit backend and the throwaway identity; build the seccomp filter, argv and
- *      environment while errors can still be reported plainly.
+ *   2. Pick the limit backend and the throwaway identity; build argv and environment while
+ *      errors can still be reported plainly.
  *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
- *      (unprivileged); let the backend place it (or hand the init the cgroups it moves itself
- *      into); release it. The init builds what it can of its root meanwhile.
+ *      (unprivileged); build the seccomp filter's program; let the backend place the init (or
+ *      hand it the cgroups it moves itself into); release it, with the program. The init builds
+ *      what it can of its root meanwhile.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
