@@ -1150,7 +1150,7 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         if (c->seccomp && c->seccomp_notify) {
                 _cleanup_close_ int listener = r;
 
-                if (listener <= 0) {
+                if (listener < 0) {
                         r = STEP_FAIL(e.what, listener, "The seccomp filter has no listener");
                         goto fail;
                 }
@@ -1162,10 +1162,11 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
 
         /* The memory limit is the skill's, so it comes after everything this copy of the engine
-         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read). RLIMIT_DATA measures the whole address space, copied from the
-         * caller, which can be larger than the limit (a daemon's heap, ASan's shadow): set before
-         * those, they fail as soon as the heap has to grow. Lowering a limit needs no capability,
-         * and the engine never asks for more than the caller's hard limit. */
+         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read). RLIMIT_DATA
+         * measures the whole address space, copied from the caller, which can be larger than the
+         * limit (a daemon's heap, ASan's shadow): set before those, they fail as soon as the heap
+         * has to grow. Lowering a limit needs no capability, and the engine never asks for more
+         * than the caller's hard limit. */
         r = apply_rlimits(c, true, &e);
         if (r < 0)
                 goto fail;
