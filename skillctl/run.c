@@ -501,7 +501,7 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_free_ char *error = NULL, *default_dir = NULL;
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_close_ int cancel_fd = -EBADF, env_fd = -EBADF;
-        _cleanup_strv_free_ char **env_search = NULL;
+        _cleanup_strv_free_ char **env_search = NULL, **hidden_dirs = NULL, **hidden_files = NULL;
         RunRequest req = RUN_REQUEST_INIT;
         _cleanup_(session_store_freep) SessionStore *sessions = NULL;
         _cleanup_(session_freep) Session *session = NULL;
@@ -517,6 +517,10 @@ static int run_embedded(const RunArgs *a) {
         if (r != 0)
                 return r;
         r = skill_source_hash(skill.source, hash, &error);
+        if (r < 0)
+                return run_fail("%s: %s", a->skill, error ?: strerror(-r));
+        /* What the sandbox hides (compiled Python, which the hash leaves out), from the same walk. */
+        r = skill_source_list_excluded(skill.source, &hidden_dirs, &hidden_files, &error);
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
         r = skill_declared_limits(skill.skill, &declared, &error);
@@ -567,6 +571,9 @@ static int run_embedded(const RunArgs *a) {
         req.run_id = id;
         req.skill_dir = skill.source->path;
         req.skill_dir_fd = skill.source->dir_fd;
+        req.hidden_listed = true;
+        req.hidden_dirs = hidden_dirs;
+        req.hidden_files = hidden_files;
         req.skill_name = skill.skill->name;
         req.skill_hash = hash;
         if (a->exec) {

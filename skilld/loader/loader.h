@@ -114,3 +114,5 @@ bool skill_path_is_excluded(const char *path);
  * holds), sorted: folders in *ret_dirs, files in *ret_files. The sandbox hides each of them, so
  * that nothing left out of the hash can run. Either list may come back NULL (none). */
 int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **error);
+/* The same for a source, from the list its validation made (no second walk) where it has one. */
+int skill_source_list_excluded(const SkillSource *s, char ***ret_dirs, char ***ret_files, char **error);

@@ -70,17 +70,14 @@ static const LoaderLimits walk_limits = {
         .max_path = PATH_MAX,
 };
 
-int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **error) {
+/* The excluded paths of a sorted list, top-most only. */
+static int list_excluded(const TreeList *list, char ***ret_dirs, char ***ret_files) {
         _cleanup_strv_free_ char **dirs = NULL, **files = NULL;
-        _cleanup_tree_list_ TreeList list = {};
         const char *hidden = NULL;      /* the last folder listed: what is below it is hidden with it */
         int r;
 
-        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SORT, &list, error);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < list.n; i++) {
-                const TreeEntry *e = &list.entries[i];
+        for (size_t i = 0; i < list->n; i++) {
+                const TreeEntry *e = &list->entries[i];
                 const char *rest;
 
                 if (hidden && (rest = startswith(e->path, hidden)) && rest[0] == '/')
@@ -96,6 +93,23 @@ int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **
         *ret_dirs = TAKE_PTR(dirs);
         *ret_files = TAKE_PTR(files);
         return 0;
+}
+
+int skill_list_excluded(int dir_fd, char ***ret_dirs, char ***ret_files, char **error) {
+        _cleanup_tree_list_ TreeList list = {};
+        int r;
+
+        r = tree_walk(dir_fd, &walk_limits, TREE_WALK_SORT, &list, error);
+        if (r < 0)
+                return r;
+        return list_excluded(&list, ret_dirs, ret_files);
+}
+
+int skill_source_list_excluded(const SkillSource *s, char ***ret_dirs, char ***ret_files, char **error) {
+        /* The validation walk listed everything, excluded paths included, sorted. */
+        if (!s->tree)
+                return skill_list_excluded(s->dir_fd, ret_dirs, ret_files, error);
+        return list_excluded(s->tree, ret_dirs, ret_files);
 }
 
 /* Hashes the entries of list (sorted) that are not excluded. */

@@ -21,7 +21,9 @@
  * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
 #include <cap-ng.h>
 #include <dirent.h>
+#include <linux/filter.h>
 #include <linux/keyctl.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -343,28 +345,33 @@ static int setup_dev(const SandboxChild *c, StepError *e) {
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", dst);
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to bind %s", src);
-                /* Read-only still lets the device be read and written (the kernel checks it for
-                 * files, directories and links only) but not the host's inode: no chmod, no
-                 * timestamps that other runs could watch. */
-                r = mount_add_attr(dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
-                if (r < 0)
-                        return STEP_FAIL(e->what, r, "Failed to restrict /%s", dst);
         }
         for (size_t i = 0; i < ELEMENTSOF(links); i++)
                 if (symlink(links[i][0], links[i][1]) < 0)
                         return STEP_FAIL(e->what, errno, "Failed to create /%s", links[i][1]);
-
         r = make_dir("dev/shm", 01777, e);
         if (r < 0)
                 return r;
-        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
-                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
-        r = mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
-        if (r < 0)
-                return r;
-        r = mount_add_attr("dev", MOUNT_ATTR_RDONLY, false);
+
+        /* One call for /dev and the device nodes bound in it, before /dev/shm (writable) is
+         * mounted there. Read-only still lets a device be read and written (the kernel checks it
+         * for files, directories and links only) but not the host's inode: no chmod, no timestamps
+         * that other runs could watch. The tmpfs itself is nodev and noexec already. */
+        r = mount_add_attr("dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make /dev read-only");
+
+        (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=1777",
+                        c->tmpfs_size, tmpfs_inodes(c->tmpfs_size));
+        return mount_tmpfs("dev/shm", MS_NOEXEC, opts, e);
+}
+
+/* Puts the run's /dev/null over a file (to hide it). A bind mount copies the flags of the mount
+ * it is made from, and setup_dev() made that one read-only, nosuid and noexec: no second call
+ * to restrict each copy. */
+static int bind_dev_null(const char *dst, StepError *e) {
+        if (mount("dev/null", dst, NULL, MS_BIND, NULL) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to hide /%.80s", dst);
         return 0;
 }
 
@@ -421,9 +428,7 @@ static int setup_proc(StepError *e) {
         for (size_t i = 0; i < ELEMENTSOF(masked_files); i++) {
                 if (access(masked_files[i], F_OK) < 0)
                         continue;
-                /* The host's /dev/null: the old root is still ours at this point. */
-                r = bind_mount("/dev/null", masked_files[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                               MOUNT_ATTR_NOEXEC, e);
+                r = bind_dev_null(masked_files[i], e);
                 if (r < 0)
                         return r;
         }
@@ -454,11 +459,9 @@ static int hide_in_skill(const SandboxChild *c, StepError *e) {
         STRV_FOREACH(f, c->hidden_files) {
                 if (snprintf(path, sizeof(path), "skill/%s", *f) >= (int) sizeof(path))
                         return STEP_FAIL(e->what, ENAMETOOLONG, "Failed to hide a cache in the skill");
-                if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to hide /skill/%.80s", *f);
-                r = mount_add_attr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+                r = bind_dev_null(path, e);
                 if (r < 0)
-                        return STEP_FAIL(e->what, r, "Failed to hide /skill/%.80s", *f);
+                        return r;
         }
         return 0;
 }
@@ -1036,6 +1039,49 @@ static void reset_signals(void) {
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
+/* The seccomp filter's program, as the engine sent it with the release; the skill process loads
+ * it. */
+static struct sock_fprog seccomp_program;
+
+/* Reads the program from the sealed memfd the engine exported it to. */
+static int read_seccomp_program(int fd) {
+        _cleanup_free_ struct sock_filter *insns = NULL;
+        struct stat st;
+        ssize_t n;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+            (size_t) st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return -EBADMSG;
+        insns = malloc(st.st_size);
+        if (!insns)
+                return -ENOMEM;
+        n = pread(fd, insns, st.st_size, 0);
+        if (n < 0)
+                return -errno;
+        if (n != st.st_size)
+                return -EIO;
+        seccomp_program = (struct sock_fprog) {
+                .len = (unsigned short) (st.st_size / sizeof(struct sock_filter)),
+                .filter = TAKE_PTR(insns),
+        };
+        return 0;
+}
+
+/* What seccomp_load() does with the program it generated (libseccomp 2.5): no_new_privs is set
+ * already (drop_privileges()), and the notify variant asks for a listener. Returns the listener
+ * fd, 0 without one, or negative errno. */
+static int load_seccomp_program(bool notify) {
+        long r;
+
+        r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0,
+                    &seccomp_program);
+        if (r < 0)
+                return -errno;
+        return notify ? (int) r : 0;
+}
+
 /* Sets the rlimits other than RLIMIT_DATA, or RLIMIT_DATA alone: see skill_exec(). */
 static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         for (size_t i = 0; i < c->n_rlimits; i++) {
@@ -1091,7 +1137,7 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
 
         /* Last, so that none of the setup above needs a syscall the filter refuses. */
         if (c->seccomp) {
-                r = seccomp_load(c->seccomp);
+                r = load_seccomp_program(c->seccomp_notify);
                 if (r < 0) {
                         r = STEP_FAIL(e.what, r, "Failed to load the seccomp filter");
                         goto fail;
@@ -1102,7 +1148,7 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
          * so nothing waits for an answer before the engine has the fd. A listener the engine
          * never got would turn every refusal into ENOSYS: then the run does not start. */
         if (c->seccomp && c->seccomp_notify) {
-                _cleanup_close_ int listener = seccomp_notify_fd(c->seccomp);
+                _cleanup_close_ int listener = r;
 
                 if (listener < 0) {
                         r = STEP_FAIL(e.what, listener, "The seccomp filter has no listener");
@@ -1116,11 +1162,11 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
 
         /* The memory limit is the skill's, so it comes after everything this copy of the engine
-         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read, the BPF program
-         * seccomp_load() builds). RLIMIT_DATA measures the whole address space, copied from the
-         * caller, which can be larger than the limit (a daemon's heap, ASan's shadow): set before
-         * those, they fail as soon as the heap has to grow. Lowering a limit needs no capability,
-         * and the engine never asks for more than the caller's hard limit. */
+         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read). RLIMIT_DATA
+         * measures the whole address space, copied from the caller, which can be larger than the
+         * limit (a daemon's heap, ASan's shadow): set before those, they fail as soon as the heap
+         * has to grow. Lowering a limit needs no capability, and the engine never asks for more
+         * than the caller's hard limit. */
         r = apply_rlimits(c, true, &e);
         if (r < 0)
                 goto fail;
@@ -1201,15 +1247,37 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         return 0;
 }
 
-/* Held until the parent put us where the limits apply. EOF: the parent gave up. */
+/* Held until the parent put us where the limits apply. EOF: the parent gave up. The release
+ * carries the seccomp filter's program when the run has one: without it nothing goes on. */
 static void wait_for_placement(const SandboxChild *c) {
-        ssize_t n;
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
         char go;
+        struct iovec iov = { .iov_base = &go, .iov_len = 1 };
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &control,
+                .msg_controllen = sizeof(control.buf),
+        };
+        _cleanup_close_ int fd = -EBADF;
+        struct cmsghdr *cmsg;
+        ssize_t n;
 
         do
-                n = read(c->hold_fd, &go, 1);
+                n = recvmsg(c->hold_fd, &mh, MSG_CMSG_CLOEXEC);
         while (n < 0 && errno == EINTR);
         if (n != 1)
+                _exit(SANDBOX_EXIT_SETUP);
+        for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg))
+                if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+                    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+        if ((mh.msg_flags & MSG_CTRUNC) || (c->seccomp != (fd >= 0)))
+                _exit(SANDBOX_EXIT_SETUP);
+        if (c->seccomp && read_seccomp_program(fd) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
         (void) safe_close(c->hold_fd);
 }

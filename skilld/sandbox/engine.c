@@ -1,11 +1,12 @@
 /* The parent side of a run: prepare, clone, place, release, watch, collect.
  *
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
- *   2. Pick the limit backend and the throwaway identity; build the seccomp filter, argv and
- *      environment while errors can still be reported plainly.
+ *   2. Pick the limit backend and the throwaway identity; build argv and environment while
+ *      errors can still be reported plainly.
  *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
- *      (unprivileged); let the backend place it (or hand the init the cgroups it moves itself
- *      into); release it. The init builds what it can of its root meanwhile.
+ *      (unprivileged); build the seccomp filter's program; let the backend place the init (or
+ *      hand it the cgroups it moves itself into); release it, with the program. The init builds
+ *      what it can of its root meanwhile.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
@@ -101,7 +102,8 @@ typedef struct SandboxRun {
         uid_t uid;
         gid_t gid;
         uint64_t work_size;
-        scmp_filter_ctx seccomp;
+        bool seccomp;                   /* the run gets the filter */
+        int seccomp_fd;                 /* its program (sandbox_seccomp_export()), sent with the release */
         SeccompSupervisor *supervisor;  /* the filter reports its refusals (NULL: it cannot) */
         char **argv;
         char *exec_path;                /* a command's program as found (command.c); NULL: argv[0] */
@@ -155,8 +157,7 @@ static void sandbox_run_done(SandboxRun *run) {
         (void) safe_close(run->out_fd);
         (void) safe_close(run->work_fd);
         (void) safe_close(run->workspace_work_fd);
-        if (run->seccomp)
-                seccomp_release(run->seccomp);
+        (void) safe_close(run->seccomp_fd);
         seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
         free(run->exec_path);
@@ -716,9 +717,9 @@ static int prepare_identity(SandboxRun *run) {
         return 0;
 }
 
+/* Whether the run gets the filter and which variant; the filter itself is built while the init
+ * sets up its root (compile_seccomp()). */
 static int prepare_seccomp(SandboxRun *run) {
-        _cleanup_free_ char *why = NULL;
-        bool notify;
         int r;
 
         if (!sandbox_seccomp_available()) {
@@ -731,16 +732,60 @@ static int prepare_seccomp(SandboxRun *run) {
         }
         /* Without user notifications (kernel < 5.0) the filter still refuses, it just cannot
          * say what: the result's refused_syscalls is null then. */
-        notify = sandbox_seccomp_notify_available();
-        if (notify) {
+        if (sandbox_seccomp_notify_available()) {
                 r = seccomp_supervisor_new(&run->supervisor);
                 if (r < 0)
                         return run_fail(run, r, "Failed to set up the seccomp supervisor: %s", strerror(-r));
         }
-        r = sandbox_seccomp_new(notify, &run->seccomp, &why);
+        run->seccomp = true;
+        return 0;
+}
+
+/* Builds the filter and exports its program: after the clone, so that it overlaps the init's
+ * setup of its root instead of adding to it (about 1 ms: libseccomp's rules, then its BPF). The
+ * init cannot get past its release without it. */
+static int compile_seccomp(SandboxRun *run) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (!run->seccomp)
+                return 0;
+        r = sandbox_seccomp_new(run->supervisor, &ctx, &why);
+        if (r >= 0)
+                r = sandbox_seccomp_export(ctx, &run->seccomp_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
         return 0;
+}
+
+/* Lets the held init go on, handing it the filter's program. */
+static int release_init(SandboxRun *run) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = (char *) "", .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+
+        if (run->seccomp_fd >= 0) {
+                struct cmsghdr *cmsg;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof(control.buf);
+                cmsg = CMSG_FIRSTHDR(&mh);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &run->seccomp_fd, sizeof(int));
+        }
+        do
+                n = sendmsg(run->hold[1], &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == 1 ? 0 : -EIO;
 }
 
 /* Which namespaces the kernel offers (each has its /proc/self/ns entry); a missing one that the
@@ -792,7 +837,12 @@ static int prepare_hidden(SandboxRun *run) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
+        if (run->req->hidden_listed) {
+                run->hidden_dirs = strv_copy(run->req->hidden_dirs);
+                run->hidden_files = strv_copy(run->req->hidden_files);
+                r = run->hidden_dirs && run->hidden_files ? 0 : -ENOMEM;
+        } else
+                r = skill_list_excluded(run->skill_dir_fd, &run->hidden_dirs, &run->hidden_files, &error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -1092,6 +1142,9 @@ static int run_start(SandboxRun *run) {
                 if (r < 0)
                         goto abort;
         }
+        r = compile_seccomp(run);
+        if (r < 0)
+                goto abort;
         /* The init builds the part of its root that holds nothing of the run meanwhile; a failure
          * there (it exits, and then cannot be placed) is the one to report. */
         r = run->n_cgroup_fds > 0 || run->born_placed ? 0 :
@@ -1106,13 +1159,14 @@ static int run_start(SandboxRun *run) {
 
         /* From here on the skill's time runs. */
         run->start_mono = now_usec(CLOCK_MONOTONIC);
-        if (send(run->hold[1], "", 1, MSG_NOSIGNAL) != 1) {
-                r = -errno;
+        r = release_init(run);
+        if (r < 0) {
                 (void) read_control(run);
                 r = run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
                 goto abort;
         }
         run->hold[1] = safe_close(run->hold[1]);
+        run->seccomp_fd = safe_close(run->seccomp_fd);
         return 0;
 
 abort:
@@ -1577,6 +1631,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .out_fd = -EBADF,
                 .work_fd = -EBADF,
                 .workspace_work_fd = -EBADF,
+                .seccomp_fd = -EBADF,
         };
         SandboxOutcome outcome = {};
         int r;

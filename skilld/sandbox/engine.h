@@ -113,6 +113,12 @@ typedef struct RunRequest {
                                          * skill_path_is_excluded() names is hidden in it; a link
                                          * or special file anywhere in it fails the run) */
         int skill_dir_fd;               /* the same, already open (preferred: no second lookup), or -1 */
+        bool hidden_listed;             /* hidden_dirs and hidden_files are what skill_path_is_excluded()
+                                         * names in skill_dir_fd's tree, as skill_source_list_excluded()
+                                         * listed it when the caller loaded that fd (no second walk);
+                                         * false: the engine walks the tree itself */
+        char * const *hidden_dirs;
+        char * const *hidden_files;
         const char *skill_name;         /* recorded in the result */
         const char *skill_hash;         /* recorded in the result */
         const char *script;             /* relative to skill_dir, e.g. "scripts/main.py" */

@@ -95,7 +95,9 @@ typedef struct SandboxChild {
         char * const *envp;
         const SandboxRlimit *rlimits;
         size_t n_rlimits;
-        scmp_filter_ctx seccomp;        /* NULL when the layer is allowed missing and missing */
+        bool seccomp;                   /* false when the layer is allowed missing and missing; else
+                                         * the filter's program comes with the release (a sealed
+                                         * memfd passed on the hold socket) */
         bool seccomp_notify;            /* the filter notifies: send its listener before execve() */
         bool netns;                     /* namespaces the init has to set up (when it has them) */
         bool network;                   /* the host's network: /etc gets name resolution */
@@ -109,6 +111,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c);
 /* seccomp.c: the filter described in policy/seccomp.md. notify: the variant whose refusals go
  * to the engine as user notifications instead of returning their errno. */
 int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error);
+/* The filter's BPF program, as libseccomp generates it for seccomp_load(), in a sealed memfd. */
+int sandbox_seccomp_export(scmp_filter_ctx ctx, int *ret_fd, char **error);
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
 bool sandbox_seccomp_available(void);
 bool sandbox_seccomp_notify_available(void);
