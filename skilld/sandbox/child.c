@@ -51,34 +51,12 @@
 /* Signals the init passes on to the skill process instead of acting on them. */
 static const int forwarded_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
+/* Nothing sensible is left to do if the parent is gone: the run ends either way. Only the
+ * listener's handover checks the answer. */
 static int send_message(int fd, const ChildMessage *m, int pass_fd) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof(*m) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n = send_with_fd(fd, m, sizeof(*m), pass_fd);
 
-        if (pass_fd >= 0) {
-                struct cmsghdr *cmsg;
-
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control.buf);
-                cmsg = CMSG_FIRSTHDR(&mh);
-                cmsg->cmsg_level = SOL_SOCKET;
-                cmsg->cmsg_type = SCM_RIGHTS;
-                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
-        }
-
-        /* Nothing sensible is left to do if the parent is gone: the run ends either way. Only
-         * the listener's handover checks the answer. */
-        for (;;) {
-                if (sendmsg(fd, &mh, MSG_NOSIGNAL) >= 0)
-                        return 0;
-                if (errno != EINTR)
-                        return -errno;
-        }
+        return n < 0 ? (int) n : 0;
 }
 
 _printf_(4, 5)

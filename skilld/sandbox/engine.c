@@ -761,30 +761,10 @@ static int compile_seccomp(SandboxRun *run) {
 
 /* Lets the held init go on, handing it the filter's program. */
 static int release_init(SandboxRun *run) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = (char *) "", .iov_len = 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        ssize_t n;
+        ssize_t n = send_with_fd(run->hold[1], "", 1, run->seccomp_fd);
 
-        if (run->seccomp_fd >= 0) {
-                struct cmsghdr *cmsg;
-
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control.buf);
-                cmsg = CMSG_FIRSTHDR(&mh);
-                cmsg->cmsg_level = SOL_SOCKET;
-                cmsg->cmsg_type = SCM_RIGHTS;
-                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cmsg), &run->seccomp_fd, sizeof(int));
-        }
-        do
-                n = sendmsg(run->hold[1], &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
         if (n < 0)
-                return -errno;
+                return (int) n;
         return n == 1 ? 0 : -EIO;
 }
 

@@ -1,5 +1,6 @@
 /* String-list, string and fd helpers declared in util.h. */
 #include <dirent.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "util.h"
@@ -262,4 +263,30 @@ int close_all_fds_except(const int *keep, size_t n_keep) {
         }
         closedir(d);
         return 0;
+}
+
+ssize_t send_with_fd(int sock, const void *data, size_t size, int fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = (void *) data, .iov_len = size };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+
+        if (fd >= 0) {
+                struct cmsghdr *cmsg;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = sizeof(control.buf);
+                cmsg = CMSG_FIRSTHDR(&mh);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+        }
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n < 0 ? -errno : n;
 }

@@ -145,6 +145,11 @@ char *cescape(const char *s);
 /* Marks every fd above 2 close-on-exec, or closes them. Used in forked children. */
 int close_all_fds_except(const int *keep, size_t n_keep);
 
+/* Sends SIZE bytes of DATA on Unix socket SOCK in one message, with FD attached (SCM_RIGHTS)
+ * unless it is negative; never raises SIGPIPE, retries on EINTR. Returns the bytes sent or
+ * -errno. Async-signal-safe: forked children use it. */
+ssize_t send_with_fd(int sock, const void *data, size_t size, int fd);
+
 static inline uint64_t u64_mul_sat(uint64_t a, uint64_t b) {
         uint64_t r;
         return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
