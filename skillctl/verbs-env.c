@@ -198,8 +198,10 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
         r = skill_env_spec(skill, &o, &spec, &deps, &error);
         if (r < 0)
                 return run_fail("%s: cannot tell what this skill needs: %s", skill_arg, error ?: strerror(-r));
-        if (!spec && deps->inferred)
-                /* Inference runs a sandbox of its own: the next run of this content skips it. */
+        if (!spec)
+                /* Needing nothing follows from the content alone (what it declares, what its
+                 * scripts import): the next run of this content skips the walks, the reading of
+                 * pip's configuration and, where it ran, inference's sandbox. */
                 (void) env_binding_set(cache, hash, "-");
         r = env_open_for_run(cache, hash, spec, ret_fd, &error);
         if (r == -ENOENT) {
