@@ -7,7 +7,8 @@
 # A file whose translation unit passed before is not analysed again: a clean verdict is kept in
 # a cache (SKILLD_CLANG_TIDY_CACHE, default $XDG_CACHE_HOME/skilld/clang-tidy) under a digest of
 # everything the verdict depends on: clang-tidy's version, .clang-tidy, the file's compile
-# command and its preprocessed text (with every header it includes and their paths). Findings
+# command and its preprocessed text (with every header it includes and their paths within the
+# tree, so another checkout of the same tree finds them). Findings
 # are never cached, so they show on every run; SKILLD_CLANG_TIDY_CACHE=off analyses everything.
 #
 #   run-clang-tidy.py BUILD_DIR [CLANG_TIDY]
@@ -56,14 +57,16 @@ def preprocess_argv(entry):
 
 
 def verdict_key(stamp, entry):
-    """A digest of all a clean verdict on ENTRY depends on, or None where it cannot be had."""
+    """A digest of all a clean verdict on ENTRY depends on, or None where it cannot be had. The
+    paths of the source and build trees are left out, so that another checkout of the same tree
+    (CI's clone) finds the verdicts of this one."""
     p = subprocess.run(preprocess_argv(entry), cwd=entry['directory'], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
     if p.returncode != 0:
         return None
     h = hashlib.sha256(stamp)
-    h.update(json.dumps(entry, sort_keys=True).encode())
-    h.update(p.stdout)
+    for text in (json.dumps(entry, sort_keys=True).encode(), p.stdout):
+        h.update(text.replace(entry['directory'].encode(), b'@BUILD@').replace(SOURCE.encode(), b'@SOURCE@'))
     return h.hexdigest()
 
 
