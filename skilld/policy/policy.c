@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "env.h"
 #include "error.h"
 #include "fileio.h"
+#include "lint.h"
 #include "parse-util.h"
 #include "policy.h"
 #include "string-table.h"
@@ -354,18 +356,6 @@ static bool is_hex(const char *s, size_t n) {
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (!strchr("0123456789abcdefABCDEF", s[i]))
-                        return false;
-        return true;
-}
-
-/* The Agent Skills naming rule: lowercase letters, digits and single inner hyphens, 1-64. */
-static bool skill_name_is_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n > 64 || s[0] == '-' || s[n - 1] == '-' || strstr(s, "--"))
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789-", s[i]))
                         return false;
         return true;
 }
@@ -773,8 +763,7 @@ static int parser_list(Parser *p, const PolicyKey *k, const yaml_event_t *start,
                 if (k->type == VALUE_FIND_LINKS) {
                         /* Each becomes a line of a pip requirements file in the build: nothing
                          * that could end it or start another option. */
-                        if ((v[0] != '/' && !startswith(v, "http://") && !startswith(v, "https://")) ||
-                            strlen(v) > 2048 || strpbrk(v, " \t\n\r\"'\\")) {
+                        if (!env_find_links_is_valid(v)) {
                                 bad = true;
                                 r = parser_error(p, event_line(&ev), k->path,
                                                  "not an absolute path of a wheelhouse or an http:// or https:// "
