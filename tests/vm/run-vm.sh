@@ -8,8 +8,8 @@
 #
 # Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
 # SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_TESTS, SKILLD_VM_INJECT_FAILURE=1,
-# SKILLD_VM_MEMORY (MiB), SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT
-# (see README.md).
+# SKILLD_VM_MEMORY (MiB), SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT,
+# SKILLD_VM_SHARDS (see README.md).
 set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,11 +48,13 @@ vm_make_initrd() {
     cat "$VM_BASE/base.cpio.gz" "$VM_WORK/overlay.cpio.gz" >"$VM_WORK/initrd.img"
 }
 
-# Fills the array QEMU with the command line for mode $1 (test or shell).
+# Fills the array QEMU with the command line for mode $1 (test or shell), its serial ports
+# written into directory $2; $3 (K/N) makes it the K-th of N VMs sharing the suite.
 vm_qemu_cmdline() {
-    local mode=$1 append cpu
+    local mode=$1 out=$2 shard=${3:-} append cpu
     append="console=ttyS0 panic=-1 mitigations=off skilld.vm=$mode"
     [[ $mode == shell ]] && append+=" quiet"
+    [[ -n $shard ]] && append+=" skilld.vm.shard=$shard"
     # SKILLD_VM_TESTS: run only the tests whose names contain one of these words.
     if [[ -n "${SKILLD_VM_TESTS:-}" ]]; then
         [[ $SKILLD_VM_TESTS =~ ^[A-Za-z0-9_.+\ -]+$ ]] ||
@@ -73,30 +75,34 @@ vm_qemu_cmdline() {
           -device virtio-rng-pci)
     if [[ $mode == shell ]]; then
         # The console (ttyS0) and qemu's monitor on this terminal: Ctrl-a x quits.
-        QEMU+=(-serial mon:stdio -serial "file:$VM_LAST/results.log")
+        QEMU+=(-serial mon:stdio -serial "file:$out/results.log")
     else
         # ttyS0: kernel and systemd messages; ttyS1: only what the test unit writes.
-        QEMU+=(-serial "file:$VM_LAST/console.log" -serial "file:$VM_LAST/results.log")
+        QEMU+=(-serial "file:$out/console.log" -serial "file:$out/results.log")
     fi
 }
 
-# Splits results.log into the TAP stream and the journal, by the markers test-main prints.
+# Splits results.log of directory $1 into the TAP stream and the journal, by the markers
+# test-main prints.
 vm_split_results() {
-    tr -d '\r' <"$VM_LAST/results.log" |
-        awk -v tap="$VM_LAST/tap.log" -v journal="$VM_LAST/journal.log" '
+    local out=$1
+    tr -d '\r' <"$out/results.log" |
+        awk -v tap="$out/tap.log" -v journal="$out/journal.log" '
             /^==> skilld-vm: tests begin/   { part = "tap"; next }
             /^==> skilld-vm: tests end/     { part = ""; next }
             /^==> skilld-vm: journal begin/ { part = "journal"; next }
             /^==> skilld-vm: journal end/   { part = ""; next }
             part == "tap"     { print > tap }
             part == "journal" { print > journal }'
-    touch "$VM_LAST/tap.log" "$VM_LAST/journal.log"
+    touch "$out/tap.log" "$out/journal.log"
 }
 
-# Reads tap.log and prints the summary; returns 0 only when the plan was run whole and nothing
-# failed. For each failed test, its last lines of output are shown.
+# Reads the tap.log of directory $1 (a VM whose qemu exited with status $2; $3 names it in
+# messages) and adds its counts to VM_PASSED, VM_SKIPPED and its failures to VM_FAILED_NAMES:
+# a VM that did not run its plan whole counts as a failure. For each failed test, its last
+# lines of output are shown.
 vm_report() {
-    local qemu_rc=$1 plan passed=0 failed=0 skipped=0 line name from
+    local out=$1 qemu_rc=$2 what=$3 plan passed=0 failed=0 skipped=0 line name from
     local -a failed_names=() skipped_names=() pending=()
 
     while IFS= read -r line; do
@@ -120,32 +126,107 @@ vm_report() {
             printf '    %s\n' "${pending[@]:from}" >&2
             pending=() ;;
         esac
-    done <"$VM_LAST/tap.log"
+    done <"$out/tap.log"
 
-    vm_log "$((passed + skipped + failed)) tests: $passed passed, $failed failed, $skipped skipped"
+    vm_log "$what: $((passed + skipped + failed)) tests: $passed passed, $failed failed, $skipped skipped"
     # A skip inside the VM usually means a test did not see the real system it was written for.
-    [[ $skipped -eq 0 ]] || vm_log "skipped: ${skipped_names[*]}"
+    [[ $skipped -eq 0 ]] || vm_log "$what: skipped: ${skipped_names[*]}"
     if [[ $qemu_rc -eq 124 ]]; then
-        vm_log "the VM did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
+        vm_log "$what did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
     elif [[ $qemu_rc -ne 0 ]]; then
-        vm_log "qemu exited with status $qemu_rc"
+        vm_log "$what: qemu exited with status $qemu_rc"
     fi
-    if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$VM_LAST/results.log"); then
-        if [[ -s "$VM_LAST/console.log" ]]; then
-            vm_log "the in-VM suite never finished (boot failure, hang or crash); console tail:"
-            tail -n 30 "$VM_LAST/console.log" | sed 's/^/    /' >&2
+    if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$out/results.log"); then
+        if [[ -s "$out/console.log" ]]; then
+            vm_log "$what: the in-VM suite never finished (boot failure, hang or crash); console tail:"
+            tail -n 30 "$out/console.log" | sed 's/^/    /' >&2
         else
-            vm_log "the in-VM suite never finished and the console stayed empty: the kernel" \
-                "never started (with SKILLD_VM_ACCEL=kvm, try tcg)"
+            vm_log "$what: the in-VM suite never finished and the console stayed empty: the" \
+                "kernel never started (with SKILLD_VM_ACCEL=kvm, try tcg)"
         fi
-        failed_names+=("(suite did not finish)")
+        failed_names+=("($what: suite did not finish)")
     elif [[ -z "${plan:-}" || $plan -ne $((passed + skipped + failed)) ]]; then
-        failed_names+=("(plan of ${plan:-?} tests, $((passed + skipped + failed)) reported)")
+        failed_names+=("($what: plan of ${plan:-?} tests, $((passed + skipped + failed)) reported)")
     fi
 
-    printf 'vm: %d passed, %d failed\n' "$passed" "$failed"
-    if [[ ${#failed_names[@]} -gt 0 ]]; then
-        vm_log "FAILED: ${failed_names[*]}"
+    VM_PASSED=$((VM_PASSED + passed))
+    VM_SKIPPED=$((VM_SKIPPED + skipped))
+    VM_FAILED=$((VM_FAILED + failed))
+    VM_FAILED_NAMES+=("${failed_names[@]}")
+}
+
+# How many VMs share the suite: the guest runs its tests one at a time and keeps about one
+# host core busy, so on a host with two or more cores two VMs (each taking every other test)
+# finish the whole suite in about half the time. A selection of a few tests needs one.
+vm_shards() {
+    local n=${SKILLD_VM_SHARDS:-}
+    if [[ -z $n ]]; then
+        if [[ -n "${SKILLD_VM_TESTS:-}" || "${SKILLD_VM_BENCH:-0}" == 1 || $(nproc) -lt 2 ]]; then
+            n=1
+        else
+            n=2
+        fi
+    fi
+    [[ $n =~ ^[1-9]$ ]] || vm_die "SKILLD_VM_SHARDS must be a number of VMs from 1 to 9, not '$n'"
+    echo "$n"
+}
+
+# Boots the VM(s) of the suite, waits for all, reports. With one VM its logs are VM_LAST's
+# files; with N, each VM's are in VM_LAST/shard-K/ and tap.log there is their TAP one after
+# the other.
+vm_boot_tests() {
+    local start shards k out rc
+    local -a pids=() outs=()
+    start=$(vm_now)
+    shards=$(vm_shards)
+    VM_PASSED=0 VM_SKIPPED=0 VM_FAILED=0 VM_FAILED_NAMES=()
+
+    for ((k = 1; k <= shards; k++)); do
+        out=$VM_LAST
+        if [[ $shards -gt 1 ]]; then
+            out=$VM_LAST/shard-$k
+            mkdir -p "$out"
+            vm_qemu_cmdline test "$out" "$k/$shards"
+        else
+            vm_qemu_cmdline test "$out"
+        fi
+        printf '%q ' "${QEMU[@]}" >"$out/qemu.cmdline"
+        echo >>"$out/qemu.cmdline"
+        # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the
+        # test (both signal the group) takes qemu along instead of leaving it running.
+        timeout --foreground --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null \
+            >"$out/qemu.log" 2>&1 &
+        pids+=("$!")
+        outs+=("$out")
+    done
+    # Background jobs of a script ignore SIGINT: pass Ctrl-C (and meson's SIGTERM) on to the
+    # VMs, whose timeout(1) hands it to qemu.
+    trap 'kill -TERM "${pids[@]}" 2>/dev/null; exit 130' INT TERM
+    if [[ $shards -gt 1 ]]; then
+        vm_log "booting $shards VMs ($VM_ACCEL, at most $VM_TIMEOUT s each), sharing the tests;" \
+            "consoles: $VM_LAST/shard-*/console.log"
+    else
+        vm_log "booting ($VM_ACCEL, at most $VM_TIMEOUT s); console: $VM_LAST/console.log"
+    fi
+
+    for ((k = 1; k <= shards; k++)); do
+        rc=0
+        wait "${pids[k - 1]}" || rc=$?
+        out=${outs[k - 1]}
+        vm_split_results "$out"
+        if [[ $shards -gt 1 ]]; then
+            vm_report "$out" "$rc" "VM $k of $shards"
+            { echo "# shard $k of $shards"; cat "$out/tap.log"; } >>"$VM_LAST/tap.log"
+        else
+            vm_report "$out" "$rc" "VM"
+        fi
+    done
+    trap - INT TERM
+    vm_log "VM$([[ $shards -gt 1 ]] && echo s) ran for $(vm_since "$start") s"
+
+    printf 'vm: %d passed, %d failed\n' "$VM_PASSED" "$VM_FAILED"
+    if [[ ${#VM_FAILED_NAMES[@]} -gt 0 ]]; then
+        vm_log "FAILED: ${VM_FAILED_NAMES[*]}"
         vm_log "VM logs: $VM_LAST/ (console.log: serial console," \
             "journal.log: the VM's journal, tap.log: test output)"
         return 1
@@ -154,24 +235,8 @@ vm_report() {
     return 0
 }
 
-vm_boot_tests() {
-    local start qemu_rc=0
-    start=$(vm_now)
-    vm_qemu_cmdline test
-    printf '%q ' "${QEMU[@]}" >"$VM_LAST/qemu.cmdline"
-    echo >>"$VM_LAST/qemu.cmdline"
-    vm_log "booting ($VM_ACCEL, at most $VM_TIMEOUT s); console: $VM_LAST/console.log"
-    # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the test
-    # (both signal the group) takes qemu along instead of leaving it running.
-    timeout --foreground --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null \
-        >"$VM_LAST/qemu.log" 2>&1 || qemu_rc=$?
-    vm_log "VM ran for $(vm_since "$start") s"
-    vm_split_results
-    vm_report "$qemu_rc"
-}
-
 vm_boot_shell() {
-    vm_qemu_cmdline shell
+    vm_qemu_cmdline shell "$VM_LAST"
     vm_log "booting a shell ($VM_ACCEL); run the suite with skilld-vm-run-tests [NAME...];"
     vm_log "leave with poweroff, or Ctrl-a x"
     exec "${QEMU[@]}"

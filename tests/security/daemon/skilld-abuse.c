@@ -359,7 +359,8 @@ static int on_run_answer(sd_bus_message *m, void *userdata, sd_bus_error *error)
         const char *id = NULL;
 
         if (e)
-                f->answers[f->answered] = strdup(e->name);
+                /* The name decides; the message tells a denial polkit gave from one it could not. */
+                f->answers[f->answered] = strdup_printf("%s %s", e->name, strna(e->message));
         else {
                 if (sd_bus_message_read(m, "s", &id) < 0)
                         id = "?";

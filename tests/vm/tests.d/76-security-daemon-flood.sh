@@ -61,7 +61,7 @@ for f in "${floods[@]}"; do
     wait "$f" || fail "a flood failed: $(tail -n 3 out/*)"
 done
 
-accepted=0 refused=0
+accepted=0 refused=0 unanswered=0
 for f in out/*; do
     user=${f#out/}
     user=${user%%.*}
@@ -74,8 +74,13 @@ for f in out/*; do
             assert_eq "u $(id -u "$user")" "$owner" "the owner of run $id"
             accepted=$((accepted + 1))
             ;;
-        io.skilld.Skilld1.Error.QuotaExceeded)
+        "io.skilld.Skilld1.Error.QuotaExceeded "*)
             refused=$((refused + 1))
+            ;;
+        # A thousand authorizations at once can outlast sd-bus's 25 s on a slow (emulated,
+        # shared) CPU: skilld then denies, as it must when polkit does not answer.
+        "org.freedesktop.DBus.Error.AccessDenied Authorization for "*" is not available (polkit does not answer)"*)
+            unanswered=$((unanswered + 1))
             ;;
         *)
             fail "$f: neither a run nor a quota refusal: $line"
@@ -83,8 +88,9 @@ for f in out/*; do
         esac
     done <"$f"
 done
-assert_eq 1000 $((accepted + refused)) "calls accounted for"
-echo "$accepted runs finished, $refused calls refused by the service's caps"
+assert_eq 1000 $((accepted + refused + unanswered)) "calls accounted for"
+echo "$accepted runs finished, $refused calls refused by the service's caps," \
+    "$unanswered denied because polkit did not answer in time"
 [[ $accepted -gt $UID_COUNT ]] || fail "only $accepted runs: too few to reuse a uid"
 
 all=$(busctl --system call "${MANAGER[@]}" ListAllRuns)
