@@ -601,9 +601,12 @@ int verb_list(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         r = listing_print(t, arr, json, "run", "listed");
-        if (r == 0 && older > 0 && !json)
+        if (r == 0 && older > 0 && !json) {
+                /* After the table, also where both go to one file. */
+                (void) fflush(stdout);
                 fprintf(stderr, "%" PRIu64 " older run%s not shown; --lines=all lists every run.\n", older,
                         older == 1 ? "" : "s");
+        }
         return r;
 }
 
