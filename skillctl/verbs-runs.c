@@ -434,12 +434,9 @@ static int list_fetch(Client *c, bool all, uint64_t lines, sd_bus_message ***ret
                                 r = -EOPNOTSUPP;
                         break;
                 }
-                /* The count and the cursor come after the runs, which are read later. */
-                r = sd_bus_message_skip(reply, "a(sossussitt)");
-                if (r >= 0)
-                        r = sd_bus_message_read(reply, "ts", &older, &next);
-                if (r >= 0)
-                        r = sd_bus_message_rewind(reply, true);
+                /* The count and the cursor come first; the runs are read later, the reply left at
+                 * them. */
+                r = sd_bus_message_read(reply, "ts", &older, &next);
                 if (r < 0)
                         break;
                 l = reallocarray(pages, n + 1, sizeof(sd_bus_message *));

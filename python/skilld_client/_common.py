@@ -381,7 +381,7 @@ class ListPager:
         return list_message(want, self.all, self.skill, self.state, self.before)
 
     def add(self, body):
-        runs, self.older, self.before = body
+        self.older, self.before, runs = body
         self.pages.append(runs)
         self.got += self._want      # a page with older runs left out is full
         self.done = self.older == 0 or (self.limit is not None and self.got >= self.limit)

@@ -315,13 +315,15 @@ static int method_list_runs_filtered(sd_bus_message *msg, void *userdata, sd_bus
                 return r;
         if (older > 0 && n > 0)
                 store_cursor_format(runs[0], next);
+        /* The count and the cursor first: a client can ask for the next page before it parses
+         * this one. */
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = append_runs(reply, runs, n);
+        r = sd_bus_message_append(reply, "ts", (uint64_t) older, next);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "ts", (uint64_t) older, next);
+        r = append_runs(reply, runs, n);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -545,7 +547,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListRunsFiltered",
                                 SD_BUS_ARGS("a{sv}", options),
-                                SD_BUS_RESULT("a(sossussitt)", runs, "t", older, "s", next),
+                                SD_BUS_RESULT("t", older, "s", next, "a(sossussitt)", runs),
                                 method_list_runs_filtered,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetRun",

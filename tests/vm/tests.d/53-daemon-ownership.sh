@@ -58,16 +58,20 @@ list=$(as_user carol busctl --system call "${MANAGER[@]}" ListAllRuns)
 assert_contains "$list" "$done_id" "carol's ListAllRuns"
 assert_contains "$list" "$busy_id" "carol's ListAllRuns"
 # A page of one, the newest, then the page before it through the cursor: bob's two runs, the
-# sleeper last (both are the newest runs: nothing else runs now).
+# sleeper last (both are the newest runs: nothing else runs now). busctl prints the count of
+# older runs, the cursor, then the runs: tsa(sossussitt) OLDER "NEXT" N "ID" ...
+one_run() {     # WHAT ID PAGE: the page holds that run alone
+    [[ $3 =~ ^tsa\(sossussitt\)\ [0-9]+\ \"[^\"]*\"\ 1\ \"$2\" ]] || fail "$1: not $2 alone: $3"
+}
 page=$(as_user carol busctl --system call "${MANAGER[@]}" ListRunsFiltered 'a{sv}' 2 limit u 1 all b true)
-assert_contains "$page" "a(sossussitt)ts 1 \"$busy_id\"" "carol's newest run, of everyone's"
-next=$(grep -oE '"[0-9]+-[0-9a-f]{32}"$' <<<"$page" | tr -d '"') || true
+one_run "carol's newest run, of everyone's" "$busy_id" "$page"
+next=$(sed -E 's/^tsa\(sossussitt\) [0-9]+ "([^"]*)".*/\1/' <<<"$page")
 [[ $next =~ ^[0-9]+-[0-9a-f]{32}$ ]] || fail "no cursor after a page with older runs: $page"
 page=$(as_user carol busctl --system call "${MANAGER[@]}" ListRunsFiltered 'a{sv}' 3 limit u 1 all b true \
     before s "$next")
-assert_contains "$page" "a(sossussitt)ts 1 \"$done_id\"" "the page before it"
+one_run "the page before it" "$done_id" "$page"
 page=$(as_user bob busctl --system call "${MANAGER[@]}" ListRunsFiltered 'a{sv}' 2 skill s sleeper state s running)
-assert_contains "$page" "a(sossussitt)ts 1 \"$busy_id\"" "bob's running sleeper, by skill and state"
+one_run "bob's running sleeper, by skill and state" "$busy_id" "$page"
 errf=$(mktemp)
 out=$(as_user carol skillctl --no-ask-password list --all -n 1 2>"$errf")
 assert_contains "$out" "$busy_id" "skillctl list --all -n 1 as carol"
