@@ -309,6 +309,7 @@ static int method_list_runs_filtered(sd_bus_message *msg, void *userdata, sd_bus
         filter.owner = o.all || uid == 0 ? UID_INVALID : uid;
         filter.skill_name = o.skill;
         filter.state = o.state;
+        filter.id_prefix = o.prefix;
         r = store_list_page(m->store, &filter, o.has_before ? &o.before : NULL, o.limit > 0 ? o.limit : SIZE_MAX,
                             &runs, &n, &older);
         if (r < 0)

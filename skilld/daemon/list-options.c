@@ -6,8 +6,8 @@
 #include "run-options.h"
 
 int list_options_parse(sd_bus_message *msg, ListOptions *ret, sd_bus_error *error) {
-        static const char *const known[] = { "limit", "before", "all", "skill", "state" };
-        static const char *const types[] = { "u", "s", "b", "s", "s" };
+        static const char *const known[] = { "limit", "before", "all", "skill", "state", "prefix" };
+        static const char *const types[] = { "u", "s", "b", "s", "s", "s" };
         ListOptions o = { .state = _RUN_STATE_INVALID };
         unsigned seen = 0;
         int r;
@@ -27,7 +27,8 @@ int list_options_parse(sd_bus_message *msg, ListOptions *ret, sd_bus_error *erro
                         if (streq(key, known[i]))
                                 break;
                 if (i == ELEMENTSOF(known))
-                        return bus_invalid_args(error, "Unknown option '%s' (known: limit, before, all, skill, state).",
+                        return bus_invalid_args(error, "Unknown option '%s' (known: limit, before, all, skill, state, "
+                                                "prefix).",
                                                 bus_text_ok(key, 64) ? key : "?");
                 if (seen & (1U << i))
                         return bus_invalid_args(error, "The option %s is given twice.", key);
@@ -58,6 +59,13 @@ int list_options_parse(sd_bus_message *msg, ListOptions *ret, sd_bus_error *erro
                         r = sd_bus_message_read(msg, "s", &o.skill);
                         if (r >= 0 && !skill_name_is_valid(o.skill))
                                 return bus_invalid_args(error, "The option skill is not a valid skill name.");
+                        break;
+                case 5:
+                        r = sd_bus_message_read(msg, "s", &o.prefix);
+                        if (r >= 0 && (isempty(o.prefix) || strlen(o.prefix) > STORE_RUN_ID_LEN ||
+                                       o.prefix[strspn(o.prefix, "0123456789abcdef")] != '\0'))
+                                return bus_invalid_args(error, "The option prefix must be 1 to 32 lowercase "
+                                                        "hexadecimal digits.");
                         break;
                 default:
                         r = sd_bus_message_read(msg, "s", &s);

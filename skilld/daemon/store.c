@@ -259,7 +259,8 @@ int store_cursor_parse(const char *s, StoreCursor *ret) {
 bool store_run_matches(const StoreRun *run, const StoreRunFilter *filter) {
         return (filter->owner == UID_INVALID || run->owner == filter->owner) &&
                 (filter->state < 0 || run->state == filter->state) &&
-                (!filter->skill_name || streq(run->skill_name, filter->skill_name));
+                (!filter->skill_name || streq(run->skill_name, filter->skill_name)) &&
+                (!filter->id_prefix || startswith(run->id, filter->id_prefix));
 }
 
 static int cmp_cursor(const StoreRun *run, const StoreCursor *c) {
@@ -285,7 +286,7 @@ static size_t index_bisect(Store *s, const StoreCursor *c) {
 
 int store_list_page(Store *s, const StoreRunFilter *filter, const StoreCursor *before, size_t limit,
                     StoreRun ***ret, size_t *ret_n, size_t *ret_older) {
-        bool any = filter->owner == UID_INVALID && filter->state < 0 && !filter->skill_name;
+        bool any = filter->owner == UID_INVALID && filter->state < 0 && !filter->skill_name && !filter->id_prefix;
         size_t end = before ? index_bisect(s, before) : s->n_runs, n = 0, i, older = 0;
         StoreRun **l;
 

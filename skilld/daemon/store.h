@@ -149,6 +149,7 @@ typedef struct StoreRunFilter {
         uid_t owner;                    /* UID_INVALID: everyone's */
         const char *skill_name;         /* NULL: any skill */
         RunState state;                 /* _RUN_STATE_INVALID: any state */
+        const char *id_prefix;          /* NULL: any id */
 } StoreRunFilter;
 
 #define STORE_RUN_FILTER_ANY ((StoreRunFilter) { .owner = UID_INVALID, .state = _RUN_STATE_INVALID })

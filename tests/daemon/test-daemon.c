@@ -696,6 +696,8 @@ START_TEST(test_list_filtered) {
         expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "all", "s", "yes"), "all");
         expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "state", "s", "done"), "state");
         expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "skill", "s", "../x"), "skill");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "prefix", "s", "ABCD"), "prefix");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "prefix", "s", ""), "prefix");
         expect(as_nobody(nobody_list_filtered, "bad-all"), "!org.freedesktop.DBus.Error.InvalidArgs");
 
         /* 2. Authorization: everyone's needs io.skilld.manage-runs (the fake polkit says no), one's
@@ -724,6 +726,8 @@ START_TEST(test_list_filtered) {
         expect(list_filtered(bus, &older, NULL, "{sv}{sv}", "limit", "u", 1, "skill", "s", "greeter"), r4);
         ck_assert_uint_eq(older, 3);
         expect(list_filtered(bus, &older, NULL, "{sv}", "skill", "s", "other"), "");
+        ck_assert_uint_eq(older, 0);
+        expect(list_filtered(bus, &older, NULL, "{sv}", "prefix", "s", r3), r3);
         ck_assert_uint_eq(older, 0);
         ck_assert(listed(bus, r1) && listed(bus, r4));
 

@@ -205,6 +205,13 @@ START_TEST(test_list_page) {
         PAGE(&f, NULL, 2, "", 0);
         f.owner = UID_INVALID;
         PAGE(&f, NULL, 2, "3", 0);
+        /* Ids 1..10 are 0000...0001 to 0000...000a. */
+        f = (StoreRunFilter) { .owner = UID_INVALID, .state = _RUN_STATE_INVALID, .id_prefix = "0000" };
+        PAGE(&f, NULL, 2, "9 10", 7);
+        f.id_prefix = make_id(9);
+        PAGE(&f, NULL, 2, "9", 0);
+        f.id_prefix = "1";
+        PAGE(&f, NULL, 2, "", 0);
         /* Before the oldest: nothing. */
         c = (StoreCursor) { .created_usec = 1 };
         memcpy(c.id, make_id(1), sizeof(c.id));
