@@ -293,7 +293,8 @@ int store_list_page(Store *s, const StoreRunFilter *filter, const StoreCursor *b
         l = calloc(MIN(limit, end) + 1, sizeof(StoreRun *));
         if (!l)
                 return -ENOMEM;
-        /* Collected newest first into the back of the array, so it ends up oldest first. */
+        /* Walking back from the cursor to where the page starts, then forward again collecting its
+         * runs, oldest first. */
         for (i = end; i > 0 && n < limit; i--)
                 if (any || store_run_matches(s->runs[i - 1], filter))
                         n++;

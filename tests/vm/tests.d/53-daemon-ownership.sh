@@ -80,6 +80,10 @@ assert_contains "$(cat "$errf")" "older run" "skillctl list -n 1 names what it l
 rm -f "$errf"
 out=$(as_user bob skillctl list --quiet)
 assert_eq "$done_id $busy_id" "$(tail -n 2 <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "bob's skillctl list --quiet"
+# A run id prefix is resolved among the runs the caller may see (ListRunsFiltered's prefix).
+assert_contains "$(as_user bob skillctl status "${busy_id:0:8}")" "Run $busy_id" "bob's run by a prefix"
+err=$(as_user alice skillctl status "${busy_id:0:8}" 2>&1) && fail "alice found bob's run by a prefix: $err"
+assert_contains "$err" "no such run" "bob's run by a prefix, asked by alice"
 echo "ListRunsFiltered: a page at a time, everyone's for carol alone"
 assert_eq "o \"/io/skilld/Skilld1/run/$done_id\"" \
     "$(as_user carol busctl --system call "${MANAGER[@]}" GetRun s "$done_id")" "GetRun by carol"
