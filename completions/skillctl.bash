@@ -55,6 +55,9 @@ _skillctl() {
     --stream)
         COMPREPLY=($(compgen -W "stdout stderr" -- "$cur"))
         return ;;
+    --lines)
+        COMPREPLY=($(compgen -W "all 100 1000" -- "$cur"))
+        return ;;
     --cwd)
         COMPREPLY=($(compgen -W "/work /skill" -- "$cur"))
         return ;;
@@ -125,7 +128,7 @@ _skillctl() {
         rm) opts="-h --help --system" ;;
         gc) opts="-h --help --max-count --max-size --system --json" ;;
         esac ;;
-    list) opts="-h --help --all --json -q --quiet" ;;
+    list) opts="-h --help --all --json -q --quiet -n --lines" ;;
     status | result | wait)
         opts="-h --help --json"
         args=$(__skillctl_run_ids) ;;

@@ -87,6 +87,7 @@ complete -c skillctl -n '__fish_seen_subcommand_from mcp' -l skills-dir -x -a '(
 
 # Verbs on runs.
 complete -c skillctl -n '__fish_seen_subcommand_from list' -l all -d "Everyone's runs"
+complete -c skillctl -n "__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from skill session env" -s n -l lines -x -a 'all 100 1000' -d 'The newest N runs (all: every run)'
 complete -c skillctl -n "__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from skill" -s q -l quiet -d 'Ids only'
 complete -c skillctl -n "__fish_seen_subcommand_from list status result wait artifacts" -l json -d 'Print JSON'
 complete -c skillctl -n '__fish_seen_subcommand_from logs' -s f -l follow -d 'Follow'

@@ -356,39 +356,83 @@ bool run_id_is_valid(const char *s, bool allow_prefix) {
         return n == 32 || (allow_prefix && n >= 4 && n < 32);
 }
 
-/* The one run whose id starts with prefix among those ListRuns returns. */
-static int resolve_prefix(Client *c, const char *prefix, char **ret_id) {
+/* The runs whose ids start with prefix, through ListRunsFiltered() with that filter: the first
+ * one's id (NULL for none) and how many there are. -EOPNOTSUPP from a service older than the
+ * method. */
+static int find_prefix(Client *c, const char *prefix, char **ret_id, uint64_t *ret_n) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *found = NULL;
+        const char *id, *next;
+        uint64_t older, n = 0;
+        int r;
+
+        /* Two are enough to know the prefix is ambiguous; the count of the others comes along. */
+        r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRunsFiltered", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a{sv}", 2, "prefix", "s", prefix, "limit", "u", 2);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the call: %m");
+        r = client_call(c, m, &e, &reply);
+        if (r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_METHOD))
+                return -EOPNOTSUPP;
+        if (r < 0)
+                return client_log_error("list runs", &e, r);
+        r = sd_bus_message_read(reply, "ts", &older, &next);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  NULL, NULL, NULL)) > 0)
+                if (n++ == 0 && !(found = strdup(id)))
+                        return log_oom();
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse the run list: %m");
+        *ret_id = TAKE_PTR(found);
+        *ret_n = n + older;
+        return 0;
+}
+
+/* The same among every run ListRuns() returns, for a service older than ListRunsFiltered(). */
+static int find_prefix_compat(Client *c, const char *prefix, char **ret_id, uint64_t *ret_n) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *found = NULL;
         const char *id;
-        size_t n = 0;
+        uint64_t n = 0;
         int r;
 
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRuns", &e, &reply, NULL);
         if (r < 0)
                 return client_log_error("list runs", &e, r);
         r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  NULL, NULL, NULL)) > 0)
+                if (startswith(id, prefix) && n++ == 0 && !(found = strdup(id)))
+                        return log_oom();
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the run list: %m");
-        while ((r = sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                        NULL, NULL)) > 0)
-                if (startswith(id, prefix)) {
-                        n++;
-                        free(found);
-                        found = strdup(id);
-                        if (!found)
-                                return log_oom();
-                }
-        if (r < 0)
-                return log_error_errno(r, "Failed to parse the run list: %m");
+        *ret_id = TAKE_PTR(found);
+        *ret_n = n;
+        return 0;
+}
 
+/* The one run the caller may see whose id starts with prefix. */
+static int resolve_prefix(Client *c, const char *prefix, char **ret_id) {
+        _cleanup_free_ char *found = NULL;
+        uint64_t n = 0;
+        int r;
+
+        r = find_prefix(c, prefix, &found, &n);
+        if (r == -EOPNOTSUPP)
+                r = find_prefix_compat(c, prefix, &found, &n);
+        if (r < 0)
+                return r;
         if (n == 0) {
                 log_error("run %s: no such run", prefix);
                 return -ESRCH;
         }
         if (n > 1) {
-                log_error("run %s: the prefix matches %zu runs; give more of the id", prefix, n);
+                log_error("run %s: the prefix matches %" PRIu64 " runs; give more of the id", prefix, n);
                 return -EINVAL;
         }
         *ret_id = TAKE_PTR(found);

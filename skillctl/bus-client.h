@@ -72,7 +72,7 @@ int client_exit_status(int r);
 /* Whether s is a run id (32 lowercase hex digits) or the start of one (at least 4). */
 bool run_id_is_valid(const char *s, bool allow_prefix);
 
-/* The object of the run named id (or a unique prefix of the id of a run ListRuns shows), through
+/* The object of the run named id (or a unique prefix of the id of a run the caller may see), through
  * GetRun. Prints the error. On success *ret_id holds the full id. */
 int client_get_run(Client *c, const char *id, char **ret_id, char **ret_path);
 

@@ -38,7 +38,7 @@ static void help(void) {
                "  env build|list|show|rm|gc ...         Build and manage skill environments\n"
                "\n"
                "Run commands (the skilld service):\n"
-               "  list [--all] [--json]                 List your runs (--all: everyone's)\n"
+               "  list [--all] [-n N|all] [--json]      List your newest runs (--all: everyone's)\n"
                "  status ID... [--json]                 Show state, times, limits and usage of runs\n"
                "  logs ID [-f] [--stream STREAM]        Write a run's stored output\n"
                "  result ID [--json]                    Show how a run ended; exit with its status\n"

@@ -313,33 +313,230 @@ static int parse_simple(int argc, char *argv[], const char *usage, const char *t
         return 1;
 }
 
+/* The table shows the newest runs by default, as journalctl shows the last lines: a store keeps
+ * thousands (100 000 sent whole take a second), and a person reads the latest. */
+#define LIST_LINES_DEFAULT 100U
+/* What one ListRunsFiltered() reply carries at most (about 2 MB): a listing of everything comes in
+ * pages, each far below the bus's limit on a message's size. */
+#define LIST_PAGE_MAX 10000U
+
+/* Where the rows go: printed at once (--quiet), into the JSON array or into the table. */
+typedef struct ListOutput {
+        bool quiet;
+        cJSON *arr;
+        Table *t;
+        OwnerCache owners;
+} ListOutput;
+
+static int list_add_run(ListOutput *o, const char *id, const char *path, const char *skill, const char *script,
+                        uint32_t owner, const char *state, const char *status, int32_t exit_code,
+                        uint64_t created, uint64_t ended) {
+        _cleanup_free_ char *st = NULL;
+        char ts[FORMAT_TIMESTAMP_MAX];
+        const char *user;
+        cJSON *j;
+
+        if (o->quiet) {
+                (void) fputs(id, stdout);
+                (void) fputc('\n', stdout);
+                return 0;
+        }
+        if (o->arr) {
+                j = cJSON_CreateObject();
+                if (!j || !cJSON_AddItemToArray(o->arr, j))
+                        return cJSON_Delete(j), -ENOMEM;
+                if (!cJSON_AddStringToObject(j, "id", id) ||
+                    !cJSON_AddStringToObject(j, "object", path) ||
+                    !cJSON_AddStringToObject(j, "skill", skill) ||
+                    !cJSON_AddStringToObject(j, "script", script) ||
+                    !cJSON_AddItemToObject(j, "owner", json_u64(owner)) ||
+                    !cJSON_AddStringToObject(j, "state", state) ||
+                    !cJSON_AddItemToObject(j, "status", isempty(status) ? cJSON_CreateNull()
+                                                                        : cJSON_CreateString(status)) ||
+                    !cJSON_AddItemToObject(j, "exit_code", exit_code >= 0 ? cJSON_CreateNumber(exit_code)
+                                                                         : cJSON_CreateNull()) ||
+                    !cJSON_AddItemToObject(j, "created_usec", json_u64(created)) ||
+                    !cJSON_AddItemToObject(j, "ended_usec", ended > 0 ? json_u64(ended) : cJSON_CreateNull()))
+                        return -ENOMEM;
+                return 0;
+        }
+
+        user = owner_cache_name(&o->owners, owner);
+        if (isempty(status))
+                st = strdup("-");
+        else if (exit_code >= 0)
+                st = strdup_printf("%s (%" PRIi32 ")", status, exit_code);
+        else
+                st = strdup(status);
+        if (!st || !user ||
+            table_add(o->t, id) < 0 || table_add(o->t, skill) < 0 || table_add(o->t, script) < 0 ||
+            table_add(o->t, user) < 0 || table_add(o->t, state) < 0 || table_add(o->t, st) < 0 ||
+            table_add(o->t, format_timestamp_short(ts, sizeof(ts), created)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Adds the runs of reply's a(sossussitt), at its current position, but the first skip of them. */
+static int list_add_runs(ListOutput *o, sd_bus_message *reply, uint64_t skip) {
+        const char *id, *path, *skill, *script, *state, *status;
+        uint64_t created, ended;
+        uint32_t owner;
+        int32_t exit_code;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        for (; r >= 0 && skip > 0; skip--)
+                r = sd_bus_message_skip(reply, "(sossussitt)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
+                                                  &state, &status, &exit_code, &created, &ended)) > 0) {
+                r = list_add_run(o, id, path, skill, script, owner, state, status, exit_code, created, ended);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(reply);
+}
+
+/* The newest lines runs (UINT64_MAX: all) through ListRunsFiltered(), a page a call, each page
+ * paging back from the one before: the replies newest page first, and how many older runs were
+ * left out. -EOPNOTSUPP, with error set, from a service older than the method. */
+static int list_fetch(Client *c, bool all, uint64_t lines, sd_bus_message ***ret_pages, size_t *ret_n,
+                      uint64_t *ret_older, sd_bus_error *error) {
+        sd_bus_message **pages = NULL;
+        _cleanup_free_ char *cursor = NULL;
+        size_t n = 0;
+        uint64_t got = 0, older = 0;
+        int r = 0;
+
+        for (;;) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+                uint32_t limit = (uint32_t) MIN(lines - got, (uint64_t) LIST_PAGE_MAX);
+                sd_bus_message **l;
+                const char *next;
+
+                r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRunsFiltered", &m);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "{sv}");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "{sv}", "limit", "u", limit);
+                if (r >= 0 && all)
+                        r = sd_bus_message_append(m, "{sv}", "all", "b", 1);
+                if (r >= 0 && cursor)
+                        r = sd_bus_message_append(m, "{sv}", "before", "s", cursor);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        break;
+                r = client_call(c, m, error, &reply);
+                if (r < 0) {
+                        if (n == 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
+                                r = -EOPNOTSUPP;
+                        break;
+                }
+                /* The count and the cursor come first; the runs are read later, the reply left at
+                 * them. */
+                r = sd_bus_message_read(reply, "ts", &older, &next);
+                if (r < 0)
+                        break;
+                l = reallocarray(pages, n + 1, sizeof(sd_bus_message *));
+                if (!l) {
+                        r = -ENOMEM;
+                        break;
+                }
+                pages = l;
+                pages[n++] = TAKE_PTR(reply);
+                /* A page with older runs left out is full. */
+                got += limit;
+                if (older == 0 || got >= lines)
+                        break;
+                free(cursor);
+                cursor = strdup(next);
+                if (!cursor) {
+                        r = -ENOMEM;
+                        break;
+                }
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        sd_bus_message_unref(pages[i]);
+                free(pages);
+                return r;
+        }
+        *ret_pages = pages;
+        *ret_n = n;
+        *ret_older = older;
+        return 0;
+}
+
+/* The same from ListRuns() or ListAllRuns(), for a service older than ListRunsFiltered(): all of
+ * them come, the oldest beyond lines are skipped here. */
+static int list_fetch_compat(Client *c, bool all, uint64_t lines, sd_bus_message **ret_reply, uint64_t *ret_skip,
+                             sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint64_t n = 0;
+        int r;
+
+        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, all ? "ListAllRuns" : "ListRuns", error,
+                               &reply, NULL);
+        if (r < 0)
+                return r;
+        if (lines != UINT64_MAX) {
+                r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+                while (r >= 0 && (r = sd_bus_message_skip(reply, "(sossussitt)")) > 0)
+                        n++;
+                if (r >= 0)
+                        r = sd_bus_message_rewind(reply, true);
+                if (r < 0)
+                        return r;
+        }
+        *ret_reply = TAKE_PTR(reply);
+        *ret_skip = n > lines ? n - lines : 0;
+        return 0;
+}
+
+static int parse_lines(const char *s, uint64_t *ret) {
+        uint64_t n;
+
+        if (streq(s, "all")) {
+                *ret = UINT64_MAX;
+                return 0;
+        }
+        if (safe_atou64(s, &n) < 0 || n == 0 || n == UINT64_MAX)
+                return -EINVAL;
+        *ret = n;
+        return 0;
+}
+
 int verb_list(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "all",   no_argument, NULL, 'a' },
                 { "json",  no_argument, NULL, 'j' },
                 { "quiet", no_argument, NULL, 'q' },
+                { "lines", required_argument, NULL, 'n' },
                 {}
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *compat = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
-        _cleanup_(owner_cache_done) OwnerCache owners = {};
-        const char *id, *path, *skill, *script, *state, *status;
-        bool all = false, json = false, quiet = false;
-        uint64_t created, ended;
-        uint32_t owner;
-        int32_t exit_code;
+        ListOutput o = {};
+        sd_bus_message **pages = NULL;
+        size_t n_pages = 0;
+        bool all = false, json = false, quiet = false, lines_set = false;
+        uint64_t lines = UINT64_MAX, older = 0;
         int ch, r;
 
-        while ((ch = getopt_long(argc, argv, "haq", options, NULL)) >= 0)
+        while ((ch = getopt_long(argc, argv, "haqn:", options, NULL)) >= 0)
                 switch (ch) {
                 case 'h':
-                        printf("Usage: skillctl list [--all] [--json|--quiet]\n\n"
+                        printf("Usage: skillctl list [--all] [-n N|--lines=N|--lines=all] [--json|--quiet]\n\n"
                                "List your runs, oldest first (--all: everyone's, as an administrator).\n"
-                               "--quiet prints only their ids, one a line (for scripts and completions).\n");
+                               "The table shows the newest %u, --json and --quiet every run; -n N the newest N,\n"
+                               "--lines=all every run. --quiet prints only their ids, one a line (for scripts\n"
+                               "and completions).\n", LIST_LINES_DEFAULT);
                         return 0;
                 case 'q':
                         quiet = true;
@@ -350,19 +547,29 @@ int verb_list(int argc, char *argv[]) {
                 case 'j':
                         json = true;
                         break;
+                case 'n':
+                        if (parse_lines(optarg, &lines) < 0)
+                                return usage_error("list", "--lines takes a number of runs (1 or more) or 'all'");
+                        lines_set = true;
+                        break;
                 default:
                         return EXIT_USAGE;
                 }
         if (optind < argc)
                 return usage_error("list", "takes no arguments");
+        if (!lines_set && !json && !quiet)
+                lines = LIST_LINES_DEFAULT;
 
         r = client_open_or_fail(&c);
         if (r != 0)
                 return r;
         if (all)
                 client_polkit_agent_open(c);
-        r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, all ? "ListAllRuns" : "ListRuns", &e,
-                               &reply, NULL);
+        r = list_fetch(c, all, lines, &pages, &n_pages, &older, &e);
+        if (r == -EOPNOTSUPP) {
+                sd_bus_error_free(&e);
+                r = list_fetch_compat(c, all, lines, &compat, &older, &e);
+        }
         if (r < 0)
                 return client_exit_status(client_log_error(all ? "list --all" : "list", &e, r));
 
@@ -372,61 +579,32 @@ int verb_list(int argc, char *argv[]) {
         else if (!quiet)
                 t = table_new(7, "RUN", "SKILL", "SCRIPT", "OWNER", "STATE", "STATUS", "CREATED");
         if (json ? !arr : !quiet && !t)
+                r = -ENOMEM;
+        o = (ListOutput) { .quiet = quiet && !json, .arr = arr, .t = t };
+        /* Oldest first: the pages came newest first. */
+        if (r >= 0 && compat)
+                r = list_add_runs(&o, compat, older);
+        for (size_t i = n_pages; r >= 0 && i > 0; i--)
+                r = list_add_runs(&o, pages[i - 1], 0);
+        for (size_t i = 0; i < n_pages; i++)
+                sd_bus_message_unref(pages[i]);
+        free(pages);
+        owner_cache_done(&o.owners);
+        if (r == -ENOMEM)
                 return log_oom(), EXIT_FAILURE;
-
-        r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
-                                                  &state, &status, &exit_code, &created, &ended)) > 0) {
-                _cleanup_free_ char *st = NULL;
-                char ts[FORMAT_TIMESTAMP_MAX];
-                const char *user;
-                cJSON *o;
-
-                if (quiet && !json) {
-                        (void) fputs(id, stdout);
-                        (void) fputc('\n', stdout);
-                        continue;
-                }
-                if (json) {
-                        o = cJSON_CreateObject();
-                        if (!o || !cJSON_AddItemToArray(arr, o))
-                                return log_oom(), EXIT_FAILURE;
-                        if (!cJSON_AddStringToObject(o, "id", id) ||
-                            !cJSON_AddStringToObject(o, "object", path) ||
-                            !cJSON_AddStringToObject(o, "skill", skill) ||
-                            !cJSON_AddStringToObject(o, "script", script) ||
-                            !cJSON_AddItemToObject(o, "owner", json_u64(owner)) ||
-                            !cJSON_AddStringToObject(o, "state", state) ||
-                            !cJSON_AddItemToObject(o, "status", isempty(status) ? cJSON_CreateNull()
-                                                                                : cJSON_CreateString(status)) ||
-                            !cJSON_AddItemToObject(o, "exit_code", exit_code >= 0 ? cJSON_CreateNumber(exit_code)
-                                                                                 : cJSON_CreateNull()) ||
-                            !cJSON_AddItemToObject(o, "created_usec", json_u64(created)) ||
-                            !cJSON_AddItemToObject(o, "ended_usec", ended > 0 ? json_u64(ended)
-                                                                              : cJSON_CreateNull()))
-                                return log_oom(), EXIT_FAILURE;
-                        continue;
-                }
-
-                user = owner_cache_name(&owners, owner);
-                if (isempty(status))
-                        st = strdup("-");
-                else if (exit_code >= 0)
-                        st = strdup_printf("%s (%" PRIi32 ")", status, exit_code);
-                else
-                        st = strdup(status);
-                if (!st || !user ||
-                    table_add(t, id) < 0 || table_add(t, skill) < 0 || table_add(t, script) < 0 ||
-                    table_add(t, user) < 0 || table_add(t, state) < 0 || table_add(t, st) < 0 ||
-                    table_add(t, format_timestamp_short(ts, sizeof(ts), created)) < 0)
-                        return log_oom(), EXIT_FAILURE;
-        }
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the run list: %m"), EXIT_FAILURE;
         if (quiet && !json)
                 return EXIT_SUCCESS;
 
-        return listing_print(t, arr, json, "run", "listed");
+        r = listing_print(t, arr, json, "run", "listed");
+        if (r == 0 && older > 0 && !json) {
+                /* After the table, also where both go to one file. */
+                (void) fflush(stdout);
+                fprintf(stderr, "%" PRIu64 " older run%s not shown; --lines=all lists every run.\n", older,
+                        older == 1 ? "" : "s");
+        }
+        return r;
 }
 
 /* The API's keys of Limits and Usage as people say them; a key not listed shows as it is. */

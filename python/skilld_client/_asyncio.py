@@ -15,7 +15,7 @@ from jeepney.fds import FileDescriptor, fds_buf_size
 from jeepney.io.blocking import open_dbus_connection
 
 from . import _common as c
-from ._blocking import OUTPUT_GRACE, STATE_RECHECK, check_reply, embedded_result
+from ._blocking import OUTPUT_GRACE, STATE_RECHECK, UNKNOWN_METHOD, check_reply, embedded_result
 
 
 class _Bus:
@@ -291,6 +291,20 @@ class AsyncClient:
             await p.wait()
             raise
         return c.embedded_build_result(out, b''.join(err))
+
+    async def list_runs(self, limit: Optional[int] = None, *, all: bool = False, skill: Optional[str] = None,
+                        state: Optional[str] = None) -> c.RunList:
+        """See Client.list_runs()."""
+        pager = c.ListPager(limit, all, skill, state)
+        bus = await self._connection()
+        while not pager.done:
+            try:
+                pager.add(await bus.call(pager.call()))
+            except c.SkilldError as e:
+                if e.name != UNKNOWN_METHOD or pager.pages:
+                    raise
+                return c.list_compat(await bus.call(c.list_message_compat(all)), limit, skill, state)
+        return pager.result()
 
     async def read_artifact(self, result: c.Result, path: str) -> bytes:
         if result.via == 'embedded':

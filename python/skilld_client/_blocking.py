@@ -14,6 +14,7 @@ from jeepney.io.blocking import open_dbus_connection
 
 from . import _common as c
 
+UNKNOWN_METHOD = 'org.freedesktop.DBus.Error.UnknownMethod'
 # After RunFinished, how long the service gets to close our output pipes.
 OUTPUT_GRACE = 3.0
 # A safety net, not polling: RunFinished wakes us; were it lost (the service restarted), the
@@ -274,6 +275,22 @@ class Client:
         p.wait()
         pump.finish(OUTPUT_GRACE)
         return c.embedded_build_result(out, b''.join(err))
+
+    def list_runs(self, limit: Optional[int] = None, *, all: bool = False, skill: Optional[str] = None,
+                  state: Optional[str] = None) -> c.RunList:
+        """The newest limit runs of the service's store (None: every one), oldest first, as
+        RunEntry; the list's older says how many more matched. Yours (root: everyone's), or with
+        all everyone's (polkit's io.skilld.manage-runs); of one skill, in one state. Through the
+        service only: embedded runs are not stored."""
+        pager = c.ListPager(limit, all, skill, state)
+        while not pager.done:
+            try:
+                pager.add(self._call(pager.call()))
+            except c.SkilldError as e:
+                if e.name != UNKNOWN_METHOD or pager.pages:
+                    raise
+                return c.list_compat(self._call(c.list_message_compat(all)), limit, skill, state)
+        return pager.result()
 
     def read_artifact(self, result: c.Result, path: str) -> bytes:
         """The content of an artifact (a path of result.artifacts)."""

@@ -293,6 +293,103 @@ def finished_rule(for_bus: bool = False) -> MatchRule:
                      member='RunFinished', path=MANAGER_PATH)
 
 
+# ---- listing runs ----
+
+# Runs a ListRunsFiltered() reply carries at most: a long listing comes in pages (as skillctl's).
+LIST_PAGE_MAX = 10000
+RUN_STATES = ('queued', 'running', 'finished', 'interrupted')
+
+
+@dataclass
+class RunEntry:
+    """One run of a listing, as ListRuns() describes it (man io.skilld.Skilld1(5))."""
+    id: str
+    path: str                           # the run's object
+    skill: str
+    script: str
+    owner: int                          # uid
+    state: str                          # queued, running, finished, interrupted
+    status: Optional[str]               # when finished: succeeded, failed, timeout, ...
+    exit_code: Optional[int]
+    created_usec: int                   # CLOCK_REALTIME microseconds
+    ended_usec: Optional[int]
+
+
+class RunList(list):
+    """The runs a list_runs() call returned, oldest first; older: how many more runs matched but
+    were left out (older than these), 0 when the list is complete."""
+
+    def __init__(self, runs=(), older: int = 0):
+        super().__init__(runs)
+        self.older = older
+
+
+def run_entry(t) -> RunEntry:
+    return RunEntry(id=t[0], path=t[1], skill=t[2], script=t[3], owner=t[4], state=t[5], status=t[6] or None,
+                    exit_code=t[7] if t[7] >= 0 else None, created_usec=t[8], ended_usec=t[9] or None)
+
+
+def check_list_args(limit: Optional[int], skill: Optional[str], state: Optional[str]):
+    """Refuses what the service would, before any call."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError('limit is a number of runs, 1 or more (None: every run)')
+    if state is not None and state not in RUN_STATES:
+        raise ValueError('state is one of %s' % ', '.join(RUN_STATES))
+    if skill is not None and not isinstance(skill, str):
+        raise ValueError('skill is a skill name')
+
+
+def list_message(limit: int, all: bool, skill: Optional[str], state: Optional[str], before: Optional[str]):
+    """A ListRunsFiltered() call for one page of at most limit runs."""
+    options = {'limit': ('u', limit)}
+    if all:
+        options['all'] = ('b', True)
+    if skill is not None:
+        options['skill'] = ('s', skill)
+    if state is not None:
+        options['state'] = ('s', state)
+    if before:
+        options['before'] = ('s', before)
+    return new_method_call(MANAGER, 'ListRunsFiltered', 'a{sv}', (options,))
+
+
+def list_message_compat(all: bool):
+    """The call for a service older than ListRunsFiltered()."""
+    return new_method_call(MANAGER, 'ListAllRuns' if all else 'ListRuns')
+
+
+def list_compat(body, limit: Optional[int], skill: Optional[str], state: Optional[str]) -> RunList:
+    """What ListRunsFiltered() would have answered, from ListRuns()'s reply body."""
+    runs = [run_entry(t) for t in body[0]
+            if (skill is None or t[2] == skill) and (state is None or t[5] == state)]
+    cut = max(0, len(runs) - limit) if limit is not None else 0
+    return RunList(runs[cut:], cut)
+
+
+class ListPager:
+    """The calls of one list_runs(), newest page first, and the list they add up to: the blocking
+    and the asyncio client send each call() and give back its reply's body to add()."""
+
+    def __init__(self, limit: Optional[int], all: bool, skill: Optional[str], state: Optional[str]):
+        check_list_args(limit, skill, state)
+        self.limit, self.all, self.skill, self.state = limit, all, skill, state
+        self.pages, self.got, self.older, self.before, self.done = [], 0, 0, None, False
+
+    def call(self):
+        want = LIST_PAGE_MAX if self.limit is None else min(self.limit - self.got, LIST_PAGE_MAX)
+        self._want = want
+        return list_message(want, self.all, self.skill, self.state, self.before)
+
+    def add(self, body):
+        self.older, self.before, runs = body
+        self.pages.append(runs)
+        self.got += self._want      # a page with older runs left out is full
+        self.done = self.older == 0 or (self.limit is not None and self.got >= self.limit)
+
+    def result(self) -> RunList:
+        return RunList([run_entry(t) for page in reversed(self.pages) for t in page], self.older)
+
+
 def get_property(path: str, name: str):
     return new_method_call(DBusAddress(path, bus_name=BUS_NAME, interface='org.freedesktop.DBus.Properties'),
                            'Get', 'ss', (RUN_INTERFACE, name))

@@ -237,6 +237,65 @@ def test_service_run(service, exact_skill):
         assert e.value.name.startswith('io.skilld.Skilld1.Error.')
 
 
+
+def test_list_runs_arguments():
+    """Refused before any call, as the service would."""
+    for bad in (0, -1, True, 1.5, '3'):
+        with pytest.raises(ValueError):
+            Client(mode='service', bus=NO_BUS).list_runs(bad)
+    with pytest.raises(ValueError):
+        Client(mode='service', bus=NO_BUS).list_runs(state='done')
+    with pytest.raises(ServiceUnavailable):
+        Client(mode='service', bus=NO_BUS).list_runs(5)
+
+
+def test_service_list_runs(service, exact_skill, monkeypatch):
+    """Pages of the real service: the newest N, everything a page at a time, filters."""
+    with Client(mode='service', bus=service) as c:
+        ids = [c.run(exact_skill).run_id for _ in range(3)]
+        every = c.list_runs()
+        assert every.older == 0 and len(every) >= 3
+        assert [r.id for r in every[-3:]] == ids
+        assert all(a.created_usec <= b.created_usec for a, b in zip(every, every[1:]))
+        last = every[-1]
+        assert last.skill == 'exact' and last.state == 'finished' and last.status == 'succeeded'
+        assert last.exit_code == 0 and last.ended_usec >= last.created_usec and last.owner == 0
+        assert last.path.endswith('/' + last.id)
+
+        newest = c.list_runs(2)
+        assert [r.id for r in newest] == ids[1:] and newest.older == len(every) - 2
+        assert [r.id for r in c.list_runs(2, all=True)] == ids[1:]
+        assert [r.id for r in c.list_runs(skill='exact')] == [r.id for r in every if r.skill == 'exact']
+        assert c.list_runs(state='queued') == []
+
+        # Everything in pages of two: the same list, each page paging back from the one before.
+        monkeypatch.setattr(_common, 'LIST_PAGE_MAX', 2)
+        paged = c.list_runs()
+        assert [r.id for r in paged] == [r.id for r in every] and paged.older == 0
+        assert [r.id for r in c.list_runs(3)] == [r.id for r in every[-3:]]
+
+        with pytest.raises(SkilldError) as e:
+            c._call(_common.new_method_call(_common.MANAGER, 'ListRunsFiltered', 'a{sv}',
+                                            ({'colour': ('b', True)},)))
+        assert e.value.name == 'org.freedesktop.DBus.Error.InvalidArgs' and 'colour' in str(e.value)
+
+    async def main():
+        async with AsyncClient(mode='service', bus=service) as a:
+            return await a.list_runs(2), await a.list_runs()
+    newest, paged = asyncio.run(main())
+    assert [r.id for r in newest] == ids[1:]
+    assert [r.id for r in paged] == [r.id for r in every]
+
+
+def test_list_runs_compat():
+    """A service older than ListRunsFiltered: ListRuns' whole reply, cut here."""
+    body = ([('%032x' % i, '/io/skilld/Skilld1/run/%032x' % i, 'a' if i % 2 else 'b', '', 1000,
+              'finished', 'succeeded', 0, i, i + 1) for i in range(1, 6)],)
+    got = _common.list_compat(body, 2, None, None)
+    assert [r.created_usec for r in got] == [4, 5] and got.older == 3
+    got = _common.list_compat(body, None, 'a', 'finished')
+    assert [r.created_usec for r in got] == [1, 3, 5] and got.older == 0
+
 def test_service_asyncio(service, exact_skill):
     async def main():
         async with AsyncClient(mode='service', bus=service) as a:

@@ -233,6 +233,86 @@ size_t store_count_runs(Store *s, uid_t owner, RunState state) {
         return n;
 }
 
+void store_cursor_format(const StoreRun *run, char buf[static STORE_CURSOR_MAX]) {
+        (void) snprintf(buf, STORE_CURSOR_MAX, "%" PRIu64 "-%s", run->created_usec, run->id);
+}
+
+int store_cursor_parse(const char *s, StoreCursor *ret) {
+        char num[21];
+        const char *dash;
+        uint64_t usec;
+
+        if (!s)
+                return -EINVAL;
+        dash = strchr(s, '-');
+        if (!dash || dash == s || (size_t) (dash - s) >= sizeof(num) || !store_run_id_is_valid(dash + 1))
+                return -EINVAL;
+        memcpy(num, s, dash - s);
+        num[dash - s] = '\0';
+        if (safe_atou64(num, &usec) < 0)
+                return -EINVAL;
+        ret->created_usec = usec;
+        memcpy(ret->id, dash + 1, sizeof(ret->id));
+        return 0;
+}
+
+bool store_run_matches(const StoreRun *run, const StoreRunFilter *filter) {
+        return (filter->owner == UID_INVALID || run->owner == filter->owner) &&
+                (filter->state < 0 || run->state == filter->state) &&
+                (!filter->skill_name || streq(run->skill_name, filter->skill_name)) &&
+                (!filter->id_prefix || startswith(run->id, filter->id_prefix));
+}
+
+static int cmp_cursor(const StoreRun *run, const StoreCursor *c) {
+        if (run->created_usec != c->created_usec)
+                return run->created_usec < c->created_usec ? -1 : 1;
+        return strcmp(run->id, c->id);
+}
+
+/* The number of runs older than c: the index of the first run not before it. */
+static size_t index_bisect(Store *s, const StoreCursor *c) {
+        size_t lo = 0, hi = s->n_runs;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (cmp_cursor(s->runs[mid], c) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+int store_list_page(Store *s, const StoreRunFilter *filter, const StoreCursor *before, size_t limit,
+                    StoreRun ***ret, size_t *ret_n, size_t *ret_older) {
+        bool any = filter->owner == UID_INVALID && filter->state < 0 && !filter->skill_name && !filter->id_prefix;
+        size_t end = before ? index_bisect(s, before) : s->n_runs, n = 0, i, older = 0;
+        StoreRun **l;
+
+        l = calloc(MIN(limit, end) + 1, sizeof(StoreRun *));
+        if (!l)
+                return -ENOMEM;
+        /* Walking back from the cursor to where the page starts, then forward again collecting its
+         * runs, oldest first. */
+        for (i = end; i > 0 && n < limit; i--)
+                if (any || store_run_matches(s->runs[i - 1], filter))
+                        n++;
+        for (size_t k = end, j = n; k > i; k--)
+                if (any || store_run_matches(s->runs[k - 1], filter))
+                        l[--j] = s->runs[k - 1];
+        if (any)
+                older = i;
+        else
+                for (; i > 0; i--)
+                        if (store_run_matches(s->runs[i - 1], filter))
+                                older++;
+        *ret = l;
+        *ret_n = n;
+        *ret_older = older;
+        return 0;
+}
+
 static int open_run_dir(Store *s, const char *id, int *ret_fd) {
         int fd;
 

@@ -130,6 +130,40 @@ int store_list_runs(Store *s, uid_t owner, StoreRun ***ret, size_t *ret_n);
 /* Runs of owner (UID_INVALID: everyone) in state. */
 size_t store_count_runs(Store *s, uid_t owner, RunState state);
 
+/* A listing a page at a time, newest first, for stores too large to send whole (ListRunsFiltered).
+ * A position in the index is the key it is sorted by, (created_usec, id): a cursor stays valid
+ * when runs are added (they come after it) or removed (the key still orders), so paging back from
+ * one never shows a run twice or skips one that existed when the first page was taken. */
+typedef struct StoreCursor {
+        uint64_t created_usec;
+        char id[STORE_RUN_ID_LEN + 1];
+} StoreCursor;
+
+/* "<created_usec>-<id>": the text a client gets and gives back, opaque to it. */
+#define STORE_CURSOR_MAX (20 + 1 + STORE_RUN_ID_LEN + 1)
+void store_cursor_format(const StoreRun *run, char buf[static STORE_CURSOR_MAX]);
+/* -EINVAL unless s is what store_cursor_format() writes. */
+int store_cursor_parse(const char *s, StoreCursor *ret);
+
+typedef struct StoreRunFilter {
+        uid_t owner;                    /* UID_INVALID: everyone's */
+        const char *skill_name;         /* NULL: any skill */
+        RunState state;                 /* _RUN_STATE_INVALID: any state */
+        const char *id_prefix;          /* NULL: any id */
+} StoreRunFilter;
+
+#define STORE_RUN_FILTER_ANY ((StoreRunFilter) { .owner = UID_INVALID, .state = _RUN_STATE_INVALID })
+
+bool store_run_matches(const StoreRun *run, const StoreRunFilter *filter) _pure_;
+
+/* The newest limit runs that match filter and were created before the cursor (NULL: all of
+ * them), oldest first like store_list_runs(), as borrowed pointers (free only the array).
+ * *ret_older: how many more match, older than the page. The cursor is found by bisection and the
+ * page collected walking back from it, so the cost is the page's, plus one pass over the older
+ * runs to count them when a filter is given (none without: their number is their position). */
+int store_list_page(Store *s, const StoreRunFilter *filter, const StoreCursor *before, size_t limit,
+                    StoreRun ***ret, size_t *ret_n, size_t *ret_older);
+
 /* Creates the record of a new run, in state queued. -EEXIST if the id is taken. */
 int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error);
 int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec);

@@ -74,6 +74,8 @@ check "bash: after -H HOST, still the verbs" status "$(bash_complete "skillctl -
 check "bash: --lang" js "$(bash_complete "skillctl skill init --lang ")"
 check "bash: logs --stream" stderr "$(bash_complete "skillctl logs --stream ")"
 check "bash: list --quiet" --quiet "$(bash_complete "skillctl list --q")"
+check "bash: list --lines" --lines "$(bash_complete "skillctl list --l")"
+check "bash: list --lines all" all "$(bash_complete "skillctl list --lines ")"
 check "bash: runs prune" prune "$(bash_complete "skillctl runs ")"
 check "bash: runs prune --older-than" --older-than "$(bash_complete "skillctl runs prune --o")"
 check_not "bash: nothing after the skill (the script's arguments)" alpha-skill \
@@ -92,6 +94,7 @@ if command -v fish >/dev/null; then
         check "fish: --lang" py "$(fish_complete "skillctl skill init --lang ")"
         check "fish: skill remove NAME" alpha-skill "$(fish_complete "skillctl skill remove ")"
         check "fish: runs prune" prune "$(fish_complete "skillctl runs ")"
+        check "fish: list --lines" --lines "$(fish_complete "skillctl list --l")"
 else
         skip "fish completion" "fish is not installed"
 fi

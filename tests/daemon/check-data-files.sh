@@ -57,7 +57,7 @@ fi
 # The API of issue 5.
 m='/node/interface[@name="io.skilld.Skilld1.Manager"]'
 r='/node/interface[@name="io.skilld.Skilld1.Run"]'
-for method in Run RunInstalled ListRuns ListAllRuns GetRun ListSkills InstallSkill RemoveSkill BuildEnvironment; do
+for method in Run RunInstalled ListRuns ListAllRuns ListRunsFiltered GetRun ListSkills InstallSkill RemoveSkill BuildEnvironment; do
     xpath_count "$xml" "$m/method[@name=\"$method\"]" 1
 done
 xpath_count "$xml" "$m/method[@name=\"Run\"]/arg[@direction=\"in\"][1][@type=\"h\"]" 1

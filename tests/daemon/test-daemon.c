@@ -309,6 +309,70 @@ static char *nobody_list_all(sd_bus *bus, const char *unused) {
         return strdup("listed");
 }
 
+/* ListRunsFiltered() with the options appended as sd_bus_message_appendv() takes them (types
+ * NULL: none): the ids listed, separated by spaces, or "!" and the error's name and message.
+ * ret_older and ret_next (optional) get the rest of the answer. */
+static char *list_filtered(sd_bus *bus, uint64_t *ret_older, char **ret_next, const char *types, ...) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *ids = strdup("");
+        const char *id, *next;
+        uint64_t older;
+        va_list ap;
+        int r;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                                        "io.skilld.Skilld1.Manager", "ListRunsFiltered"), 0);
+        ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "{sv}"), 0);
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+                ck_assert_int_ge(r, 0);
+        }
+        ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+        if (sd_bus_call(bus, m, 0, &e, &reply) < 0)
+                return strdup_printf("!%s %s", e.name, e.message);
+        ck_assert_int_ge(sd_bus_message_read(reply, "ts", &older, &next), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(sossussitt)"), 0);
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sossussitt")) > 0) {
+                char *t;
+
+                ck_assert_int_ge(sd_bus_message_read(reply, "s", &id), 0);
+                t = strdup_printf("%s%s%s", ids, isempty(ids) ? "" : " ", id);
+                free(ids);
+                ids = t;
+                ck_assert_int_ge(sd_bus_message_skip(reply, "ossussitt"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+        }
+        ck_assert_int_ge(r, 0);
+        ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+        /* A cursor exactly when something was left out. */
+        ck_assert_int_eq(older > 0, !isempty(next));
+        if (ret_older)
+                *ret_older = older;
+        if (ret_next)
+                *ret_next = strdup(next);
+        return TAKE_PTR(ids);
+}
+
+/* nobody's listing: arg "all" asks for everyone's, "bad-all" too with an unknown option, anything
+ * else for their own. */
+static char *nobody_list_filtered(sd_bus *bus, const char *arg) {
+        _cleanup_free_ char *ids = NULL;
+        uint64_t older = 0;
+
+        if (streq(arg, "all"))
+                ids = list_filtered(bus, &older, NULL, "{sv}", "all", "b", 1);
+        else if (streq(arg, "bad-all"))
+                ids = list_filtered(bus, &older, NULL, "{sv}{sv}", "all", "b", 1, "colour", "b", 1);
+        else
+                ids = list_filtered(bus, &older, NULL, NULL);
+        if (startswith(ids, "!"))
+                return strndup(ids, strcspn(ids, " "));
+        return strdup_printf("listed %zu, %" PRIu64 " older", isempty(ids) ? 0 : (strlen(ids) + 1) / 33, older);
+}
+
 /* ReadLog() or ReadArtifact(): the bytes as a string (the test's data is text), or "!" and the
  * error name. */
 static char *call_read(sd_bus *bus, const char *id, const char *member, const char *arg, uint64_t offset,
@@ -609,6 +673,75 @@ START_TEST(test_validation) {
 }
 END_TEST
 
+/* Checks that a ListRunsFiltered() answer is InvalidArgs naming key, and frees it. */
+static void expect_invalid(char *got, const char *key) {
+        _cleanup_free_ char *g = got;
+
+        ck_assert_msg(startswith(g, "!org.freedesktop.DBus.Error.InvalidArgs ") && strstr(g, key),
+                      "not InvalidArgs about %s: %s", key, g);
+}
+
+START_TEST(test_list_filtered) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *r1 = NULL, *r2 = NULL, *r3 = NULL, *r4 = NULL, *next = NULL, *next2 = NULL;
+        _cleanup_free_ char *want = NULL, *want_all = NULL;
+        uint64_t older;
+
+        /* 1. Validation, each refusal naming the option; before any authorization. */
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "colour", "b", 1), "colour");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "limit", "s", "ten"), "limit");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "limit", "u", 0), "limit");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}{sv}", "limit", "u", 1, "limit", "u", 2), "limit");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "before", "s", "nope"), "before");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "all", "s", "yes"), "all");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "state", "s", "done"), "state");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "skill", "s", "../x"), "skill");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "prefix", "s", "ABCD"), "prefix");
+        expect_invalid(list_filtered(bus, NULL, NULL, "{sv}", "prefix", "s", ""), "prefix");
+        expect(as_nobody(nobody_list_filtered, "bad-all"), "!org.freedesktop.DBus.Error.InvalidArgs");
+
+        /* 2. Authorization: everyone's needs io.skilld.manage-runs (the fake polkit says no), one's
+         * own nothing; root's runs are not nobody's. */
+        expect(as_nobody(nobody_list_filtered, "all"), "!org.freedesktop.DBus.Error.AccessDenied");
+        expect(list_filtered(bus, &older, NULL, NULL), "");
+        ck_assert_uint_eq(older, 0);
+
+        /* 3. Paging back through everything while runs are added: no run twice, none missed. */
+        r1 = call_run(bus, skill_path, "", NULL, 0, NULL);
+        r2 = call_run(bus, skill_path, "", NULL, 0, NULL);
+        r3 = call_run(bus, skill_path, "", NULL, 0, NULL);
+        want = strdup_printf("%s %s", r2, r3);
+        expect(list_filtered(bus, &older, &next, "{sv}", "limit", "u", 2), want);
+        ck_assert_uint_eq(older, 1);
+        r4 = call_run(bus, skill_path, "", NULL, 0, NULL);
+        expect(list_filtered(bus, &older, &next2, "{sv}{sv}", "limit", "u", 2, "before", "s", next), r1);
+        ck_assert_uint_eq(older, 0);
+        ck_assert_str_eq(next2, "");
+        expect(as_nobody(nobody_list_filtered, "own"), "listed 0, 0 older");
+
+        /* Everything, as ListRuns orders it; root's "all" needs no polkit; filters. */
+        want_all = strdup_printf("%s %s %s %s", r1, r2, r3, r4);
+        expect(list_filtered(bus, &older, NULL, NULL), want_all);
+        expect(list_filtered(bus, &older, NULL, "{sv}", "all", "b", 1), want_all);
+        expect(list_filtered(bus, &older, NULL, "{sv}{sv}", "limit", "u", 1, "skill", "s", "greeter"), r4);
+        ck_assert_uint_eq(older, 3);
+        expect(list_filtered(bus, &older, NULL, "{sv}", "skill", "s", "other"), "");
+        ck_assert_uint_eq(older, 0);
+        expect(list_filtered(bus, &older, NULL, "{sv}", "prefix", "s", r3), r3);
+        ck_assert_uint_eq(older, 0);
+        ck_assert(listed(bus, r1) && listed(bus, r4));
+
+        free(wait_final(bus, r1));
+        free(wait_final(bus, r2));
+        free(wait_final(bus, r3));
+        free(wait_final(bus, r4));
+        expect(list_filtered(bus, &older, NULL, "{sv}", "state", "s", "queued"), "");
+        expect(list_filtered(bus, &older, NULL, "{sv}{sv}", "state", "s", "finished", "limit", "u", 3),
+               strchr(want_all, ' ') + 1);
+        ck_assert_uint_eq(older, 1);
+}
+END_TEST
+
 /* What a connection heard from the service about runs: every signal of the Manager interface and
  * every PropertiesChanged below its path, whoever they were meant for. */
 typedef struct Heard {
@@ -786,6 +919,7 @@ int main(void) {
         tcase_add_test(tc, test_ownership);
         tcase_add_test(tc, test_run_records);
         tcase_add_test(tc, test_validation);
+        tcase_add_test(tc, test_list_filtered);
         tcase_add_test(tc, test_signals_unicast);
         tcase_add_test(tc, test_idle_exit);
         suite_add_tcase(s, tc);

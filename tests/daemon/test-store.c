@@ -117,6 +117,121 @@ static void put(const char *rel, const char *contents) {
         test_write_file(fd, rel, contents, 0600);
 }
 
+/* The ids of a page, in order, as "1 2 3" (the numbers make_id() was given). */
+static char *page_ids(StoreRun **l, size_t n) {
+        char *text = strdup("");
+
+        for (size_t i = 0; i < n; i++) {
+                char *t = strdup_printf("%s%s%u", text, i > 0 ? " " : "", (unsigned) strtoul(l[i]->id, NULL, 16));
+
+                free(text);
+                text = t;
+        }
+        ck_assert_ptr_nonnull(text);
+        return text;
+}
+
+static char *page(Store *s, const StoreRunFilter *f, const StoreCursor *before, size_t limit, size_t *ret_older,
+                  char *ret_next) {
+        _cleanup_free_ StoreRun **l = NULL;
+        size_t n;
+
+        ck_assert_int_eq(store_list_page(s, f, before, limit, &l, &n, ret_older), 0);
+        ck_assert_uint_le(n, limit);
+        if (ret_next && n > 0)
+                store_cursor_format(l[0], ret_next);
+        return page_ids(l, n);
+}
+
+START_TEST(test_list_page) {
+        _cleanup_(store_freep) Store *s = open_store();
+        StoreRunFilter any = STORE_RUN_FILTER_ANY, mine = STORE_RUN_FILTER_ANY, f = STORE_RUN_FILTER_ANY;
+        StoreRunInfo other = { .owner = 1000, .skill_name = "other", .skill_hash = "ab", .script = "s.sh" };
+        _cleanup_free_ char *error = NULL;
+        char next[STORE_CURSOR_MAX];
+        StoreCursor c;
+        StoreRun *run;
+        size_t older;
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        /* 1..9, created in that order, owners 1000 (odd) and 1001 (even); 5 and 6 at the same
+         * time (ordered by id); 7 is of another skill and 3 interrupted. */
+        for (unsigned i = 1; i <= 9; i++) {
+                if (i == 7) {
+                        other.id = make_id(7);
+                        ck_assert_int_eq(store_create_run(s, &other, 70 * SEC, &run, &error), 0);
+                } else
+                        run = create(s, i, i % 2 ? 1000 : 1001, (i == 6 ? 5 : i) * 10 * SEC);
+                if (i == 3)
+                        ck_assert_int_eq(store_run_interrupt(s, run, "test", 35 * SEC), 0);
+        }
+
+#define PAGE(filter, before, limit, ids, n_older) do {                                 \
+                _cleanup_free_ char *got = page(s, filter, before, limit, &older, next); \
+                ck_assert_str_eq(got, ids);                                             \
+                ck_assert_uint_eq(older, n_older);                                      \
+        } while (0)
+
+        PAGE(&any, NULL, SIZE_MAX, "1 2 3 4 5 6 7 8 9", 0);
+        PAGE(&any, NULL, 3, "7 8 9", 6);
+        /* Paging back with the cursor of the oldest run shown, through a tie of creation times. */
+        ck_assert_int_eq(store_cursor_parse(next, &c), 0);
+        ck_assert_str_eq(c.id, make_id(7));
+        ck_assert_uint_eq(c.created_usec, 70 * SEC);
+        PAGE(&any, &c, 3, "4 5 6", 3);
+        ck_assert_int_eq(store_cursor_parse(next, &c), 0);
+        /* Runs added meanwhile come after the cursor and change nothing behind it. */
+        create(s, 10, 1000, 100 * SEC);
+        PAGE(&any, &c, 3, "1 2 3", 0);
+        PAGE(&any, &c, 1, "3", 2);
+
+        /* A cursor whose run is gone still orders: 5 removed, its cursor gives 4 and older. */
+        c = (StoreCursor) { .created_usec = 50 * SEC };
+        memcpy(c.id, make_id(5), sizeof(c.id));
+        ck_assert_int_eq(store_run_interrupt(s, store_get_run(s, make_id(5)), "test", 55 * SEC), 0);
+        ck_assert_int_eq(store_run_remove(s, store_get_run(s, make_id(5))), 0);
+        PAGE(&any, &c, 2, "3 4", 2);
+
+        mine.owner = 1000;
+        PAGE(&mine, NULL, SIZE_MAX, "1 3 7 9 10", 0);
+        PAGE(&mine, NULL, 2, "9 10", 3);
+        ck_assert_int_eq(store_cursor_parse(next, &c), 0);
+        PAGE(&mine, &c, 2, "3 7", 1);
+        f.skill_name = "other";
+        PAGE(&f, NULL, 5, "7", 0);
+        f = (StoreRunFilter) { .owner = 1001, .state = RUN_QUEUED };
+        PAGE(&f, NULL, 2, "6 8", 2);
+        f.state = RUN_INTERRUPTED;
+        PAGE(&f, NULL, 2, "", 0);
+        f.owner = UID_INVALID;
+        PAGE(&f, NULL, 2, "3", 0);
+        /* Ids 1..10 are 0000...0001 to 0000...000a. */
+        f = (StoreRunFilter) { .owner = UID_INVALID, .state = _RUN_STATE_INVALID, .id_prefix = "0000" };
+        PAGE(&f, NULL, 2, "9 10", 7);
+        f.id_prefix = make_id(9);
+        PAGE(&f, NULL, 2, "9", 0);
+        f.id_prefix = "1";
+        PAGE(&f, NULL, 2, "", 0);
+        /* Before the oldest: nothing. */
+        c = (StoreCursor) { .created_usec = 1 };
+        memcpy(c.id, make_id(1), sizeof(c.id));
+        PAGE(&any, &c, 5, "", 0);
+#undef PAGE
+
+        ck_assert_int_eq(store_cursor_parse("", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("12", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("-00000000000000000000000000000001", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("+1-00000000000000000000000000000001", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("1-0000000000000000000000000000000", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("1-000000000000000000000000000000011", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("1-0000000000000000000000000000000A", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("99999999999999999999999-00000000000000000000000000000001", &c),
+                         -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("18446744073709551615-00000000000000000000000000000001", &c), 0);
+        ck_assert_uint_eq(c.created_usec, UINT64_MAX);
+}
+END_TEST
+
 START_TEST(test_create_and_list) {
         _cleanup_(store_freep) Store *s = open_store();
         _cleanup_free_ StoreRun **list = NULL;
@@ -845,6 +960,7 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_format_0_migrated);
         tcase_add_test(tc, test_newer_format_left_alone);
         tcase_add_test(tc, test_index);
+        tcase_add_test(tc, test_list_page);
         suite_add_tcase(s, tc);
         return s;
 }

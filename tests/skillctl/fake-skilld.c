@@ -14,6 +14,8 @@
  * Runs from Run/RunInstalled behave by their first argument: "exit=N" fails with N, "sleep" runs
  * until canceled; otherwise they succeed at once, writing to the passed stdout and stderr.
  * ListAllRuns and any run asking for network are refused as polkit would (AccessDenied).
+ * It has no ListRunsFiltered, as a service older than that method: skillctl's listing and its run
+ * id prefixes then go through ListRuns (the real service's pages: tests/daemon, the VM).
  * With --no-fds the private socket does not negotiate fd passing, as a connection over SSH does
  * not; ReadLog and ReadArtifact then serve what OpenLog and OpenArtifact would, 5 bytes per
  * call (the real service: 4 MiB), so that clients are seen reading in a loop. */

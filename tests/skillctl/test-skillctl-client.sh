@@ -195,6 +195,23 @@ check "list --json: state of the first" test "$(json_get '[0]["state"]')" = fini
 sc list --all
 check "list --all denied: exit 1" test "$(rc)" = 1
 check "list --all denied: says not authorized" has "skillctl: list --all: not authorized: " err
+# The fake is a service older than ListRunsFiltered: skillctl lists through ListRuns and keeps
+# the newest itself (the real service's pages: tests/daemon, tests/vm/tests.d/53-daemon-ownership.sh).
+sc list --quiet
+cp "$T/out" "$T/every"
+total=$(wc -l <"$T/every")
+sc list -n 2
+check "list -n 2 (an older service): exit 0" test "$(rc)" = 0
+check "list -n 2: the newest two, oldest first" test "$(grep -o '^[0-9a-f]\{32\}' "$T/out")" = "$(tail -n 2 "$T/every")"
+check "list -n 2: the rest named on stderr" has "^$((total - 2)) older runs not shown; --lines=all lists every run.$" err
+sc list --lines=all
+check "list --lines=all: every run" test "$(grep -o '^[0-9a-f]\{32\}' "$T/out")" = "$(cat "$T/every")"
+check "list --lines=all: nothing left out" not has "not shown" err
+sc list --quiet -n 1
+check "list --quiet -n 1: the newest id" test "$(cat "$T/out")" = "$(tail -n 1 "$T/every")"
+sc list --lines=0
+check "list --lines=0: a usage error" test "$(rc)" = 2
+check "list --lines=0: says what it takes" has "lines takes a number of runs (1 or more) or 'all'" err
 
 sc status aaaa
 check "status by prefix" has "State: finished (succeeded, exit 0)" out
