@@ -3,7 +3,8 @@
 # dbus-daemon (no systemd, no polkit: root's calls skip it), one run of a folder skill through
 # it with the built skillctl, then, once it has been idle for longer than its 1 s malloc_trim,
 # VmRSS, RssAnon and the mapped files from /proc/PID/status and the Rss of each mapping from
-# /proc/PID/smaps. Optionally an archive run too (SKILLD_RSS_ARCHIVE=1: a .skill file, which
+# /proc/PID/smaps, with Pss (shared pages divided among their users) and the private pages from
+# smaps_rollup: most of the RSS is library text every process shares. Optionally an archive run too (SKILLD_RSS_ARCHIVE=1: a .skill file, which
 # makes skilld load libarchive), to see what the first archive costs.
 #
 #   bench/rss.sh [BUILD_DIR] [REPEAT]      (default: build, 1)
@@ -47,6 +48,9 @@ status_of() {       # PID -> "VmRSS RssAnon RssFile+RssShmem" in KiB
     awk '/^VmRSS|^RssAnon|^RssFile|^RssShmem/ { v[$1] = $2 }
          END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"] + v["RssShmem:"] }' "/proc/$1/status"
 }
+rollup_of() {       # PID -> "Pss Private" in KiB: its share of shared pages, and its own pages
+    awk '/^Pss:/ { p = $2 } /^Private_(Clean|Dirty):/ { u += $2 } END { print p, u }' "/proc/$1/smaps_rollup"
+}
 by_mapping() {      # PID -> "KiB name" a line, largest first
     awk '/^[0-9a-f]+-[0-9a-f]+ / { name = NF >= 6 ? $6 : "[anon]"; sub(/.*\//, "", name) }
          /^Rss:/ { rss[name] += $2 }
@@ -68,15 +72,15 @@ for i in $(seq 1 "$REPEAT"); do
     (cd "$T/out" && "$SKILLCTL" run --system -q "$T/trivial" >/dev/null)
     cold=$(( ($(date +%s%N) - start) / 1000000 ))
     sleep 0.3
-    read -r rss0 anon0 file0 <<<"$(status_of "$skilld_pid")"
+    read -r rss0 _ _ <<<"$(status_of "$skilld_pid")"
     sleep 2     # idle: past the malloc_trim after 1 s
     read -r rss anon file <<<"$(status_of "$skilld_pid")"
-    printf '#%d skilld idle after one folder run: VmRSS %s KiB, RssAnon %s, files %s (0.3 s after it: %s/%s/%s); start + run %d ms\n' \
-        "$i" "$rss" "$anon" "$file" "$rss0" "$anon0" "$file0" "$cold"
+    read -r pss private <<<"$(rollup_of "$skilld_pid")"
+    printf '#%d skilld idle after one folder run: VmRSS %s KiB, RssAnon %s, files %s, Pss %s, private %s (0.3 s after the run: VmRSS %s); start + run %d ms\n' \
+        "$i" "$rss" "$anon" "$file" "$pss" "$private" "$rss0" "$cold"
     if [[ $i == "$REPEAT" ]]; then
         echo "by mapping (KiB):"
         by_mapping "$skilld_pid" | sed 's/^/  /'
-        [[ -z ${SKILLD_RSS_DETAIL:-} ]] || awk -f /tmp/smapsdetail.awk /proc/$skilld_pid/smaps | sort -rn
         if [[ ${SKILLD_RSS_ARCHIVE:-0} == 1 ]]; then
             "$SKILLCTL" skill package "$T/trivial" -o "$T/trivial.skill" >/dev/null
             chmod a+r "$T/trivial.skill"
