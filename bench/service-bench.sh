@@ -62,14 +62,17 @@ trap cleanup EXIT
 ms_since() {        # ms_since START_NS
     echo $(( ($(date +%s%N) - $1) / 1000 ))e-3 | awk '{ printf "%.1f", $1 }'
 }
-# "VmRSS RssAnon RssFile+RssShmem" in KiB. Mapped files count as RssShmem where they live on a
-# tmpfs, as everything does in the VM (its root is one): the libraries are that column.
+# "VmRSS RssAnon RssFile+RssShmem Pss private" in KiB. Mapped files count as RssShmem where they
+# live on a tmpfs, as everything does in the VM (its root is one): the libraries are that column.
+# Pss divides each shared page among the processes that map it; private counts the pages only
+# skilld maps.
 rss_of_skilld() {
     local pid
     pid=$(systemctl show -P MainPID skilld.service)
-    [[ $pid != 0 ]] || { echo "- - -"; return; }
+    [[ $pid != 0 ]] || { echo "- - - - -"; return; }
     awk '/^VmRSS|^RssAnon|^RssFile|^RssShmem/ { v[$1] = $2 }
-         END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"] + v["RssShmem:"] }' "/proc/$pid/status"
+         END { printf "%s %s %s ", v["VmRSS:"], v["RssAnon:"], v["RssFile:"] + v["RssShmem:"] }' "/proc/$pid/status"
+    awk '/^Pss:/ { p = $2 } /^Private_(Clean|Dirty):/ { u += $2 } END { print p, u }' "/proc/$pid/smaps_rollup"
 }
 # The largest parts of skilld's RSS, by mapping (file name, or [heap], [anon], ...), in KiB.
 rss_by_mapping() {
@@ -130,13 +133,17 @@ printf 'skilld service benchmark: kernel %s, %s CPUs, systemd %s\n\n' "$(uname -
     "$(systemctl --version | awk 'NR == 1 { print $2 }')"
 
 # ---- 1. Cold: the first call after activation ----
-cold_run=() rss_fresh=""
+cold_run=() rss_fresh="" mappings_fresh=""
 for _ in $(seq 1 "$COLD"); do
     systemctl stop skilld.service
     start=$(date +%s%N)
     (cd "$T/cwd-root" && skillctl run --system -q "$SKILL" >/dev/null)
     cold_run+=("$(ms_since "$start")")
-    [[ -n $rss_fresh ]] || rss_fresh=$(rss_of_skilld)
+    if [[ -z $rss_fresh ]]; then
+        sleep 2     # idle: past the malloc_trim and the end of the user database helper after 1 s
+        rss_fresh=$(rss_of_skilld)
+        mappings_fresh=$(rss_by_mapping 20 | sed 's/^/  /')
+    fi
 done
 
 # ---- 2. Latency, interleaved ----
@@ -225,13 +232,17 @@ echo
 
 # ---- 4. Idle RSS ----
 sleep 2
-read -r rss anon file <<<"$(rss_of_skilld)"
-read -r rss0 anon0 file0 <<<"$rss_fresh"
+read -r rss anon file pss private <<<"$(rss_of_skilld)"
+read -r rss0 anon0 file0 pss0 private0 <<<"$rss_fresh"
 echo "== skilld's RSS when idle (KiB; goal 4096)"
-printf '%-34s %8s %8s %8s\n' "" VmRSS RssAnon files
-printf '%-34s %8s %8s %8s\n' "after activation and one run" "$rss0" "$anon0" "$file0"
-printf '%-34s %8s %8s %8s\n' "after the $((N + 2)) x 4 + $total runs" "$rss" "$anon" "$file"
-echo "the largest parts (KiB, by mapping):"
+printf '%-34s %8s %8s %8s %8s %8s\n' "" VmRSS RssAnon files Pss private
+printf '%-34s %8s %8s %8s %8s %8s\n' "idle after activation and one run" "$rss0" "$anon0" "$file0" "$pss0" \
+    "$private0"
+printf '%-34s %8s %8s %8s %8s %8s\n' "after the $((N + 2)) x 4 + $total runs" "$rss" "$anon" "$file" "$pss" \
+    "$private"
+echo "the largest parts after activation and one run (KiB, by mapping):"
+echo "$mappings_fresh"
+echo "the largest parts after all the runs (KiB, by mapping):"
 rss_by_mapping 12 | sed 's/^/  /'
 echo
 
@@ -276,7 +287,7 @@ print(next(r["id"] for r in json.load(open(sys.argv[1])) if r["status"] == "succ
     fi
     rm -f /run/systemd/system/skilld.service.d/90-bench.conf
     systemctl daemon-reload
-    read -r rss anon file <<<"$(rss_of_skilld)"
+    read -r rss anon file _ _ <<<"$(rss_of_skilld)"
     echo "skilld's RSS with the store loaded: $rss KiB (anon $anon, file $file)"
     {
         variant "list (newest 100), root" / skillctl list
@@ -288,7 +299,7 @@ import json, sys
 json.dump({"variants": [json.loads(line) for line in sys.stdin], "ratios": []}, sys.stdout)' >"$T/list.json"
     /usr/bin/python3 "$SRC/bench/interleave.py" "$((N / 3 > 5 ? N / 3 : 5))" 1 "$T/list.json" | sed '/^$/,$d'
     echo "(goal: skillctl list under 50 ms)"
-    read -r rss anon file <<<"$(rss_of_skilld)"
+    read -r rss anon file _ _ <<<"$(rss_of_skilld)"
     echo "skilld's RSS after listing: $rss KiB (anon $anon, file $file)"
     echo
 fi

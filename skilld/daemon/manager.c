@@ -1285,11 +1285,13 @@ int manager_loop(Manager *m) {
                 idle = !m->options.no_idle_exit && !m->releasing_name && manager_is_idle(m);
                 if (manager_is_idle(m) && !m->trimmed) {
                         /* Settled after a burst of work (runs, a long listing): hand the heap's
-                         * free pages back, once nothing happened for a moment. */
+                         * free pages back, and end the user database's helper (uid-alloc.c),
+                         * once nothing happened for a moment. */
                         r = sd_event_run(m->event, MIN(MANAGER_TRIM_DELAY_USEC, m->idle_timeout_usec));
                         if (r < 0)
                                 return log_error_errno(r, "Failed to run the event loop: %m");
                         if (r == 0) {
+                                uid_allocator_stop_lookups(m->uids);
                                 (void) malloc_trim(0);
                                 m->trimmed = true;
                         }

@@ -1,7 +1,11 @@
 /* See uid-alloc.h. */
 #include <dirent.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "error.h"
 #include "fileio.h"
@@ -13,6 +17,8 @@ struct UidAllocator {
         uid_t first;
         uint32_t count;
         uint32_t cursor;                /* the slot tried first next time */
+        pid_t lookup_pid;               /* the helper asking the user database (rule 3), or 0 */
+        int lookup_fd;                  /* our end of its socket */
 };
 
 int uid_allocator_new(const char *lock_path, uid_t first, uint32_t count, UidAllocator **ret) {
@@ -29,6 +35,7 @@ int uid_allocator_new(const char *lock_path, uid_t first, uint32_t count, UidAll
                 return -ENOMEM;
         a->first = first;
         a->count = count;
+        a->lookup_fd = -EBADF;
         /* A random start: a restarted service does not hand out the uids of the runs its
          * predecessor just had, which the /proc check would otherwise have to catch. */
         if (getrandom(&start, sizeof(start), GRND_NONBLOCK) == sizeof(start))
@@ -40,6 +47,7 @@ int uid_allocator_new(const char *lock_path, uid_t first, uint32_t count, UidAll
 UidAllocator *uid_allocator_free(UidAllocator *a) {
         if (!a)
                 return NULL;
+        uid_allocator_stop_lookups(a);
         free(a->lock_path);
         free(a);
         return NULL;
@@ -133,6 +141,12 @@ int uid_collect_in_use(uid_t first, uint32_t count, uid_t **ret, size_t *ret_n) 
         return 0;
 }
 
+/* Rule 3 is a question to the user database through NSS, and the first lookup loads its modules
+ * (nss-systemd, and libm with it) into the process for good: 0.6 MiB of the service's idle RSS
+ * for one question a run. So a helper forked on the first question asks them, answering one
+ * question a message over a socket pair, and the service ends it once idle
+ * (uid_allocator_stop_lookups()): the modules go with it. The helper inherits nothing but its
+ * socket, and dies with the service. */
 static bool uid_is_named(uid_t uid) {
         struct passwd pw, *found = NULL;
         char buf[1024];
@@ -141,10 +155,98 @@ static bool uid_is_named(uid_t uid) {
         return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || found;
 }
 
+_noreturn_ static void lookup_main(int fd) {
+        for (;;) {
+                uint32_t uid;
+                uint8_t named;
+                ssize_t n;
+
+                n = recv(fd, &uid, sizeof(uid), 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == 0)
+                        _exit(EXIT_SUCCESS);
+                if (n != sizeof(uid))
+                        _exit(EXIT_FAILURE);
+                named = uid_is_named((uid_t) uid);
+                if (send(fd, &named, sizeof(named), MSG_NOSIGNAL) != sizeof(named))
+                        _exit(EXIT_FAILURE);
+        }
+}
+
+static int lookup_start(UidAllocator *a) {
+        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
+        pid_t parent = getpid(), pid;
+
+        /* SEQPACKET: a question and its answer are one message each, never split. */
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                sigset_t none;
+
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                if (close_all_fds_except(&sv[1], 1) < 0)
+                        _exit(EXIT_FAILURE);
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                (void) prctl(PR_SET_NAME, (unsigned long) "skilld-users", 0, 0, 0);
+                lookup_main(sv[1]);
+        }
+        a->lookup_pid = pid;
+        a->lookup_fd = TAKE_FD(sv[0]);
+        return 0;
+}
+
+void uid_allocator_stop_lookups(UidAllocator *a) {
+        if (!a || a->lookup_pid <= 0)
+                return;
+        a->lookup_fd = safe_close(a->lookup_fd);
+        /* Between questions it only waits for the next: nothing of it is lost. */
+        (void) kill(a->lookup_pid, SIGKILL);
+        (void) waitpid(a->lookup_pid, NULL, 0);
+        a->lookup_pid = 0;
+}
+
+/* Asks the helper, started when none runs; a helper that failed is replaced once. */
+static int uid_lookup_named(UidAllocator *a, uid_t uid, bool *ret) {
+        uint32_t q = (uint32_t) uid;
+        int r;
+
+        for (unsigned attempt = 0; attempt < 2; attempt++) {
+                uint8_t answer;
+                ssize_t n;
+
+                if (a->lookup_pid <= 0) {
+                        r = lookup_start(a);
+                        if (r < 0)
+                                return r;
+                }
+                do
+                        n = send(a->lookup_fd, &q, sizeof(q), MSG_NOSIGNAL);
+                while (n < 0 && errno == EINTR);
+                if (n == sizeof(q)) {
+                        do
+                                n = recv(a->lookup_fd, &answer, sizeof(answer), 0);
+                        while (n < 0 && errno == EINTR);
+                        if (n == sizeof(answer)) {
+                                *ret = answer != 0;
+                                return 0;
+                        }
+                }
+                uid_allocator_stop_lookups(a);
+        }
+        return -EPIPE;
+}
+
 int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error) {
         _cleanup_free_ uid_t *in_use = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n_in_use = 0;
+        bool named;
         int r;
 
         /* A description of our own: the lock lives exactly as long as this fd. */
@@ -175,7 +277,14 @@ int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char *
                                 continue;
                         return error_setf(error, -errno, "Failed to lock %s: %m", a->lock_path);
                 }
-                if (uid_is_named(uid)) {
+                r = uid_lookup_named(a, uid, &named);
+                if (r < 0) {
+                        fl.l_type = F_UNLCK;
+                        (void) fcntl(fd, F_OFD_SETLK, &fl);
+                        return error_setf(error, r, "Failed to ask the user database about uid %u: %s",
+                                          (unsigned) uid, strerror(-r));
+                }
+                if (named) {
                         fl.l_type = F_UNLCK;
                         (void) fcntl(fd, F_OFD_SETLK, &fl);
                         continue;

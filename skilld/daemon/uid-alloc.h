@@ -10,7 +10,8 @@
  *   2. no process on the host has it as its real, effective, saved or file system uid. Locks die
  *      with their holder, processes of a run whose service was killed may still be going down:
  *      /proc is the authority on what is left of a run;
- *   3. the user database does not name it (it would belong to someone).
+ *   3. the user database does not name it (it would belong to someone). A helper process asks
+ *      it, so that the NSS modules of the lookup are never mapped into the service.
  * Files cannot hold a uid: a run writes only to its private tmpfs mounts (gone with its mount
  * namespace), its /out is copied out by root into root-owned files of the store, SysV IPC and
  * POSIX message queues live in its IPC namespace, and its seccomp filter keeps it away from
@@ -33,6 +34,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UidAllocator *, uid_allocator_free);
 /* Takes a free uid. The uid stays reserved until *ret_lock_fd is closed. -EBUSY (with a message)
  * when every uid of the range is in use. */
 int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error);
+
+/* Ends the helper process that asks the user database for rule 3, if one runs: for the service
+ * to call once idle. The next uid_allocator_take() starts another. */
+void uid_allocator_stop_lookups(UidAllocator *a);
 
 /* The uids in [first, first + count) that some process of the host has (real, effective, saved
  * or file system uid), sorted, without duplicates. */

@@ -6,12 +6,16 @@
  *
  * Two cases: "service" asserts what the service decides (who may run, see and list what, the
  * signals, the records runs leave, validation, idle exit) whatever the runs' outcome, and "runs"
- * that runs really succeed.
+ * that runs really succeed, what the service maps, and what it does without libarchive.
  * SKILLD_TEST_WRAPPER, words split at spaces, goes before the skilld command line: the suite
  * 'memcheck' runs the "service" case with skilld under Valgrind (tests/valgrind/README.md says why
  * not the "runs" case). Every instance must then exit 0 on SIGTERM, or the wrapper's error code
  * fails the test. */
+#include <dlfcn.h>
+#include <link.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -28,6 +32,9 @@ static TestBus test_bus;
 static TestDir dir;
 static pid_t polkit_pid, daemon_pid;
 static char *skill_path;
+/* When set, daemon_spawn() starts skilld in a mount namespace of its own with /dev/null bound over
+ * this file: a host where the library is missing. */
+static const char *hidden_library;
 
 /* ---- The fake polkit, in its own process ---- */
 
@@ -120,6 +127,10 @@ static pid_t daemon_spawn(const char *policy, bool idle_exit) {
                 for (char *w = strtok_r(wrapper, " ", &p); w && n < ELEMENTSOF(argv) - 7;
                      w = strtok_r(NULL, " ", &p))
                         argv[n++] = w;
+                if (hidden_library &&
+                    (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                     mount("/dev/null", hidden_library, NULL, MS_BIND, NULL) < 0))
+                        _exit(126);
                 argv[n++] = exe;
                 argv[n++] = addr;
                 argv[n++] = state;
@@ -906,6 +917,96 @@ START_TEST(test_idle_exit) {
 }
 END_TEST
 
+/* Calls method (Run with the archive, or InstallSkill) and returns the error message, or "ok". */
+static char *archive_call(sd_bus *bus, const char *method, const char *archive) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_close_ int fd = open(archive, O_RDONLY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                                        "io.skilld.Skilld1.Manager", method), 0);
+        if (streq(method, "Run"))
+                ck_assert_int_ge(sd_bus_message_append(m, "hsassa{sv}", fd, "", 0, "", 0), 0);
+        else
+                ck_assert_int_ge(sd_bus_message_append(m, "hb", fd, 0), 0);
+        if (sd_bus_call(bus, m, 0, &e, &reply) < 0)
+                return strdup_printf("%s: %s", e.name, strna(e.message));
+        return strdup("ok");
+}
+
+/* RunInstalled of name without arguments: the run's id. */
+static char *run_installed(sd_bus *bus, const char *name) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *id, *path;
+
+        ck_assert_msg(sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1", "io.skilld.Skilld1.Manager",
+                                         "RunInstalled", &e, &reply, "ssassa{sv}", name, "", 0, "", 0) >= 0,
+                      "RunInstalled %s: %s", name, e.message);
+        ck_assert_int_ge(sd_bus_message_read(reply, "so", &id, &path), 0);
+        return strdup(id);
+}
+
+/* What the service keeps mapped once a run of an archive is over: libarchive is loaded only by the
+ * child that unpacks it, the user database's modules only by the helper that asks it. */
+START_TEST(test_mapped_libraries) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *id = NULL, *outcome = NULL, *maps_path = NULL, *maps = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        id = run_to_end(bus, &outcome);
+        ck_assert_str_eq(outcome, "succeeded 0");
+        maps_path = strdup_printf("/proc/%d/maps", (int) daemon_pid);
+        fd = open(maps_path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_ge(read_full_fd(fd, 16U * 1024 * 1024, &maps, NULL), 0);
+        ck_assert_msg(!strstr(maps, "libarchive"), "skilld maps libarchive:\n%s", maps);
+        ck_assert_msg(!strstr(maps, "libnss_"), "skilld maps an NSS module:\n%s", maps);
+        ck_assert_msg(strstr(maps, "libsystemd"), "no libsystemd in skilld's maps:\n%s", maps);
+}
+END_TEST
+
+/* Without libarchive on the host (the package missing, made by /dev/null bound over the library
+ * in skilld's mount namespace): calls that carry an archive fail with a message naming the library
+ * and its package, and the service goes on running installed skills. */
+START_TEST(test_without_libarchive) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *answer = NULL, *id = NULL, *lib = NULL;
+        struct link_map *map = NULL;
+        void *dl;
+
+        /* The library as the dynamic loader finds it (write_skill() loaded it into this test). */
+        dl = dlopen("libarchive.so.13", RTLD_NOW | RTLD_NOLOAD);
+        ck_assert_ptr_nonnull(dl);
+        ck_assert_int_eq(dlinfo(dl, RTLD_DI_LINKMAP, &map), 0);
+        lib = realpath(map->l_name, NULL);
+        ck_assert_ptr_nonnull(lib);
+        (void) dlclose(dl);
+
+        /* Installed while the library was there. */
+        answer = archive_call(bus, "InstallSkill", skill_path);
+        ck_assert_str_eq(answer, "ok");
+        free(answer);
+
+        daemon_stop(daemon_pid);
+        hidden_library = lib;
+        daemon_pid = daemon_spawn("service:\n  idle-timeout: 60s\n", false);
+        hidden_library = NULL;
+
+        answer = archive_call(bus, "Run", skill_path);
+        ck_assert_msg(strstr(answer, "libarchive.so.13") && strstr(answer, "install libarchive13"),
+                      "Run of an archive without libarchive: %s", answer);
+        free(answer);
+        answer = archive_call(bus, "InstallSkill", skill_path);
+        ck_assert_msg(strstr(answer, "libarchive.so.13") && strstr(answer, "install libarchive13"),
+                      "InstallSkill without libarchive: %s", answer);
+
+        id = run_installed(bus, "greeter");
+        expect(wait_final(bus, id), "succeeded");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("daemon");
         TCase *tc = tcase_create("service");
@@ -929,6 +1030,8 @@ int main(void) {
         tcase_add_test(tc, test_runs_succeed);
         tcase_add_test(tc, test_read_chunks);
         tcase_add_test(tc, test_output_exact);
+        tcase_add_test(tc, test_mapped_libraries);
+        tcase_add_test(tc, test_without_libarchive);
         suite_add_tcase(s, tc);
         return test_run_suite(s);
 }

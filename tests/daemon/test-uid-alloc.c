@@ -1,5 +1,6 @@
 /* Tests for uid-alloc.c: the run uid rule. Every uid comes from the range, is locked while held,
  * goes round the range before coming back, and is never handed out while a process has it. */
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -144,6 +145,55 @@ START_TEST(test_process_holds_uid) {
 }
 END_TEST
 
+/* A uid of the user database that no process has, whose next uid is neither named nor in use. */
+static bool find_named_uid(uid_t *ret) {
+        struct passwd *pw;
+        bool found = false;
+
+        setpwent();
+        while (!found && (pw = getpwent())) {
+                _cleanup_free_ uid_t *l = NULL;
+                size_t n = 1;
+
+                if (pw->pw_uid == 0 || pw->pw_uid >= UINT32_MAX - 2 || getpwuid(pw->pw_uid + 1))
+                        continue;
+                if (uid_collect_in_use(pw->pw_uid, 2, &l, &n) < 0 || n > 0)
+                        continue;
+                *ret = pw->pw_uid;
+                found = true;
+        }
+        endpwent();
+        return found;
+}
+
+START_TEST(test_named_uid_skipped) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL, *b = NULL;
+        _cleanup_free_ char *path = lock_path(&d), *error = NULL;
+        uid_t named = 0, taken;
+        int fd = -EBADF;
+
+        if (!find_named_uid(&named))
+                return; /* a user database without such an entry */
+
+        /* The helper process answers (rule 3), before and after it was ended. */
+        ck_assert_int_eq(uid_allocator_new(path, named, 2, &a), 0);
+        for (int i = 0; i < 6; i++) {
+                ck_assert_int_eq(uid_allocator_take(a, &taken, &fd, NULL), 0);
+                ck_assert_uint_eq(taken, named + 1);
+                fd = safe_close(fd);
+                if (i % 2 == 1)
+                        uid_allocator_stop_lookups(a);
+        }
+        uid_allocator_stop_lookups(a);
+        uid_allocator_stop_lookups(a);
+
+        ck_assert_int_eq(uid_allocator_new(path, named, 1, &b), 0);
+        ck_assert_int_eq(uid_allocator_take(b, &taken, &fd, &error), -EBUSY);
+        ck_assert_int_lt(fd, 0);
+}
+END_TEST
+
 START_TEST(test_invalid_ranges) {
         UidAllocator *a = NULL;
 
@@ -163,6 +213,7 @@ int main(void) {
         tcase_add_test(tc, test_rotation_goes_round);
         tcase_add_test(tc, test_other_instance_locks_count);
         tcase_add_test(tc, test_process_holds_uid);
+        tcase_add_test(tc, test_named_uid_skipped);
         tcase_add_test(tc, test_invalid_ranges);
         suite_add_tcase(s, tc);
         return test_run_suite(s);

@@ -127,5 +127,30 @@ run skill show "$T/tar.skill"
 check "renamed tar: refused" test "$(rc)" != 0
 check "renamed tar: says it is not a zip" grep -qi 'zip' "$T/err"
 
+# Without libarchive (the package missing: /dev/null bound over the library in a mount namespace
+# of the commands' own, so as root only): the archive verbs fail naming the library and its
+# package, and a folder is still linted. skilld's twin is tests/daemon/test-daemon.c.
+lib=$(ldconfig -p | awk '$1 == "libarchive.so.13" { print $NF; exit }')
+if [[ $(id -u) == 0 && -n $lib ]] && unshare --mount true 2>/dev/null; then
+        without_lib() {
+                # shellcheck disable=SC2016 # expanded by the inner sh
+                unshare --mount --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+                        sh "$lib" "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"
+                echo $? >"$T/rc"
+        }
+        without_lib skill show "$T/out.skill"
+        check "no libarchive: show of an archive fails" test "$(rc)" != 0
+        check "no libarchive: the message names the library and the package" \
+                grep -q 'libarchive.so.13.*install libarchive13' "$T/err"
+        without_lib skill package "$T/json-transform" -o "$T/nolib.skill"
+        check "no libarchive: package fails" test "$(rc)" != 0
+        check "no libarchive: package names the package" grep -q 'install libarchive13' "$T/err"
+        check "no libarchive: package leaves no file behind" test ! -e "$T/nolib.skill"
+        without_lib skill lint "$T/json-transform"
+        check "no libarchive: a folder is linted" test "$(rc)" = 0
+else
+        ok "# SKIP no libarchive: needs root, unshare and libarchive.so.13"
+fi
+
 echo "1..$n"
 exit $((failed > 0))
