@@ -932,6 +932,7 @@ Manager *manager_free(Manager *m) {
                 run_free(m->runs);
         while (m->pending)
                 pending_free(m->pending);
+        pending_forget_inspected(m);
         while (m->connections)
                 connection_free(m->connections);
         sd_event_source_disable_unref(m->listen_source);
@@ -940,6 +941,7 @@ Manager *manager_free(Manager *m) {
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
         sd_bus_track_unref(m->peers);
+        bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);
         sd_event_unref(m->event);
