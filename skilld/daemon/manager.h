@@ -164,6 +164,11 @@ struct Manager {
         Store *store;
         SessionStore *sessions;         /* under state_dir; NULL when it cannot be opened */
         UidAllocator *uids;
+        /* A run uid taken ahead of need, off the path of the next run (manager.c); -EBADF when
+         * none is. */
+        uid_t spare_uid;
+        int spare_uid_lock_fd;
+        sd_event_source *spare_uid_source;
         SkillDirs skill_dirs;
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
 
