@@ -154,6 +154,7 @@ mapfile -d '' alice < <(as_user "${USERS[0]}")
     variant "systemd-run --scope" "$T/cwd-root" systemd-run --quiet --scope --collect /usr/bin/bash "$SCRIPT"
     variant "systemd-run -P --wait" "$T/cwd-root" systemd-run --quiet -P --wait --collect /usr/bin/bash "$SCRIPT"
     variant "skillctl run (root)" "$T/cwd-root" skillctl run --system -q "$SKILL"
+    variant "skillctl run --local" "$T/cwd-root" skillctl run --local -q "$T/$SKILL"
     variant "skillctl run (${USERS[0]})" "$T/cwd-${USERS[0]}" "${alice[@]}" skillctl run --system -q "$SKILL"
 } | /usr/bin/python3 -c '
 import json, sys
@@ -163,6 +164,8 @@ ratios = [
     {"label": "root: skillctl / systemd-run --scope", "num": "skillctl run (root)", "den": "systemd-run --scope", "goal": 1.0},
     {"label": "root: skillctl / systemd-run -P --wait", "num": "skillctl run (root)", "den": "systemd-run -P --wait", "goal": 1.0},
     {"label": user + ": skillctl / systemd-run -P --wait", "num": "skillctl run (" + user + ")", "den": "systemd-run -P --wait", "goal": None},
+    {"label": "root: through the service / embedded", "num": "skillctl run (root)", "den": "skillctl run --local", "goal": None},
+    {"label": "embedded / systemd-run --scope", "num": "skillctl run --local", "den": "systemd-run --scope", "goal": None},
 ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' "${USERS[0]}" >"$T/spec.json"
 
