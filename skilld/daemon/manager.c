@@ -1316,10 +1316,6 @@ int manager_startup(Manager *m) {
                         return log_error_errno(r, "Failed to request the bus name: %m");
         }
 
-        /* The first run's uid too, while the first call is on its way. */
-        if (m->uids && geteuid() == 0)
-                manager_schedule_spare_uid(m);
-
         (void) sd_notifyf(false, "READY=1\nSTATUS=%s",
                           m->policy ? "Serving." : "Serving, but the policy is invalid.");
         return 0;
