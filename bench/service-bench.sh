@@ -163,6 +163,7 @@ mapfile -d '' alice < <(as_user "${USERS[0]}")
     variant "systemd-run --scope" "$T/cwd-root" systemd-run --quiet --scope --collect /usr/bin/bash "$SCRIPT"
     variant "systemd-run -P --wait" "$T/cwd-root" systemd-run --quiet -P --wait --collect /usr/bin/bash "$SCRIPT"
     variant "skillctl run (root)" "$T/cwd-root" skillctl run --system -q "$SKILL"
+    variant "skillctl run --local" "$T/cwd-root" skillctl run --local -q "$T/$SKILL"
     variant "skillctl run (${USERS[0]})" "$T/cwd-${USERS[0]}" "${alice[@]}" skillctl run --system -q "$SKILL"
 } | /usr/bin/python3 -c '
 import json, sys
@@ -172,11 +173,49 @@ ratios = [
     {"label": "root: skillctl / systemd-run --scope", "num": "skillctl run (root)", "den": "systemd-run --scope", "goal": 1.0},
     {"label": "root: skillctl / systemd-run -P --wait", "num": "skillctl run (root)", "den": "systemd-run -P --wait", "goal": 1.0},
     {"label": user + ": skillctl / systemd-run -P --wait", "num": "skillctl run (" + user + ")", "den": "systemd-run -P --wait", "goal": None},
+    {"label": "root: through the service / embedded", "num": "skillctl run (root)", "den": "skillctl run --local", "goal": None},
+    {"label": "embedded / systemd-run --scope", "num": "skillctl run --local", "den": "systemd-run --scope", "goal": None},
 ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' "${USERS[0]}" >"$T/spec.json"
 
 echo "== latency: $N interleaved rounds (root skips polkit; ${USERS[0]} is authorized by polkit each run)"
 /usr/bin/python3 "$SRC/bench/interleave.py" "$N" 2 "$T/spec.json"
+echo
+
+# ---- 2b. Where a run's time goes ----
+# The timestamps the service and the engine keep anyway (the run's Created, Started and Finished,
+# the result's started_at and ended_at), between the client's own start and end: no tracing,
+# nothing added to the run. Root, as in the latency rounds; each run in a directory of its own
+# so that its skill-out/ID is the only one.
+PHASE_RUNS=${SKILLD_BENCH_PHASE_RUNS:-5}
+echo "== where a run's time goes: root, skillctl run --system -q, one run at a time"
+for i in $(seq 1 "$PHASE_RUNS"); do
+    mkdir -p "$T/phase-$i"
+    start=$(date +%s%N)
+    (cd "$T/phase-$i" && skillctl run --system -q "$SKILL" >/dev/null)
+    end=$(date +%s%N)
+    id=$(basename "$T/phase-$i"/skill-out/*)
+    skillctl status --json "$id" >"$T/phase-$i/status.json"
+    echo "$start $end $T/phase-$i/status.json $T/phase-$i/skill-out/$id/result.json"
+done | /usr/bin/python3 -c '
+import json, statistics, sys
+names = ["call: skillctl starts, connects, Run (inspection, authorization, record)",
+         "queue: dispatch, run uid, state, worker forked",
+         "worker: set-up, follower, until the engine starts",
+         "engine: pin, sandbox, scope, the skill, its end",
+         "result: logs and result.json stored, worker reaped",
+         "back: RunFinished, GetOutcome, skill-out/ID, exit"]
+rows = []
+for line in sys.stdin:
+    start, end, status, result = line.split()
+    st, res = json.load(open(status)), json.load(open(result))
+    t = [int(start) / 1000, st["created_usec"], st["started_usec"], res["started_at_usec"],
+         res["ended_at_usec"], st["finished_usec"], int(end) / 1000]
+    rows.append([(t[k + 1] - t[k]) / 1000 for k in range(len(names))] + [(t[-1] - t[0]) / 1000])
+print("phase (median of %d runs, ms)" % len(rows))
+for k, name in enumerate(names + ["total"]):
+    print("%-64s %8.1f" % (name, statistics.median(r[k] for r in rows)))
+'
 echo
 
 # ---- 3. Throughput from two users ----

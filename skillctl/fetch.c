@@ -278,14 +278,46 @@ void artifact_info_free_many(ArtifactInfo *a, size_t n) {
         free(a);
 }
 
-int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactInfo **ret, size_t *ret_n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *what = strdup_printf("run %s", id);
+int artifact_list_read(sd_bus_message *m, ArtifactInfo **ret, size_t *ret_n) {
         ArtifactInfo *list = NULL;
         size_t n = 0;
         const char *p, *sha;
         uint64_t size;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sts)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(sts)", &p, &size, &sha)) > 0) {
+                ArtifactInfo *t = reallocarray(list, n + 1, sizeof(ArtifactInfo));
+
+                if (!t) {
+                        artifact_info_free_many(list, n);
+                        return -ENOMEM;
+                }
+                list = t;
+                list[n] = (ArtifactInfo) { .path = strdup(p), .size = size, .sha256 = strdup(sha) };
+                if (!list[n].path || !list[n].sha256) {
+                        artifact_info_free_many(list, n + 1);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r < 0) {
+                artifact_info_free_many(list, n);
+                return r;
+        }
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactInfo **ret, size_t *ret_n) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *what = strdup_printf("run %s", id);
         int r;
 
         if (!what)
@@ -293,30 +325,11 @@ int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactI
         r = client_call_method(c, path, SKILLD_BUS_RUN, "ListArtifacts", &e, &reply, NULL);
         if (r < 0)
                 return client_log_error(what, &e, r);
-        r = sd_bus_message_enter_container(reply, 'a', "(sts)");
+        r = artifact_list_read(reply, ret, ret_n);
+        if (r == -ENOMEM)
+                return log_oom();
         if (r < 0)
                 return log_error_errno(r, "%s: cannot parse the artifact list: %m", what);
-        while ((r = sd_bus_message_read(reply, "(sts)", &p, &size, &sha)) > 0) {
-                ArtifactInfo *t = reallocarray(list, n + 1, sizeof(ArtifactInfo));
-
-                if (!t) {
-                        artifact_info_free_many(list, n);
-                        return log_oom();
-                }
-                list = t;
-                list[n] = (ArtifactInfo) { .path = strdup(p), .size = size, .sha256 = strdup(sha) };
-                if (!list[n].path || !list[n].sha256) {
-                        artifact_info_free_many(list, n + 1);
-                        return log_oom();
-                }
-                n++;
-        }
-        if (r < 0) {
-                artifact_info_free_many(list, n);
-                return log_error_errno(r, "%s: cannot parse the artifact list: %m", what);
-        }
-        *ret = list;
-        *ret_n = n;
         return 0;
 }
 
@@ -347,14 +360,9 @@ static int fetch_one(Client *c, const char *id, const char *path, int dir_fd, co
         return 0;
 }
 
-int fetch_artifacts(Client *c, const char *id, const char *path, int dir_fd, char * const *only) {
-        ArtifactInfo *list = NULL;
-        size_t n = 0;
+int fetch_artifacts_listed(Client *c, const char *id, const char *path, int dir_fd, const ArtifactInfo *list,
+                           size_t n, char * const *only) {
         int r, ret = 0;
-
-        r = client_list_artifacts(c, id, path, &list, &n);
-        if (r < 0)
-                return r;
 
         if (only)
                 /* Asked for by name: those the list does not know are fetched without a hash to
@@ -375,7 +383,18 @@ int fetch_artifacts(Client *c, const char *id, const char *path, int dir_fd, cha
                         if (r < 0 && ret == 0)
                                 ret = r;
                 }
-
-        artifact_info_free_many(list, n);
         return ret;
+}
+
+int fetch_artifacts(Client *c, const char *id, const char *path, int dir_fd, char * const *only) {
+        ArtifactInfo *list = NULL;
+        size_t n = 0;
+        int r;
+
+        r = client_list_artifacts(c, id, path, &list, &n);
+        if (r < 0)
+                return r;
+        r = fetch_artifacts_listed(c, id, path, dir_fd, list, n, only);
+        artifact_info_free_many(list, n);
+        return r;
 }

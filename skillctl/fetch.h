@@ -40,9 +40,15 @@ typedef struct ArtifactInfo {
 
 void artifact_info_free_many(ArtifactInfo *a, size_t n);
 
+/* Reads an artifact list (a(sts), as ListArtifacts and GetOutcome return it) from m. */
+int artifact_list_read(sd_bus_message *m, ArtifactInfo **ret, size_t *ret_n);
+
 /* ListArtifacts of the run. Prints the error. */
 int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactInfo **ret, size_t *ret_n);
 
 /* Fetches the artifacts named in only (NULL: all) into dir_fd, each checked against its hash.
  * Prints each failure and goes on; returns the first error. */
 int fetch_artifacts(Client *c, const char *id, const char *path, int dir_fd, char * const *only);
+/* As fetch_artifacts(), of a list the caller already has. */
+int fetch_artifacts_listed(Client *c, const char *id, const char *path, int dir_fd, const ArtifactInfo *list,
+                           size_t n, char * const *only);

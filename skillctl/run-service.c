@@ -10,8 +10,11 @@
  *    their end once it ended.
  * 3. RunFinished is matched before Run is called, so the end of a quick run cannot be missed. The
  *    signal only wakes us: whether the run ended is read back from the run object, since anyone
- *    on the bus may send a signal.
- * 4. The end is reported as an embedded run's is (run-result.h), from the Result JSON. */
+ *    on the bus may send a signal. The matches are added without waiting for the bus's answers:
+ *    the bus handles a connection's messages in order, so they are in place before Run arrives.
+ * 4. The end is reported as an embedded run's is (run-result.h), from the Result JSON. One
+ *    GetOutcome call brings the state, the result, the logs' fds and the artifact list, which
+ *    is also how we learn that the run really ended; a service without it is asked for each. */
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -62,6 +65,10 @@ struct ServiceRun {
         bool abandoned;                 /* interrupted twice: we stop waiting */
         bool done;                      /* leave the loop (not sd_event_exit(): that closes the bus) */
         unsigned n_signals;
+        /* GetOutcome's reply once the run ended; NULL where the service has no GetOutcome
+         * (no_outcome) or no fd can pass (over SSH): then each part is asked for on its own. */
+        sd_bus_message *outcome;
+        bool no_outcome;
 };
 
 static void output_copy_close(OutputCopy *c) {
@@ -75,6 +82,7 @@ static void service_run_done(ServiceRun *s) {
         s->grace = sd_event_source_disable_unref(s->grace);
         s->log_poll = sd_event_source_disable_unref(s->log_poll);
         s->event = sd_event_unref(s->event);
+        s->outcome = sd_bus_message_unref(s->outcome);
         free(s->id);
         free(s->path);
 }
@@ -183,11 +191,38 @@ static void finished_by_state(ServiceRun *s, const char *state) {
         maybe_exit(s);
 }
 
+/* GetOutcome: 1 when it answered (the outcome kept), 0 when the run still goes, < 0 when the
+ * service cannot tell us that way. */
+static int get_outcome(ServiceRun *s) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *state;
+        int r;
+
+        r = client_call_method(s->client, s->path, SKILLD_BUS_RUN, "GetOutcome", &e, &reply, NULL);
+        if (r < 0)
+                return sd_bus_error_has_name(&e, SKILLD_ERROR_RUN_ACTIVE) ? 0 : r;
+        r = sd_bus_message_read(reply, "s", &state);
+        if (r < 0)
+                return r;
+        if (!streq(state, "finished") && !streq(state, "interrupted"))
+                return 0;
+        s->outcome = TAKE_PTR(reply);
+        finished_by_state(s, state);
+        return 1;
+}
+
 static void check_finished(ServiceRun *s) {
         _cleanup_free_ char *state = NULL;
 
         if (s->finished || !s->path)
                 return;
+        if (!s->no_outcome && s->client->can_pass_fds) {
+                if (get_outcome(s) >= 0)
+                        return;
+                /* An older service: from now on, the parts one by one. */
+                s->no_outcome = true;
+        }
         if (sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
                                        "State", NULL, &state) < 0)
                 return;
@@ -442,8 +477,51 @@ static void print_kept_output(const cJSON *j) {
         }
 }
 
-/* Lays out what the service kept as an embedded run lays out its output directory. */
-static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json) {
+/* What GetOutcome brought beyond the state and the result. */
+typedef struct Outcome {
+        int log_fd[2];                  /* stdout, stderr; -EBADF when the service keeps none */
+        ArtifactInfo *artifacts;
+        size_t n_artifacts;
+} Outcome;
+
+static void outcome_done(Outcome *o) {
+        for (size_t i = 0; i < ELEMENTSOF(o->log_fd); i++)
+                o->log_fd[i] = safe_close(o->log_fd[i]);
+        artifact_info_free_many(o->artifacts, o->n_artifacts);
+        o->artifacts = NULL;
+        o->n_artifacts = 0;
+}
+
+/* Reads GetOutcome's reply m: its state and result (pointing into m), its logs (duplicated) and
+ * its artifacts. */
+static int outcome_read(sd_bus_message *m, const char **ret_state, const char **ret_result, Outcome *o) {
+        const char *name;
+        int fd, r;
+
+        r = sd_bus_message_rewind(m, true);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "ss", ret_state, ret_result);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'a', "{sh}");
+        while (r >= 0 && (r = sd_bus_message_read(m, "{sh}", &name, &fd)) > 0) {
+                int i = streq(name, "stdout") ? 0 : streq(name, "stderr") ? 1 : -1;
+
+                if (i < 0 || o->log_fd[i] >= 0)
+                        continue;
+                o->log_fd[i] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (o->log_fd[i] < 0)
+                        return -errno;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = artifact_list_read(m, &o->artifacts, &o->n_artifacts);
+        return r;
+}
+
+/* Lays out what the service kept as an embedded run lays out its output directory: from the
+ * outcome o where GetOutcome brought it, else asked for part by part. */
+static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const Outcome *o) {
         _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
         _cleanup_free_ char *formatted = NULL;
         _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF;
@@ -460,7 +538,8 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
         if (r < 0)
                 return log_error_errno(r, "%s: cannot create: %m", dir);
 
-        r = fetch_artifacts(s->client, s->id, s->path, files_fd, NULL);
+        r = o ? fetch_artifacts_listed(s->client, s->id, s->path, files_fd, o->artifacts, o->n_artifacts, NULL)
+              : fetch_artifacts(s->client, s->id, s->path, files_fd, NULL);
         if (r < 0)
                 ret = r;
         for (size_t i = 0; i < ELEMENTSOF(streams); i++) {
@@ -469,7 +548,14 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
 
                 if (!name)
                         return log_oom();
-                r = client_open_log(s->client, s->id, s->path, streams[i], &fd);
+                if (!o)
+                        r = client_open_log(s->client, s->id, s->path, streams[i], &fd);
+                else if (o->log_fd[i] < 0)
+                        r = log_error_errno(-ENOENT, "run %s: the service keeps no %s log", s->id, streams[i]);
+                else {
+                        fd = fcntl(o->log_fd[i], F_DUPFD_CLOEXEC, 3);
+                        r = fd < 0 ? -errno : 0;
+                }
                 if (r >= 0)
                         r = copy_fd_to_file_atomic(fd, dir_fd, name, NULL, NULL);
                 if (r < 0 && ret == 0)
@@ -489,14 +575,26 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
 static int report(ServiceRun *s) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         _cleanup_(run_result_freep) RunResult *res = NULL;
-        _cleanup_free_ char *result = NULL, *state = NULL, *where = NULL;
+        _cleanup_(outcome_done) Outcome o = { .log_fd = { -EBADF, -EBADF } };
+        _cleanup_free_ char *result_owned = NULL, *state_owned = NULL, *where = NULL;
+        const char *result, *state = NULL;
         int r;
 
-        r = client_get_run_string(s->client, s->id, s->path, "Result", &result);
-        if (r < 0)
-                return EXIT_RUN_FAILED;
+        if (s->outcome) {
+                r = outcome_read(s->outcome, &state, &result, &o);
+                if (r < 0)
+                        return run_fail("run %s: cannot read the service's outcome: %s", s->id, strerror(-r));
+        } else {
+                r = client_get_run_string(s->client, s->id, s->path, "Result", &result_owned);
+                if (r < 0)
+                        return EXIT_RUN_FAILED;
+                result = result_owned;
+        }
         if (isempty(result)) {
-                (void) client_get_run_string(s->client, s->id, s->path, "State", &state);
+                if (!state) {
+                        (void) client_get_run_string(s->client, s->id, s->path, "State", &state_owned);
+                        state = state_owned;
+                }
                 return run_fail("run %s was %s: the service stopped before it finished", s->id,
                                 streq_ptr(state, "interrupted") ? "interrupted" : "left without a result");
         }
@@ -523,7 +621,7 @@ static int report(ServiceRun *s) {
                 where = strdup_printf("run %s", s->id);
         if (!where)
                 return log_oom(), EXIT_RUN_FAILED;
-        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result) < 0) {
+        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result, s->outcome ? &o : NULL) < 0) {
                 /* Like a failed store of an embedded run: the run's outcome stands. */
                 fprintf(stderr, "skillctl: warning: not everything of run %s reached %s; the service "
                         "keeps it all\n", s->id, where);
@@ -595,13 +693,17 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
 
-        /* One look at the state, for both: a queued run says so, an ended one is over. */
+        /* A run that is queued says so on a terminal. Nothing else needs the state now: the run
+         * cannot have ended before Run's reply was sent, and RunFinished, which comes after it,
+         * waits in our queue if it came while we waited for the reply. */
+        if (!s->show_progress)
+                return 0;
         r = sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
                                        &state);
         if (r >= 0 && streq(state, "queued"))
                 progress_show(s, "run %s is queued, waiting for a free slot...", s->id);
-        if (r >= 0)
-                finished_by_state(s, state);
+        if (r >= 0 && (streq(state, "finished") || streq(state, "interrupted")))
+                check_finished(s);
         return 0;
 }
 
@@ -671,19 +773,22 @@ int run_via_service(Client *c, RunArgs *a) {
                 if (sigismember(&mask, sig) > 0)
                         r = sd_event_add_signal(s.event, NULL, sig, on_signal, &s);
 
-        /* Before Run: a run may end before its reply is read. */
+        /* Before Run: a run may end before its reply is read. Not waiting for the bus to confirm
+         * each match saves three round trips: it handles our AddMatch calls before our Run, and a
+         * match it refuses fails the connection (sd-bus does so when no install callback is
+         * given), which we notice as the service gone. */
         if (r >= 0)
-                r = sd_bus_match_signal(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
-                                        SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, &s);
+                r = sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
+                                              SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL, &s);
         if (r >= 0)
-                r = sd_bus_match_signal(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
-                                        SKILLD_BUS_MANAGER, "RunStarted", on_run_started, &s);
+                r = sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
+                                              SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL, &s);
         if (r >= 0 && c->destination)
-                r = sd_bus_add_match(c->bus, &slot_owner,
-                                     "type='signal',sender='org.freedesktop.DBus',"
-                                     "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-                                     "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
-                                     on_name_owner_changed, &s);
+                r = sd_bus_add_match_async(c->bus, &slot_owner,
+                                           "type='signal',sender='org.freedesktop.DBus',"
+                                           "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+                                           "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
+                                           on_name_owner_changed, NULL, &s);
         if (r >= 0)
                 r = sd_bus_add_filter(c->bus, &slot_filter, on_message, &s);
         if (r < 0) {

@@ -546,7 +546,7 @@ int method_build_environment(sd_bus_message *msg, void *userdata, sd_bus_error *
                 r = builds_check_room(m, uid, error);
                 if (r < 0)
                         return r;
-                r = pending_start(m, msg, PENDING_RUN, uid, fd, -EBADF, NULL, NULL, true, &why);
+                r = pending_start(m, msg, PENDING_RUN, uid, fd, -EBADF, NULL, NULL, true, false, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;

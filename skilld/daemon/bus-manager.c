@@ -69,9 +69,10 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         p = pending_find(m, msg);
         if (!p) {
                 _cleanup_close_ int dir_fd = -EBADF;
+                SkillOrigin origin = _SKILL_ORIGIN_INVALID;
 
                 if (installed) {
-                        r = skills_open(&m->skill_dirs, c.name, &dir_fd, NULL);
+                        r = skills_open(&m->skill_dirs, c.name, &dir_fd, &origin);
                         if (r == -ENOPKG)
                                 return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_SKILL,
                                                          "No skill %s is installed.", c.name);
@@ -79,11 +80,20 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                                 return bus_error_set_errnof(error, r, "Cannot open the skill %s: %s", c.name,
                                                             strerror(-r));
                 }
+                /* Only the service writes the folders of SKILL_ORIGIN_INSTALLED, and only by
+                 * renaming whole folders into place: their inspection is kept (manager.h). An
+                 * admin's or a package's folder may be edited in place, and is inspected each
+                 * time. */
                 r = pending_start(m, msg, installed ? PENDING_RUN_INSTALLED : PENDING_RUN, uid, c.skill_fd,
-                                  TAKE_FD(dir_fd), c.name, c.script, c.command, &why);
+                                  TAKE_FD(dir_fd), c.name, c.script, c.command,
+                                  origin == SKILL_ORIGIN_INSTALLED, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
-                return 1;
+                if (r == 0)
+                        return 1;
+                p = pending_find(m, msg);
+                if (!p)
+                        return -EIO;
         }
         if (!p->done)
                 return 1;
@@ -418,7 +428,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         /* 2. Unpack and check it where it would be installed. */
         p = pending_find(m, msg);
         if (!p) {
-                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, false, &why);
+                r = pending_start(m, msg, PENDING_INSTALL, uid, fd, -EBADF, NULL, NULL, false, false, &why);
                 if (r < 0)
                         return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
                 return 1;

@@ -435,24 +435,11 @@ static int method_cancel(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_list_artifacts(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
-        Manager *m = userdata;
-        StoreRun *record = record_of(m, sd_bus_message_get_path(msg));
+/* The files among the artifacts of result j, as ListArtifacts lists them. */
+static int append_artifacts(sd_bus_message *reply, const cJSON *j) {
         const cJSON *a;
         int r;
 
-        if (!record)
-                return no_such_run(error, sd_bus_message_get_path(msg));
-        j = read_result_json(m, record);
-        if (!j)
-                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no result%s.",
-                                         record->id, run_state_is_final(record->state) ? "" : " yet");
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
         r = sd_bus_message_open_container(reply, 'a', "(sts)");
         if (r < 0)
                 return r;
@@ -470,7 +457,68 @@ static int method_list_artifacts(sd_bus_message *msg, void *userdata, sd_bus_err
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
+        return sd_bus_message_close_container(reply);
+}
+
+static int method_list_artifacts(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        Manager *m = userdata;
+        StoreRun *record = record_of(m, sd_bus_message_get_path(msg));
+        int r;
+
+        if (!record)
+                return no_such_run(error, sd_bus_message_get_path(msg));
+        j = read_result_json(m, record);
+        if (!j)
+                return sd_bus_error_setf(error, SKILLD_ERROR_NO_RESULT, "Run %s has no result%s.",
+                                         record->id, run_state_is_final(record->state) ? "" : " yet");
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = append_artifacts(reply, j);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Everything a client takes home from an ended run, in one reply rather than a State and a
+ * Result read, ListArtifacts and two OpenLog calls (five round trips of the caller's, each
+ * relayed by the bus). The artifacts are listed, not opened: there may be many, and a message
+ * carries only so many fds. */
+static int method_get_outcome(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        static const char *const streams[] = { "stdout", "stderr" };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        Manager *m = userdata;
+        StoreRun *record = record_of(m, sd_bus_message_get_path(msg));
+        int r;
+
+        if (!record)
+                return no_such_run(error, sd_bus_message_get_path(msg));
+        if (!run_state_is_final(record->state))
+                return sd_bus_error_setf(error, SKILLD_ERROR_RUN_ACTIVE, "Run %s is still %s.", record->id,
+                                         run_state_to_string(record->state));
+        /* An interrupted run has no result, and maybe some output. */
+        (void) store_run_read_result(m->store, record, &text);
+        j = text ? cJSON_Parse(text) : NULL;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ss", run_state_to_string(record->state), strempty(text));
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "{sh}");
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(streams); i++) {
+                _cleanup_close_ int fd = -EBADF;
+
+                if (store_run_open_log(m->store, record, streams[i], false, &fd) >= 0)
+                        r = sd_bus_message_append(reply, "{sh}", streams[i], fd);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = append_artifacts(reply, j);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -678,6 +726,11 @@ static const sd_bus_vtable run_vtable[] = {
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(sts)", artifacts),
                                 method_list_artifacts,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetOutcome",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("s", state, "s", result, "a{sh}", logs, "a(sts)", artifacts),
+                                method_get_outcome,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("OpenArtifact",
                                 SD_BUS_ARGS("s", path),

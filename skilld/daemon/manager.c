@@ -205,6 +205,41 @@ static int dup_fd(int fd) {
 
 static void manager_dispatch_queue(Manager *m);
 
+/* Taking a run uid scans /proc (every process's status) and asks the user database: milliseconds
+ * on a busy host, on the event loop. So the next run's uid is taken when the service has nothing
+ * else to do, and a run starting takes it. The rule of uid-alloc.h holds all the same: the scan
+ * and the lock are at the time of taking, and from then on, as for any uid taken, a process of
+ * that uid can only be a run of ours, which the spare has none of until it is handed out. */
+static int on_spare_uid(sd_event_source *s, void *userdata) {
+        _cleanup_free_ char *why = NULL;
+        Manager *m = userdata;
+        int r;
+
+        if (m->stopping || !m->uids || m->spare_uid_lock_fd >= 0 || geteuid() != 0)
+                return 0;
+        r = uid_allocator_take(m->uids, &m->spare_uid, &m->spare_uid_lock_fd, &why);
+        if (r < 0)
+                /* Every uid in use, say: the next run takes one as it starts, or waits. */
+                log_debug("No run uid taken ahead: %s", strna(why));
+        return 0;
+}
+
+static void manager_schedule_spare_uid(Manager *m) {
+        int r;
+
+        if (!m->spare_uid_source) {
+                r = sd_event_add_defer(m->event, &m->spare_uid_source, on_spare_uid, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->spare_uid_source, SD_EVENT_PRIORITY_IDLE);
+                if (r < 0) {
+                        m->spare_uid_source = sd_event_source_disable_unref(m->spare_uid_source);
+                        return; /* the next run takes its uid as it starts */
+                }
+                (void) sd_event_source_set_description(m->spare_uid_source, "spare-uid");
+        }
+        (void) sd_event_source_set_enabled(m->spare_uid_source, SD_EVENT_ONESHOT);
+}
+
 static int on_dispatch(sd_event_source *s, void *userdata) {
         manager_dispatch_queue(userdata);
         return 0;
@@ -473,11 +508,18 @@ static int run_start(Run *run) {
         WorkerArgs w = {};
         int r;
 
-        /* 1. An identity of its own (uid-alloc.h). */
+        /* 1. An identity of its own (uid-alloc.h): the one taken ahead, else one taken now. */
         if (geteuid() == 0) {
-                r = uid_allocator_take(m->uids, &run->uid, &run->uid_lock_fd, &why);
-                if (r < 0)
-                        return log_warning_errno(r, "Run %s cannot start: %s", run->record->id, strna(why));
+                if (m->spare_uid_lock_fd >= 0) {
+                        run->uid = m->spare_uid;
+                        run->uid_lock_fd = TAKE_FD(m->spare_uid_lock_fd);
+                } else {
+                        r = uid_allocator_take(m->uids, &run->uid, &run->uid_lock_fd, &why);
+                        if (r < 0)
+                                return log_warning_errno(r, "Run %s cannot start: %s", run->record->id,
+                                                         strna(why));
+                }
+                manager_schedule_spare_uid(m);
         }
 
         /* 2. What the worker needs, all of it set up here, where failures can still be told. */
@@ -696,6 +738,13 @@ static void run_finalize(Run *run) {
         _cleanup_free_ char *refused = NULL;
         int sig, r;
 
+        /* Those waiting hear first; the journal and the session's clock come after. */
+        free(run->unit);
+        run->unit = NULL;
+        bus_run_emit_changed(m, record, "State", "Status", "ExitCode", "Signal", "Unit", "FinishedTimestamp",
+                             "Result", "Usage", (char *) NULL);
+        bus_run_emit_finished(m, record);
+
         log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
                   (unsigned) record->owner,
                   record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
@@ -719,12 +768,6 @@ static void run_finalize(Run *run) {
                 if (session_load(m->sessions, run->session_id, &s) >= 0)
                         (void) session_touch(m->sessions, s, realtime_usec());
         }
-
-        free(run->unit);
-        run->unit = NULL;
-        bus_run_emit_changed(m, record, "State", "Status", "ExitCode", "Signal", "Unit", "FinishedTimestamp",
-                             "Result", "Usage", (char *) NULL);
-        bus_run_emit_finished(m, record);
 
         run_free(run);
 
@@ -907,6 +950,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->options = *o;
         m->listen_fd = -EBADF;
+        m->spare_uid_lock_fd = -EBADF;
         m->idle_timeout_usec = SKILLD_IDLE_TIMEOUT_DEFAULT_USEC;
         /* systemd tells us where StateDirectory= is; that wins over the build's default, so
          * the store is where the unit made it writable whatever the installation prefix. */
@@ -932,14 +976,18 @@ Manager *manager_free(Manager *m) {
                 run_free(m->runs);
         while (m->pending)
                 pending_free(m->pending);
+        pending_forget_inspected(m);
         while (m->connections)
                 connection_free(m->connections);
         sd_event_source_disable_unref(m->listen_source);
         sd_event_source_disable_unref(m->dispatch_source);
+        sd_event_source_disable_unref(m->spare_uid_source);
+        safe_close(m->spare_uid_lock_fd);
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
         sd_bus_track_unref(m->peers);
+        bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);
         sd_event_unref(m->event);

@@ -16,6 +16,7 @@
  * polkit, for the policy's idle timeout. */
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -46,6 +47,20 @@ typedef struct Manager Manager;
 typedef struct Run Run;
 typedef struct Pending Pending;
 typedef struct Connection Connection;
+
+/* The inspection of a skill InstallSkill put in place, kept for the next RunInstalled of the same
+ * folder (pending.c): nobody but the service writes there, and it replaces a skill only by
+ * renaming a whole new folder into place, so the folder's inode and ctime name its contents. */
+#define INSPECTED_SKILLS_MAX 8U
+typedef struct InspectedSkill {
+        bool valid;
+        dev_t dev;
+        ino_t ino;
+        struct timespec ctime;
+        char *script;                   /* the caller's choice, NULL for the default */
+        bool command;
+        Inspection inspection;
+} InspectedSkill;
 
 typedef struct ManagerOptions {
         const char *bus_address;        /* NULL: the system bus */
@@ -149,6 +164,11 @@ struct Manager {
         Store *store;
         SessionStore *sessions;         /* under state_dir; NULL when it cannot be opened */
         UidAllocator *uids;
+        /* A run uid taken ahead of need, off the path of the next run (manager.c); -EBADF when
+         * none is. */
+        uid_t spare_uid;
+        int spare_uid_lock_fd;
+        sd_event_source *spare_uid_source;
         SkillDirs skill_dirs;
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
 
@@ -159,6 +179,8 @@ struct Manager {
         sd_bus *systemd_bus;            /* a connection of our own to systemd, if any */
         Pending *pending;               /* calls waiting for an inspection (pending.c) */
         size_t n_pending;
+        InspectedSkill inspected[INSPECTED_SKILLS_MAX]; /* installed skills inspected (pending.c) */
+        unsigned inspected_next;
         size_t n_builds;                /* BuildEnvironment() calls building (bus-env.c) */
         struct Build *builds;           /* ... those builds, newest first: the policy's caps */
 
@@ -268,6 +290,8 @@ struct Pending {
         int dir_fd;                     /* the tree inspected */
         char *dir;                      /* its path (work directory or staging name) */
         bool done;
+        bool keep;                      /* keep the inspection (pending_start()) */
+        struct stat dir_stat;           /* ... of the folder as it was opened */
         Inspection inspection;
         Pending *prev, *next;
 };
@@ -276,9 +300,13 @@ struct Pending {
 Pending *pending_find(Manager *m, sd_bus_message *call);
 /* Starts inspecting for call (or queues it, when too many inspections are going): the archive
  * (Run, InstallSkill) or the installed folder dir_fd (RunInstalled, the fd is taken). The call is
- * dispatched again once the inspection is done. */
+ * dispatched again once the inspection is done: returns 0. keep: the folder is one InstallSkill
+ * put in place (SKILL_ORIGIN_INSTALLED), whose inspection may be kept and reused: 1 when it was,
+ * the pending call done at once (pending_find() has it), nothing dispatched again. */
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
-                  const char *dir_name, const char *script, bool command, char **error);
+                  const char *dir_name, const char *script, bool command, bool keep, char **error);
+/* Forgets the kept inspections. */
+void pending_forget_inspected(Manager *m);
 Pending *pending_free(Pending *p);
 /* Forgets the pending call without deleting what it unpacked (taken over by a run). */
 void pending_release(Pending *p);

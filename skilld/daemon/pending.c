@@ -98,6 +98,76 @@ void pending_release(Pending *p) {
         pending_free(p);
 }
 
+static bool inspected_matches(const InspectedSkill *c, const Pending *p) {
+        return c->valid && c->dev == p->dir_stat.st_dev && c->ino == p->dir_stat.st_ino &&
+               c->ctime.tv_sec == p->dir_stat.st_ctim.tv_sec && c->ctime.tv_nsec == p->dir_stat.st_ctim.tv_nsec &&
+               c->command == p->command && streq_ptr(c->script, p->script);
+}
+
+static void inspected_clear(InspectedSkill *c) {
+        inspection_done(&c->inspection);
+        free(c->script);
+        *c = (InspectedSkill) {};
+}
+
+/* A deep copy, through the JSON the inspecting child writes anyway. */
+static int inspection_copy(const Inspection *from, Inspection *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = inspection_to_json(from, &text);
+        if (r < 0)
+                return r;
+        return inspection_from_json(text, ret);
+}
+
+static void inspected_keep(Manager *m, const Pending *p) {
+        InspectedSkill *c = NULL;
+
+        if (!p->keep || p->inspection.error_errno != 0)
+                return;
+        for (size_t i = 0; i < INSPECTED_SKILLS_MAX && !c; i++)
+                if (inspected_matches(&m->inspected[i], p))
+                        c = &m->inspected[i];
+        if (!c) {
+                c = &m->inspected[m->inspected_next];
+                m->inspected_next = (m->inspected_next + 1) % INSPECTED_SKILLS_MAX;
+        }
+        inspected_clear(c);
+        /* Only a cache: what cannot be copied is inspected again next time. */
+        if (p->script && !(c->script = strdup(p->script)))
+                return;
+        if (inspection_copy(&p->inspection, &c->inspection) < 0) {
+                inspected_clear(c);
+                return;
+        }
+        c->dev = p->dir_stat.st_dev;
+        c->ino = p->dir_stat.st_ino;
+        c->ctime = p->dir_stat.st_ctim;
+        c->command = p->command;
+        c->valid = true;
+}
+
+/* 1 when p's folder was inspected before, as it is now: p is done with that inspection. */
+static int inspected_reuse(Manager *m, Pending *p) {
+        for (size_t i = 0; i < INSPECTED_SKILLS_MAX; i++)
+                if (inspected_matches(&m->inspected[i], p)) {
+                        int r = inspection_copy(&m->inspected[i].inspection, &p->inspection);
+
+                        if (r < 0)
+                                return r;
+                        p->started = p->done = true;
+                        return 1;
+                }
+        return 0;
+}
+
+void pending_forget_inspected(Manager *m) {
+        for (size_t i = 0; i < INSPECTED_SKILLS_MAX; i++)
+                inspected_clear(&m->inspected[i]);
+        m->inspected_next = 0;
+}
+
 static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Pending *p = userdata;
         Manager *m = p->manager;
@@ -114,6 +184,7 @@ static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata)
         }
         p->result_fd = safe_close(p->result_fd);
         p->done = true;
+        inspected_keep(m, p);
 
         /* Dispatch the call once more: the handler finds the inspection now. */
         r = sd_bus_message_rewind(p->call, true);
@@ -211,7 +282,7 @@ static void pending_start_waiting(Manager *m) {
 }
 
 int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid, int archive_fd, int dir_fd,
-                  const char *dir_name, const char *script, bool command, char **error) {
+                  const char *dir_name, const char *script, bool command, bool keep, char **error) {
         _cleanup_close_ int owned_dir_fd = dir_fd;
         size_t same = 0;
         Pending *p;
@@ -264,14 +335,18 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
                 break;
         case PENDING_RUN_INSTALLED:
                 p->dir_fd = TAKE_FD(owned_dir_fd);
-                r = 0;
+                p->keep = keep && fstat(p->dir_fd, &p->dir_stat) >= 0;
+                r = p->keep ? inspected_reuse(m, p) : 0;
                 break;
         default:
                 r = -EINVAL;
         }
+        /* Done or not, it may wait for polkit next: the timeout bounds that too. */
         if (r >= 0)
                 r = sd_event_add_time_relative(m->event, &p->timeout_source, CLOCK_MONOTONIC,
                                                PENDING_TIMEOUT_USEC, 0, on_timeout, p);
+        if (r >= 0 && p->done)
+                return 1;
         if (r >= 0 && inspections_running(m) < INSPECTIONS_MAX)
                 r = pending_spawn(p);
         if (r < 0) {

@@ -121,10 +121,61 @@ static const PolkitVerdict *query_verdict(const PolkitQuery *q, const char *acti
         return NULL;
 }
 
+/* What the bus said of its recent senders. On a bus, sd_bus_query_sender_creds() is a synchronous
+ * GetConnectionCredentials call to the bus daemon, during which the service serves no one; and a
+ * Run asks several times (the handler runs again after inspection and after polkit). A unique name
+ * is never given to another connection while the bus runs, and the bus fixed its uid when it
+ * connected, so what the bus answered once stays true: remembering it is exact. */
+#define CALLER_CACHE_SIZE 64U
+
+static struct {
+        sd_bus *bus;                    /* not referenced: only compared */
+        char *sender;
+        uid_t uid;
+} caller_cache[CALLER_CACHE_SIZE];
+static unsigned caller_cache_next;
+
+static bool caller_cache_find(sd_bus *bus, const char *sender, uid_t *ret) {
+        for (unsigned i = 0; i < CALLER_CACHE_SIZE; i++)
+                if (caller_cache[i].sender && caller_cache[i].bus == bus &&
+                    streq(caller_cache[i].sender, sender)) {
+                        *ret = caller_cache[i].uid;
+                        return true;
+                }
+        return false;
+}
+
+static void caller_cache_add(sd_bus *bus, const char *sender, uid_t uid) {
+        char *copy = strdup(sender);
+
+        if (!copy)
+                return;         /* only a cache */
+        free(caller_cache[caller_cache_next].sender);
+        caller_cache[caller_cache_next].bus = bus;
+        caller_cache[caller_cache_next].sender = copy;
+        caller_cache[caller_cache_next].uid = uid;
+        caller_cache_next = (caller_cache_next + 1) % CALLER_CACHE_SIZE;
+}
+
+void bus_caller_cache_flush(sd_bus *bus) {
+        for (unsigned i = 0; i < CALLER_CACHE_SIZE; i++)
+                if (!bus || caller_cache[i].bus == bus) {
+                        free(caller_cache[i].sender);
+                        caller_cache[i].sender = NULL;
+                        caller_cache[i].bus = NULL;
+                }
+}
+
 int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        sd_bus *bus = sd_bus_message_get_bus(call);
+        const char *sender = sd_bus_message_get_sender(call);
+        bool cacheable = sender && sender[0] == ':' && sd_bus_is_bus_client(bus) > 0;
         uid_t uid;
         int r;
+
+        if (cacheable && caller_cache_find(bus, sender, ret))
+                return 0;
 
         /* No SD_BUS_CREDS_AUGMENT: only what the bus or the kernel vouches for, nothing read from
          * /proc after the fact. A bus reports the uid as EUID, SO_PEERCRED as either. */
@@ -140,6 +191,8 @@ int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret) {
                 return -EPERM;
         if (uid == UID_INVALID)
                 return -ENODATA;
+        if (cacheable)
+                caller_cache_add(bus, sender, uid);
         *ret = uid;
         return 0;
 }

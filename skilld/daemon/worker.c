@@ -44,7 +44,10 @@ typedef struct ScopeState {
         int job_r;
         char *job_result;
         char *job_message;
+        sd_bus *bus;                    /* to systemd, opened in prepare(), or NULL */
 } ScopeState;
+
+static int systemd_connect(const char *address, sd_bus **ret);
 
 static int write_oom_adj(const char *value) {
         _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -107,8 +110,15 @@ static int scope_prepare(const SandboxLimits *limits, const char *run_id, void *
         if (!s->unit)
                 return -ENOMEM;
 
+        /* systemd's side of the connection (accepting, authenticating us) goes on while we fork
+         * the pin and the engine clones the sandbox: place() has only its call to make. The pin
+         * and the sandbox close every fd they inherit, this one too, before anything else. A
+         * failure here is tried again in place(). */
+        (void) systemd_connect(s->config->systemd_address, &s->bus);
+
         r = pin_spawn(&s->pin, &s->pin_fd);
         if (r < 0) {
+                sd_bus_flush_close_unref(s->bus);
                 free(s->unit);
                 return error_setf(error, r, "Failed to start the scope's pin process: %s", strerror(-r));
         }
@@ -224,15 +234,17 @@ static int open_cgroup_of(pid_t pid, const char *unit, int *ret_fd, char **error
 }
 
 /* Starts the scope p and waits until systemd's job is done: only then are the processes in it
- * with its limits applied. s receives the job's outcome. */
-static int scope_start_wait(const char *systemd_address, const ScopeParams *p, ScopeState *s, char **error) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+ * with its limits applied. s receives the job's outcome; *connected, when set, is the connection
+ * to use (taken). */
+static int scope_start_wait(const char *systemd_address, sd_bus **connected, const ScopeParams *p, ScopeState *s,
+                            char **error) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = connected ? TAKE_PTR(*connected) : NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(scope_job_freep) ScopeJob *job = NULL;
         uint64_t deadline, now;
         int r;
 
-        r = systemd_connect(systemd_address, &bus);
+        r = bus ? 0 : systemd_connect(systemd_address, &bus);
         if (r < 0)
                 return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
         r = sd_event_new(&event);
@@ -286,7 +298,7 @@ static int scope_place(void *state, pid_t pid, char **error) {
 
         oom_adj_restore(s);
 
-        r = scope_start_wait(s->config->systemd_address, &p, s, error);
+        r = scope_start_wait(s->config->systemd_address, &s->bus, &p, s, error);
         if (r < 0)
                 return r;
         return open_cgroup_of(pid, s->unit, &s->cgroup_fd, error);
@@ -357,6 +369,7 @@ static void *scope_free(void *state) {
         oom_adj_restore(s);
         pin_release(s);
         (void) safe_close(s->cgroup_fd);
+        sd_bus_flush_close_unref(s->bus);
         free(s->unit);
         free(s->job_result);
         free(s->job_message);
@@ -671,7 +684,7 @@ int worker_enter_scope(const char *systemd_address, const char *unit, const char
         };
         int r;
 
-        r = scope_start_wait(systemd_address, &p, &s, error);
+        r = scope_start_wait(systemd_address, NULL, &p, &s, error);
         free(s.job_result);
         free(s.job_message);
         return r;

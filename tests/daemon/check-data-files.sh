@@ -66,7 +66,7 @@ xpath_count "$xml" "$m/method[@name=\"BuildEnvironment\"]/arg[@direction=\"in\"]
 xpath_count "$xml" "$m/method[@name=\"BuildEnvironment\"]/arg[@direction=\"out\"][3][@type=\"as\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunStarted\"]" 1
 xpath_count "$xml" "$m/signal[@name=\"RunFinished\"]/arg" 4
-for method in Cancel ListArtifacts OpenArtifact OpenLog ReadArtifact ReadLog Remove; do
+for method in Cancel ListArtifacts GetOutcome OpenArtifact OpenLog ReadArtifact ReadLog Remove; do
     xpath_count "$xml" "$r/method[@name=\"$method\"]" 1
 done
 for prop in Id Skill SkillHash Script Owner State ExitCode Signal Result Unit CreatedTimestamp \

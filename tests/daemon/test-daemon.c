@@ -563,6 +563,45 @@ static bool listed(sd_bus *bus, const char *id) {
         return found;
 }
 
+/* GetOutcome(): "STATE RESULT-STATUS LOGS N-ARTIFACTS" (the logs by name, each a regular file),
+ * or the D-Bus error name (prefixed "!"). */
+static char *get_outcome(sd_bus *bus, const char *id) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", id), *logs = strdup("");
+        const char *state, *result, *name, *p, *sha, *status;
+        uint64_t size;
+        unsigned n = 0;
+        int fd, r;
+
+        if (sd_bus_call_method(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", "GetOutcome", &e, &reply,
+                               NULL) < 0)
+                return strdup_printf("!%s", e.name);
+        ck_assert_int_ge(sd_bus_message_read(reply, "ss", &state, &result), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sh}"), 0);
+        while ((r = sd_bus_message_read(reply, "{sh}", &name, &fd)) > 0) {
+                struct stat st;
+                char *t;
+
+                ck_assert_int_eq(fstat(fd, &st), 0);
+                ck_assert(S_ISREG(st.st_mode));
+                t = strdup_printf("%s%s%s", logs, *logs ? "," : "", name);
+                free(logs);
+                logs = t;
+        }
+        ck_assert_int_ge(r, 0);
+        ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(sts)"), 0);
+        while ((r = sd_bus_message_read(reply, "(sts)", &p, &size, &sha)) > 0)
+                n++;
+        ck_assert_int_ge(r, 0);
+        status = strstr(result, "\"status\":\"");
+        if (status)
+                status += strlen("\"status\":\"");
+        return strdup_printf("%s %.*s %s %u", state, status ? (int) strcspn(status, "\"") : 4,
+                             status ?: "none", logs, n);
+}
+
 /* What an ended run leaves, whatever its outcome: listed, its logs readable, its artifacts
  * asked for by name, no cancelling it any more; then removed, and gone. */
 START_TEST(test_run_records) {
@@ -575,6 +614,16 @@ START_TEST(test_run_records) {
         expect(run_method(bus, id, "OpenLog", "stderr"), "fd");
         expect(run_method(bus, id, "OpenLog", "journal"), "!org.freedesktop.DBus.Error.InvalidArgs");
         expect(run_method(bus, id, "ListArtifacts", NULL), "ok");
+        /* All of that in one reply; a greeter that succeeded left one artifact, sub/big.txt
+         * (under Valgrind a run may end otherwise, and with its own outcome). */
+        {
+                _cleanup_free_ char *want = NULL, *got = NULL;
+
+                want = strdup_printf("finished %.*s stdout,stderr%s", (int) strcspn(outcome, " "), outcome,
+                                     startswith(outcome, "succeeded ") ? " 1" : "");
+                got = get_outcome(bus, id);
+                ck_assert_msg(startswith(got, want), "GetOutcome: %s, not %s", got, want);
+        }
         expect(run_method(bus, id, "OpenArtifact", "nope"), "!io.skilld.Skilld1.Error.NoSuchArtifact");
         expect(run_method(bus, id, "OpenArtifact", "../result.json"),
                "!org.freedesktop.DBus.Error.InvalidArgs");
@@ -582,6 +631,73 @@ START_TEST(test_run_records) {
         expect(run_method(bus, id, "Remove", NULL), "ok");
         ck_assert(!listed(bus, id));
         expect(run_method(bus, id, "OpenLog", "stdout"), "!io.skilld.Skilld1.Error.NoSuchRun");
+        expect(get_outcome(bus, id), "!io.skilld.Skilld1.Error.NoSuchRun");
+}
+END_TEST
+
+/* Puts the skill name, printing what, in place as InstallSkill does: a whole new folder renamed
+ * into the installed directory, the one it replaces renamed away first. */
+static void install_folder(const char *name, const char *what) {
+        _cleanup_free_ char *staging = strdup_printf("state/skills/.#install-%s", what),
+                            *md = strdup_printf("%s/SKILL.md", staging),
+                            *main_sh = strdup_printf("%s/scripts/main.sh", staging),
+                            *script = strdup_printf("echo %s\n", what),
+                            *text = strdup_printf("---\nname: %s\ndescription: A test skill.\n---\n", name),
+                            *target = strdup_printf("state/skills/%s", name),
+                            *trash = strdup_printf("state/skills/.#trash-%s", what);
+
+        test_write_file(dir.fd, md, text, 0644);
+        test_write_file(dir.fd, main_sh, script, 0755);
+        if (renameat(dir.fd, target, dir.fd, trash) < 0)
+                ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(renameat(dir.fd, staging, dir.fd, target), 0);
+}
+
+/* RunInstalled() of name as root, to its end: "HASH OUTPUT" from its result. */
+static char *run_installed(sd_bus *bus, const char *name) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *id = NULL, *status = NULL, *hash = NULL, *result = NULL;
+        const char *rid, *path, *text;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "io.skilld.Skilld1", "/io/skilld/Skilld1",
+                                            "io.skilld.Skilld1.Manager", "RunInstalled", &e, &reply, "ssassa{sv}",
+                                            name, "", 0, "", 0), 0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "so", &rid, &path), 0);
+        id = strdup(rid);
+        status = wait_final(bus, id);
+        ck_assert_str_eq(status, "succeeded");
+        hash = run_property(bus, id, "SkillHash");
+        result = run_property(bus, id, "Result");
+        text = strstr(result, "\"text\":\"");
+        ck_assert_ptr_nonnull(text);
+        text += strlen("\"text\":\"");
+        return strdup_printf("%s %.*s", hash, (int) strcspn(text, "\\\""), text);
+}
+
+/* The inspection of an installed folder is kept for the next run of it, and a folder renamed into
+ * its place is inspected anew: each run records the hash of what it ran. */
+START_TEST(test_installed_kept) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *first = NULL, *again = NULL, *replaced = NULL, *back = NULL;
+        size_t n;
+
+        install_folder("kept", "one");
+        first = run_installed(bus, "kept");
+        n = strcspn(first, " ");
+        ck_assert_str_eq(first + n, " one");
+        again = run_installed(bus, "kept");
+        ck_assert_str_eq(again, first);
+
+        install_folder("kept", "two");
+        replaced = run_installed(bus, "kept");
+        ck_assert_str_eq(replaced + strcspn(replaced, " "), " two");
+        ck_assert(strncmp(replaced, first, n) != 0);
+
+        /* The same contents as the first again, in a folder of its own: the first's hash. */
+        install_folder("kept", "one");
+        back = run_installed(bus, "kept");
+        ck_assert_str_eq(back, first);
 }
 END_TEST
 
@@ -1032,6 +1148,7 @@ int main(void) {
         tcase_add_test(tc, test_output_exact);
         tcase_add_test(tc, test_mapped_libraries);
         tcase_add_test(tc, test_without_libarchive);
+        tcase_add_test(tc, test_installed_kept);
         suite_add_tcase(s, tc);
         return test_run_suite(s);
 }

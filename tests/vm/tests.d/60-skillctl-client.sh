@@ -73,6 +73,11 @@ as alice skillctl run --system --json "$examples/make-artifacts" \
     --input '{"rows": [{"item": "apples", "qty": 3}], "title": "Stock"}'
 assert_eq 0 "$rc" "make-artifacts through the service"
 aid=$(json '["run_id"]')
+# What GetOutcome listed, fetched into skill-out/ID as an embedded run lays it out.
+grep -q '^apples,3' "$work/alice/skill-out/$aid/files/table.csv" ||
+    fail "the artifact did not reach skill-out/$aid/files"
+[[ -f $work/alice/skill-out/$aid/stdout.log && -f $work/alice/skill-out/$aid/stderr.log ]] ||
+    fail "the logs did not reach skill-out/$aid"
 as alice skillctl artifacts "$aid" --get table.csv -o fetched
 show
 assert_eq 0 "$rc" "skillctl artifacts --get"
