@@ -85,6 +85,25 @@ typedef struct StepError {
         char what[256];
 } StepError;
 
+/* The phase marks this process took (RunMark), for a run with timing on; sent to the engine,
+ * which merges them with its own. */
+static uint64_t marks[_MARK_MAX];
+
+static void mark(const SandboxChild *c, RunMark m) {
+        if (c->timing)
+                marks[m] = now_usec(CLOCK_MONOTONIC);
+}
+
+static void send_marks(const SandboxChild *c) {
+        ChildMessage msg = { .type = CHILD_MSG_MARKS };
+
+        _Static_assert(sizeof(marks) <= sizeof(msg.text), "the marks fit a message");
+        if (!c->timing)
+                return;
+        memcpy(msg.text, marks, sizeof(marks));
+        (void) send_message(c->ctl_fd, &msg, -EBADF);
+}
+
 _noreturn_ static void fail(const SandboxChild *c, int r, const StepError *e) {
         send_error(c->ctl_fd, CHILD_MSG_ERROR, r, "%s", e->what);
         _exit(SANDBOX_EXIT_SETUP);
@@ -1149,6 +1168,11 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         if (r < 0)
                 goto fail;
 
+        if (c->timing) {
+                memset(marks, 0, sizeof(marks));
+                mark(c, MARK_SKILL_EXEC);
+                send_marks(c);
+        }
         execve(c->exec_path, c->argv, c->envp);
         send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, errno, "Failed to execute %s", c->exec_path);
         _exit(errno == ENOENT ? 127 : 126);
@@ -1187,6 +1211,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
                         if (waitid(P_ALL, 0, &w, WEXITED | WNOHANG) < 0 || w.si_pid == 0)
                                 break;
                         if (w.si_pid == main_pid) {
+                                mark(c, MARK_SKILL_END);
                                 m.code = w.si_code;
                                 m.status = w.si_status;
                                 main_done = true;
@@ -1200,6 +1225,8 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         while (waitid(P_ALL, 0, &(siginfo_t) {}, WEXITED) >= 0 || errno == EINTR)
                 ;
 
+        mark(c, MARK_INIT_EMPTY);
+        send_marks(c);
         if (getrusage(RUSAGE_CHILDREN, &ru) >= 0) {
                 m.user_usec = timeval_usec(&ru.ru_utime);
                 m.system_usec = timeval_usec(&ru.ru_stime);
@@ -1270,6 +1297,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         pid_t pid;
         int r;
 
+        mark(c, MARK_INIT_BORN);
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
@@ -1297,6 +1325,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         r = enter_own_cgroups(c, &e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_START);
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
         if (!c->setup_before_hold)
@@ -1321,9 +1350,11 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         r = setup_rootfs_early(c, &e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_EARLY);
 
         if (c->setup_before_hold)
                 wait_for_placement(c);
+        mark(c, MARK_INIT_GO);
         /* After placement, so the namespace's root is the run's own cgroup. */
         if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
@@ -1334,6 +1365,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = hide_caller_command_line(&e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_LATE);
 
         /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
          * process unblocks them again. */
@@ -1353,6 +1385,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         }
         if (pid == 0)
                 skill_exec(c);
+        mark(c, MARK_INIT_FORKED);
+        send_marks(c);
+        memset(marks, 0, sizeof(marks));
 
         /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
          * kill every process of the run without any capability, and holds no privilege a skill

@@ -114,6 +114,8 @@ typedef struct SandboxRun {
         size_t n_rlimits;
 
         uint64_t start_mono;
+        bool timing;                    /* take the phase marks (debug logging is on) */
+        uint64_t marks[_MARK_MAX];
         bool killed;
         bool timed_out;
         bool canceled;
@@ -122,6 +124,50 @@ typedef struct SandboxRun {
         LiveCopy out_live;
         LiveCopy err_live;
 } SandboxRun;
+
+static void run_mark(SandboxRun *run, RunMark m) {
+        if (run->timing)
+                run->marks[m] = now_usec(CLOCK_MONOTONIC);
+}
+
+static const char *const mark_names[_MARK_MAX] = {
+        [MARK_ENTER] = "enter",
+        [MARK_PREPARED] = "prepared",
+        [MARK_CLONED] = "cloned",
+        [MARK_INIT_BORN] = "init-born",
+        [MARK_INIT_START] = "init-start",
+        [MARK_RELEASED] = "released",
+        [MARK_INIT_EARLY] = "init-early",
+        [MARK_INIT_GO] = "init-go",
+        [MARK_INIT_LATE] = "init-late",
+        [MARK_INIT_FORKED] = "init-forked",
+        [MARK_SKILL_EXEC] = "skill-exec",
+        [MARK_SKILL_END] = "skill-end",
+        [MARK_INIT_EMPTY] = "init-empty",
+        [MARK_EXITED] = "exited",
+        [MARK_INIT_GONE] = "init-gone",
+        [MARK_DRAINED] = "drained",
+        [MARK_REAPED] = "reaped",
+        [MARK_STORED_LOGS] = "stored-logs",
+        [MARK_STORED] = "stored",
+        [MARK_DONE] = "done",
+};
+
+/* One line: each mark as ms since sandbox_run() was called, in the order of the enum (a mark
+ * never taken, a phase the run skipped, is left out). */
+static void log_marks(const SandboxRun *run) {
+        char line[_MARK_MAX * 32] = "", *p = line;
+
+        if (!run->timing)
+                return;
+        for (size_t i = 0; i < _MARK_MAX; i++) {
+                if (run->marks[i] == 0 || run->marks[i] < run->marks[MARK_ENTER])
+                        continue;
+                p += snprintf(p, sizeof(line) - (size_t) (p - line), " %s=%.3f", mark_names[i],
+                              (double) (run->marks[i] - run->marks[MARK_ENTER]) / 1000.0);
+        }
+        log_debug("Run phases (ms):%s", line);
+}
 
 static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->hidden_dirs);
@@ -165,6 +211,8 @@ static void sandbox_run_done(SandboxRun *run) {
         if (run->backend)
                 run->backend_state = run->backend->free(run->backend_state);
         run_result_free(run->result);
+        run_mark(run, MARK_DONE);
+        log_marks(run);
 }
 
 /* Records why the run could not start; the first failure wins, as in error_setf(). */
@@ -1025,6 +1073,7 @@ static int run_clone(SandboxRun *run) {
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
                 .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
+                .timing = run->timing,
         };
         uint64_t flags = run->clone_flags;
         int pidfd = -EBADF;
@@ -1110,6 +1159,7 @@ static int run_start(SandboxRun *run) {
         r = run_clone(run);
         if (r < 0)
                 return r;
+        run_mark(run, MARK_CLONED);
 
         /* Our copies of the child's ends: the pipes must see EOF once the run's processes are gone. */
         run->hold[0] = safe_close(run->hold[0]);
@@ -1147,6 +1197,7 @@ static int run_start(SandboxRun *run) {
         }
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
+        run_mark(run, MARK_RELEASED);
         return 0;
 
 abort:
@@ -1187,6 +1238,17 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_EXITED:
                 run->exited = true;
                 run->exit_msg = *m;
+                run_mark(run, MARK_EXITED);
+                break;
+        case CHILD_MSG_MARKS:
+                if (run->timing) {
+                        uint64_t marks[_MARK_MAX];
+
+                        memcpy(marks, m->text, sizeof(marks));
+                        for (size_t i = 0; i < _MARK_MAX; i++)
+                                if (marks[i] != 0)
+                                        run->marks[i] = marks[i];
+                }
                 break;
         default:
                 break;
@@ -1339,8 +1401,10 @@ static int run_watch(SandboxRun *run) {
                         run->canceled = true;
                         run_kill(run);
                 }
-                if (p[i_pid].revents & POLLIN)
+                if (p[i_pid].revents & POLLIN) {
+                        run_mark(run, MARK_INIT_GONE);
                         return 0;
+                }
         }
 }
 
@@ -1414,6 +1478,7 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
                 res->usage.memory_peak = (uint64_t) ru.ru_maxrss * 1024U;
         res->usage.tasks_peak = outcome.usage.tasks_peak;
         *ret_outcome = outcome;
+        run_mark(run, MARK_REAPED);
 }
 
 /* The output is kept as the skill wrote it (json-exact.h): its numbers never pass through a double. */
@@ -1571,6 +1636,7 @@ static void run_store(SandboxRun *run) {
                 r = atomic_file_commit(&err_log);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
+        run_mark(run, MARK_STORED_LOGS);
 
         r = run_result_to_json(res, &json);
         if (r >= 0) {
@@ -1591,6 +1657,7 @@ static void run_store(SandboxRun *run) {
                 return;
         }
         (void) fsync_parent_at(run->dest_fd, "result.json");
+        run_mark(run, MARK_STORED);
 }
 
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
@@ -1616,6 +1683,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         SandboxOutcome outcome = {};
         int r;
 
+        run.timing = log_get_max_level() >= LOG_DEBUG;
+        run_mark(&run, MARK_ENTER);
         live_copy_init(&run.out_live, req->stdout_fd);
         live_copy_init(&run.err_live, req->stderr_fd);
 
@@ -1627,8 +1696,10 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 return error_setf(error, r, "Failed to allocate the run result");
 
         r = run_prepare(&run);
-        if (r >= 0)
+        if (r >= 0) {
+                run_mark(&run, MARK_PREPARED);
                 r = run_start(&run);
+        }
         if (r >= 0) {
                 r = run_watch(&run);
                 if (r < 0) {
@@ -1644,6 +1715,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 r = run_drain(&run);
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
+                run_mark(&run, MARK_DRAINED);
                 run_reap(&run, &outcome);
                 if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
                         (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
