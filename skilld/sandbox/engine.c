@@ -120,6 +120,7 @@ typedef struct SandboxRun {
         bool timed_out;
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
+        bool init_reaped;
         ChildMessage exit_msg;
         LiveCopy out_live;
         LiveCopy err_live;
@@ -150,6 +151,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_REAPED] = "reaped",
         [MARK_STORED_LOGS] = "stored-logs",
         [MARK_STORED] = "stored",
+        [MARK_INIT_REAPED] = "init-reaped",
         [MARK_DONE] = "done",
 };
 
@@ -1405,16 +1407,20 @@ static int run_watch(SandboxRun *run) {
                         run_mark(run, MARK_INIT_GONE);
                         return 0;
                 }
+                /* The init killed and reaped every other process of the run, and only exits
+                 * now: its namespaces are torn down while the result is stored. */
+                if (run->exited)
+                        return 0;
         }
 }
 
-/* The init is gone, and with it every process of the run: what is still in the pipes and on the
- * socket is all there will be. */
+/* The init is gone, or reported that every other process of the run is: what is still in the
+ * pipes (and, without that report, on the socket) is all there will be. */
 static int run_drain(SandboxRun *run) {
         uint64_t end = now_usec(CLOCK_MONOTONIC) + DRAIN_TIMEOUT_MSEC * 1000ULL;
         int r;
 
-        while (run->ctl[0] >= 0 || run->out_pipe[0] >= 0 || run->err_pipe[0] >= 0) {
+        while ((run->ctl[0] >= 0 && !run->exited) || run->out_pipe[0] >= 0 || run->err_pipe[0] >= 0) {
                 struct pollfd p[3] = {
                         { .fd = run->ctl[0], .events = POLLIN },
                         { .fd = run->out_pipe[0], .events = POLLIN },
@@ -1433,26 +1439,37 @@ static int run_drain(SandboxRun *run) {
         return 0;
 }
 
-/* Reaps the init and gathers usage: the backend's figures where it has them, else what the
- * kernel accounted to the init for all the processes it reaped. */
-static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
+/* Reaps the init: its wait status, and its usage, which holds all it reaped. */
+static void run_wait_init(SandboxRun *run, int *ret_status, struct rusage *ret_ru) {
+        while (wait4(run->pid, ret_status, 0, ret_ru) < 0 && errno == EINTR)
+                ;
+        run->init_reaped = true;
+}
+
+/* Gathers usage once every process of the run but the init is gone: the backend's figures where
+ * it has them, else what the kernel accounted to the init for all the processes it reaped (its
+ * own report, or, when it did not live to send one, its wait status and usage: ru). */
+static void run_collect(SandboxRun *run, int status, const struct rusage *ru, SandboxOutcome *ret_outcome) {
         RunResult *res = run->result;
         SandboxOutcome outcome = {};
-        struct rusage ru = {};
-        int status = 0, r;
+        uint64_t user_usec, system_usec;
+        int r;
 
-        while (wait4(run->pid, &status, 0, &ru) < 0 && errno == EINTR)
-                ;
         res->ended_at = now_usec(CLOCK_REALTIME);
         res->usage.wall_usec = now_usec(CLOCK_MONOTONIC) - run->start_mono;
 
-        /* Belt and braces: nothing may outlive the run, whatever the namespace did. */
-        run->backend->kill(run->backend_state);
+        /* Belt and braces: nothing may outlive the run, whatever the namespace did. The init that
+         * reported is still there, exiting; its report means that nothing else of the run is
+         * (it is PID 1 of the run's namespace, it killed and reaped every other process of it,
+         * and none can leave it): the backend's kill waits for the init's reaping. */
+        if (!run->exited)
+                run->backend->kill(run->backend_state);
         r = run->backend->collect(run->backend_state, &outcome);
         if (r < 0)
                 outcome = SANDBOX_OUTCOME_INIT;
 
         if (!run->exited && !run->killed && !res->error) {
+                assert(ru);
                 if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && outcome.oom)
                         /* An OOM kill of the cgroup (memory.oom.group) takes the init along: the
                          * run ended for lack of memory, and had no chance to say so itself. */
@@ -1466,16 +1483,18 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
                                         strna(sigabbrev_np(WTERMSIG(status))));
         }
 
+        user_usec = ru ? timeval_usec(&ru->ru_utime) : run->exit_msg.user_usec;
+        system_usec = ru ? timeval_usec(&ru->ru_stime) : run->exit_msg.system_usec;
         res->usage.user_usec = outcome.usage.user_usec != RUN_USAGE_UNKNOWN ? outcome.usage.user_usec
-                                                                            : timeval_usec(&ru.ru_utime);
+                                                                            : user_usec;
         res->usage.system_usec = outcome.usage.system_usec != RUN_USAGE_UNKNOWN ? outcome.usage.system_usec
-                                                                                : timeval_usec(&ru.ru_stime);
+                                                                                : system_usec;
         if (outcome.usage.memory_peak != RUN_USAGE_UNKNOWN)
                 res->usage.memory_peak = outcome.usage.memory_peak;
         else if (run->exited && run->exit_msg.maxrss > 0)
                 res->usage.memory_peak = run->exit_msg.maxrss;
-        else
-                res->usage.memory_peak = (uint64_t) ru.ru_maxrss * 1024U;
+        else if (ru)
+                res->usage.memory_peak = (uint64_t) ru->ru_maxrss * 1024U;
         res->usage.tasks_peak = outcome.usage.tasks_peak;
         *ret_outcome = outcome;
         run_mark(run, MARK_REAPED);
@@ -1587,14 +1606,29 @@ static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_end(ap);
 }
 
+/* result.json's text into a temporary file beside its name, its writeback started. */
+static int write_result_tmp(SandboxRun *run, AtomicFile *ret) {
+        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = run_result_to_json(run->result, &json);
+        if (r < 0)
+                return r;
+        text = json_format(json);
+        if (!text)
+                return -ENOMEM;
+        return atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, ret);
+}
+
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
  * the run ended; they are reported as store_error. */
 static void run_store(SandboxRun *run) {
         RunResult *res = run->result;
-        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
-        _cleanup_free_ char *text = NULL, *why = NULL;
+        _cleanup_free_ char *why = NULL;
         _cleanup_(atomic_file_done) AtomicFile out_log = ATOMIC_FILE_NULL, err_log = ATOMIC_FILE_NULL,
                 result = ATOMIC_FILE_NULL;
+        bool logs_written;
         int r;
 
         /* A kept /work gets what the run left, however it ended, once the skill ran. */
@@ -1617,39 +1651,46 @@ static void run_store(SandboxRun *run) {
         if (run->dest_fd < 0)
                 return;
 
-        /* The logs first, then result.json, which names them (and says whether storing them
-         * failed): once it exists, so do they, also after a crash. Three journal commits rather
-         * than one per fsync(): the logs' data (both at once), their renames together with
-         * result.json's data, then its rename. */
+        /* result.json is the commit point: once it exists, so do the complete logs beside it,
+         * also after a crash. Two journal commits: the logs, already under their names, with
+         * result.json's data (all their writeback started at once, so the first fsync() carries
+         * them all and the directory's), then result.json's rename. A crash before the first
+         * leaves logs that may be incomplete, and no result.json to vouch for them: one an
+         * earlier run left in a reused directory is removed before the logs are replaced. */
+        if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT)
+                store_fail(run, "Failed to remove the earlier result.json: %m");
         r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
                                  res->stdout_stream.size, 0644, &out_log);
         if (r >= 0)
                 r = atomic_file_write_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
                                          res->stderr_stream.size, 0644, &err_log);
         if (r >= 0)
-                r = atomic_file_sync(&out_log);
-        if (r >= 0)
-                r = atomic_file_sync(&err_log);
-        if (r >= 0)
                 r = atomic_file_commit(&out_log);
         if (r >= 0)
                 r = atomic_file_commit(&err_log);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
-        run_mark(run, MARK_STORED_LOGS);
+        logs_written = r >= 0;
 
-        r = run_result_to_json(res, &json);
-        if (r >= 0) {
-                text = json_format(json);
-                r = text ? 0 : -ENOMEM;
+        r = write_result_tmp(run, &result);
+        if (r >= 0 && logs_written) {
+                int k = atomic_file_sync(&out_log);
+
+                if (k >= 0)
+                        k = atomic_file_sync(&err_log);
+                if (k < 0) {
+                        /* Rare (EIO): result.json must say so, so it is written again. */
+                        store_fail(run, "Failed to write the logs: %s", strerror(-k));
+                        atomic_file_done(&result);
+                        r = write_result_tmp(run, &result);
+                }
         }
         if (r >= 0)
-                r = atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, &result);
+                r = atomic_file_sync(&result);
         /* The logs' renames are durable before result.json's is made. */
         if (r >= 0)
                 r = fsync_parent_at(run->dest_fd, "result.json");
-        if (r >= 0)
-                r = atomic_file_sync(&result);
+        run_mark(run, MARK_STORED_LOGS);
         if (r >= 0)
                 r = atomic_file_commit(&result);
         if (r < 0) {
@@ -1716,7 +1757,16 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_mark(&run, MARK_DRAINED);
-                run_reap(&run, &outcome);
+                if (run.exited)
+                        /* The init reaps itself later, after the result is stored. */
+                        run_collect(&run, 0, NULL, &outcome);
+                else {
+                        int status = 0;
+                        struct rusage ru = {};
+
+                        run_wait_init(&run, &status, &ru);
+                        run_collect(&run, status, &ru, &outcome);
+                }
                 if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
                         (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
         } else
@@ -1727,6 +1777,14 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         if (run.result->status != RUN_STATUS_ERROR)
                 read_output_json(&run);
         run_store(&run);
+        if (run.pid > 0 && !run.init_reaped) {
+                int status = 0;
+                struct rusage ru = {};
+
+                run_wait_init(&run, &status, &ru);
+                run.backend->kill(run.backend_state);
+                run_mark(&run, MARK_INIT_REAPED);
+        }
 
         *ret = TAKE_PTR(run.result);
         return 0;

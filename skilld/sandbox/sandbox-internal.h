@@ -56,9 +56,10 @@ typedef enum RunMark {
         MARK_EXITED,            /* the engine has the report */
         MARK_INIT_GONE,         /* the engine sees the init's exit (pidfd) */
         MARK_DRAINED,           /* the pipes at EOF */
-        MARK_REAPED,            /* the init reaped, the backend's figures read */
-        MARK_STORED_LOGS,       /* artifacts and the two logs durable */
+        MARK_REAPED,            /* the backend's figures read (after reaping the init, unless it reported) */
+        MARK_STORED_LOGS,       /* artifacts, the logs and result.json's data durable */
         MARK_STORED,            /* result.json durable */
+        MARK_INIT_REAPED,       /* the init reaped after the result was stored (it reported the end) */
         MARK_DONE,              /* cgroups removed, everything closed */
         _MARK_MAX,
 } RunMark;
