@@ -1653,8 +1653,8 @@ static void run_store(SandboxRun *run) {
 
         /* result.json is the commit point: once it exists, so do the complete logs beside it,
          * also after a crash. Two journal commits: the logs, already under their names, with
-         * result.json's data (all their writeback started at once, so the first fsync() carries
-         * them all and the directory's), then result.json's rename. A crash before the first
+         * result.json's data and the directory (their writeback started at once, so the first
+         * fsync() carries them all), then result.json's rename. A crash before the first
          * leaves logs that may be incomplete, and no result.json to vouch for them: one an
          * earlier run left in a reused directory is removed before the logs are replaced. */
         if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT)
@@ -1673,23 +1673,27 @@ static void run_store(SandboxRun *run) {
         logs_written = r >= 0;
 
         r = write_result_tmp(run, &result);
-        if (r >= 0 && logs_written) {
-                int k = atomic_file_sync(&out_log);
+        /* All at once (fsync_many()): the first waits for the commit, the others for their
+         * disk flushes, side by side. */
+        if (r >= 0) {
+                int k[4];
 
-                if (k >= 0)
-                        k = atomic_file_sync(&err_log);
-                if (k < 0) {
-                        /* Rare (EIO): result.json must say so, so it is written again. */
-                        store_fail(run, "Failed to write the logs: %s", strerror(-k));
+                (void) fsync_many((const int[]) { logs_written ? out_log.fd : -EBADF,
+                                                  logs_written ? err_log.fd : -EBADF,
+                                                  result.fd, run->dest_fd }, 4, k);
+                if (k[0] < 0 || k[1] < 0) {
+                        /* Rare (EIO): result.json must say so, so it is written and synced again. */
+                        store_fail(run, "Failed to write the logs: %s", strerror(-(k[0] < 0 ? k[0] : k[1])));
                         atomic_file_done(&result);
                         r = write_result_tmp(run, &result);
-                }
+                        if (r >= 0)
+                                r = atomic_file_sync(&result);
+                } else
+                        r = k[2];
+                /* The logs' renames are durable before result.json's is made. */
+                if (r >= 0)
+                        r = k[3];
         }
-        if (r >= 0)
-                r = atomic_file_sync(&result);
-        /* The logs' renames are durable before result.json's is made. */
-        if (r >= 0)
-                r = fsync_parent_at(run->dest_fd, "result.json");
         run_mark(run, MARK_STORED_LOGS);
         if (r >= 0)
                 r = atomic_file_commit(&result);
@@ -1697,7 +1701,7 @@ static void run_store(SandboxRun *run) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
                 return;
         }
-        (void) fsync_parent_at(run->dest_fd, "result.json");
+        (void) fsync(run->dest_fd);
         run_mark(run, MARK_STORED);
 }
 
