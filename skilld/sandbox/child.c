@@ -19,8 +19,8 @@
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
  * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
-#include <cap-ng.h>
 #include <dirent.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
@@ -993,10 +993,51 @@ static int loopback_up(StepError *e) {
 
 /* Becomes the sandbox user with no capability left anywhere: effective, permitted, inheritable,
  * ambient and the bounding set, which must go first since emptying it needs CAP_SETPCAP. */
+/* The kernel's capability sets, without libcap-ng: it read /proc/PID/status five times a call,
+ * twice a run (the init and the skill process). The bounding set is walked until the kernel
+ * says EINVAL, past its last capability, so a newer kernel's capabilities go too. */
+static int bounding_set_drop(void) {
+        for (unsigned long cap = 0;; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        return errno == EINVAL && cap > 0 ? 0 : -errno;
+}
+
+static bool bounding_set_empty(void) {
+        for (unsigned long cap = 0;; cap++) {
+                int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+                if (r < 0)
+                        return errno == EINVAL && cap > 0;
+                if (r != 0)
+                        return false;
+        }
+}
+
+static int capabilities_clear(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static bool capabilities_empty(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(d); i++)
+                if (d[i].effective != 0 || d[i].permitted != 0 || d[i].inheritable != 0)
+                        return false;
+        return true;
+}
+
 static int drop_privileges(const SandboxChild *c, StepError *e) {
-        capng_clear(CAPNG_SELECT_ALL);
-        if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-                return STEP_FAIL(e->what, EPERM, "Failed to empty the capability bounding set");
+        int r;
+
+        r = bounding_set_drop();
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to empty the capability bounding set");
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return STEP_FAIL(e->what, errno, "Failed to clear ambient capabilities");
 
@@ -1009,13 +1050,10 @@ static int drop_privileges(const SandboxChild *c, StepError *e) {
         if (setresuid(c->uid, c->uid, c->uid) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to change to uid %u", c->uid);
 
-        if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-                return STEP_FAIL(e->what, EPERM, "Failed to drop capabilities");
-        capng_clear(CAPNG_SELECT_ALL);
-        if (capng_get_caps_process() < 0)
-                return STEP_FAIL(e->what, EIO, "Failed to read back capabilities");
-        if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE ||
-            capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE)
+        r = capabilities_clear();
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to drop capabilities");
+        if (!capabilities_empty() || !bounding_set_empty())
                 return STEP_FAIL(e->what, EPERM, "Capabilities are left after dropping them");
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -1169,11 +1207,11 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
 
         /* The memory limit is the skill's, so it comes after everything this copy of the engine
-         * allocates (libcap-ng's /proc read; close_all_fds_except()'s opendir() on kernels
-         * without close_range()). RLIMIT_DATA measures the whole address space, copied from the
-         * caller, which can be larger than the limit (a daemon's heap, ASan's shadow): set before
-         * those, they fail as soon as the heap has to grow. Lowering a limit needs no
-         * capability, and the engine never asks for more than the caller's hard limit. */
+         * allocates (close_all_fds_except()'s opendir() on kernels without close_range()).
+         * RLIMIT_DATA measures the whole address space, copied from the caller, which can be
+         * larger than the limit (a daemon's heap, ASan's shadow): set before those, they fail as
+         * soon as the heap has to grow. Lowering a limit needs no capability, and the engine
+         * never asks for more than the caller's hard limit. */
         r = apply_rlimits(c, true, &e);
         if (r < 0)
                 goto fail;
