@@ -6,12 +6,12 @@ and of the Python example json-transform, ROUNDS times each, interleaved (and, g
 skillctl binaries, each of them in every round, in a rotated order), and reads the engine's
 "Run phases (ms):" debug line: CLOCK_MONOTONIC marks taken in the engine, the sandbox init and
 the skill process (RunMark in skilld/sandbox/sandbox-internal.h). Prints the median length of
-each phase (from the mark before it), the median whole run as the harness saw it, and what
-lies outside the engine (process start-up until sandbox_run(), and after it until exit).
+each span between two marks (SPANS below), the median whole run as the harness saw it, and
+what lies outside the engine (process start-up until sandbox_run(), and after it until exit).
 
 Usage: bench/phases.py [ROUNDS] [SKILLCTL...]      (defaults: 50, build/skillctl/skillctl)
-Medians of phases do not add up to the median of the whole; the marks of a phase a run skipped
-are left out. A benchmark, not a test: nothing is asserted.
+Medians of spans do not add up to the median of the whole; the init's spans run beside the
+engine's. A benchmark, not a test: nothing is asserted.
 """
 
 import os
@@ -25,6 +25,35 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUT = '{"numbers": [1, 2, 3, 4], "text": "the quick brown fox"}'
 LINE = re.compile(r"Run phases \(ms\):(.*)$", re.M)
+# (label, from mark, to mark): the engine's path, then the init's and the skill process's,
+# then the engine's again. A span whose marks a run lacks (an older build, a skipped phase) is
+# left out of that run's figures.
+SPANS = [
+    ("engine: prepare (checks, identity, cgroups, argv, env)", "enter", "prepared"),
+    ("engine: clone3() (the namespaces)", "prepared", "cloned"),
+    ("engine: seccomp program, placing, release", "cloned", "released"),
+    ("init: scheduled after the clone", "cloned", "init-born"),
+    ("init: fds closed, own cgroups entered", "init-born", "init-start"),
+    ("init: session, loopback, fixed part of the root", "init-start", "init-early"),
+    ("init: waiting for the release", "init-early", "init-go"),
+    ("init: writable places, inputs, /proc, pivot", "init-go", "init-late"),
+    ("init: fork of the skill process", "init-late", "init-forked"),
+    ("skill process: stdio, limits, privileges, filter", "init-forked", "skill-exec"),
+    ("the skill (execve() to its reaping)", "skill-exec", "skill-end"),
+    ("init: the rest killed and reaped, report sent", "skill-end", "init-empty"),
+    ("engine: the report read", "init-empty", "exited"),
+    ("engine: the init's exit seen (before: waited for)", "exited", "init-gone"),
+    ("engine: pipes drained", "init-gone", "drained"),
+    ("engine: pipes drained (after the report)", "exited", "drained"),
+    ("engine: usage collected (after reaping, before)", "drained", "reaped"),
+    ("engine: logs and result.json's data durable", "reaped", "stored-logs"),
+    ("engine: result.json renamed, durable", "stored-logs", "stored"),
+    ("engine: the init reaped (after the report)", "stored", "init-reaped"),
+    ("engine: cgroups removed, fds closed", "init-reaped", "done"),
+    ("engine: cgroups removed, fds closed (before)", "stored", "done"),
+    ("sandbox_run() from entry to the skill's execve()", "enter", "skill-exec"),
+    ("sandbox_run() from the skill's end to its return", "skill-end", "done"),
+]
 
 
 def make_shell_skill(tmp):
@@ -80,28 +109,17 @@ def main():
 
     for (binary, skill), runs in data.items():
         print(f"{skill} skill, {binary}: {rounds} runs, medians in ms")
-        order = []
-        for _, marks in runs:
-            for name in marks:
-                if name not in order:
-                    order.append(name)
-        print(f"  {'phase (until the mark)':<24} {'length':>8} {'at':>8}")
-        prev = None
-        for name in order:
-            at = [m[name] for _, m in runs if name in m]
-            if prev is None:
-                length = "-"
-            else:
-                d = [m[name] - m[prev] for _, m in runs if name in m and prev in m]
-                length = f"{statistics.median(d):8.3f}"
-            print(f"  {name:<24} {length:>8} {statistics.median(at):8.3f}")
-            prev = name
+        print(f"  {'span':<52} {'median':>8} {'p90':>8}")
+        for label, a, b in SPANS:
+            d = [m[b] - m[a] for _, m in runs if a in m and b in m]
+            if d:
+                print(f"  {label:<52} {statistics.median(d):8.3f} {statistics.quantiles(d, n=10)[-1]:8.3f}")
         walls = [w for w, _ in runs]
         outside = [w - m.get("done", w) for w, m in runs]
-        print(f"  {'whole run (harness)':<24} {statistics.median(walls):8.3f}"
-              f"  (p10 {statistics.quantiles(walls, n=10)[0]:.3f}, p90 {statistics.quantiles(walls, n=10)[-1]:.3f})")
-        print(f"  {'outside sandbox_run()':<24} {statistics.median(outside):8.3f}"
-              "  (exec, start-up, loading the skill; exit)")
+        print(f"  {'whole run (harness)':<52} {statistics.median(walls):8.3f} "
+              f"{statistics.quantiles(walls, n=10)[-1]:8.3f}")
+        print(f"  {'outside sandbox_run(): exec, start-up, loading; exit':<52} "
+              f"{statistics.median(outside):8.3f} {statistics.quantiles(outside, n=10)[-1]:8.3f}")
         print()
 
 
