@@ -10,7 +10,9 @@
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
  *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
  *      new root, and hides the caller's command line, which it still carries as a copy of the
- *      caller;
+ *      caller; an init that was in place from its start (it entered its v1 cgroups itself, or
+ *      was cloned into its v2 cgroup) does this before the release instead, which it then waits
+ *      for only to fork the skill process (the release carries the seccomp program);
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -1400,9 +1402,12 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         mark(c, MARK_INIT_EARLY);
 
-        if (c->setup_before_hold)
+        /* Where the init was in place from its start, only the skill process needs the release
+         * (it carries the seccomp program): the rest of the root is built meanwhile. */
+        if (c->setup_before_hold && !c->placed) {
                 wait_for_placement(c);
-        mark(c, MARK_INIT_GO);
+                mark(c, MARK_INIT_GO);
+        }
         /* After placement, so the namespace's root is the run's own cgroup. */
         if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
@@ -1414,6 +1419,10 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         if (r < 0)
                 fail(c, r, &e);
         mark(c, MARK_INIT_LATE);
+        if (c->setup_before_hold && c->placed) {
+                wait_for_placement(c);
+                mark(c, MARK_INIT_GO);
+        }
 
         /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
          * process unblocks them again. */

@@ -1030,12 +1030,13 @@ static int map_ids(SandboxRun *run) {
 }
 
 static int run_clone(SandboxRun *run) {
-        const SandboxChild child = {
+        SandboxChild child = {
                 .uid = run->uid,
                 .gid = run->gid,
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
                 .setup_before_hold = !run->userns,
+                .placed = run->n_cgroup_fds > 0,
                 .cgroup_fds = run->cgroup_fds,
                 .n_cgroup_fds = run->n_cgroup_fds,
                 .ctl_fd = run->ctl[1],
@@ -1092,6 +1093,7 @@ static int run_clone(SandboxRun *run) {
         if (cgroup_fd >= 0) {
                 args.flags |= CLONE_INTO_CGROUP;
                 args.cgroup = (uint64_t) cgroup_fd;
+                child.placed = true;
         }
 
         /* A fork-like clone: the child runs on a copy of our stack and memory, never returns here,
@@ -1107,9 +1109,11 @@ static int run_clone(SandboxRun *run) {
                                 "placing it instead");
                 args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
                 args.cgroup = 0;
+                child.placed = run->n_cgroup_fds > 0;
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
         }
         if (pid < 0 && errno == ENOSYS) {
+                child.placed = run->n_cgroup_fds > 0;
                 pid = (pid_t) syscall(SYS_clone, (unsigned long) flags | SIGCHLD, NULL, NULL, NULL, 0);
                 if (pid > 0) {
                         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);

@@ -92,6 +92,7 @@ typedef struct SandboxChild {
 
         int hold_fd;                    /* a byte means go, EOF means abort */
         bool setup_before_hold;         /* build what holds nothing of the run while held */
+        bool placed;                    /* in its cgroups from its start: held only before the fork */
         const int *cgroup_fds;          /* cgroups the init moves itself into first (cgroup v1) */
         size_t n_cgroup_fds;
         int ctl_fd;                     /* our end of the control socket */
