@@ -58,6 +58,10 @@ SPANS = [
 ]
 
 
+def p90(values):
+    return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+
+
 def held_order_fits(label, marks):
     """An init in place from its start is released after its late part, others before it: each
     of the spans around the release counts the runs of its order only."""
@@ -128,13 +132,13 @@ def main():
         for label, a, b in SPANS:
             d = [m[b] - m[a] for _, m in runs if a in m and b in m and held_order_fits(label, m)]
             if d:
-                print(f"  {label:<52} {statistics.median(d):8.3f} {statistics.quantiles(d, n=10)[-1]:8.3f}")
+                print(f"  {label:<52} {statistics.median(d):8.3f} {p90(d):8.3f}")
         walls = [w for w, _ in runs]
         outside = [w - m.get("done", w) for w, m in runs]
         print(f"  {'whole run (harness)':<52} {statistics.median(walls):8.3f} "
-              f"{statistics.quantiles(walls, n=10)[-1]:8.3f}")
+              f"{p90(walls):8.3f}")
         print(f"  {'outside sandbox_run(): exec, start-up, loading; exit':<52} "
-              f"{statistics.median(outside):8.3f} {statistics.quantiles(outside, n=10)[-1]:8.3f}")
+              f"{statistics.median(outside):8.3f} {p90(outside):8.3f}")
         print()
 
 
