@@ -10,8 +10,10 @@
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
- *   5. Reap, ask the backend what it saw, decide the status, read the output JSON, copy the
- *      artifacts, write the logs and result.json. */
+ *   5. Once the init reports that the skill process ended and it killed and reaped everything
+ *      else: ask the backend what it saw, decide the status, read the output JSON, copy the
+ *      artifacts, write the logs and result.json, while the kernel tears the init's namespaces
+ *      down; then reap the init (without its report: reap first, then the rest). */
 #include <assert.h>
 #include <poll.h>
 #include <sched.h>
