@@ -1768,7 +1768,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_mark(&run, MARK_DRAINED);
                 if (run.exited)
-                        /* The init reaps itself later, after the result is stored. */
+                        /* The init is reaped later, once the result is stored. */
                         run_collect(&run, 0, NULL, &outcome);
                 else {
                         int status = 0;
