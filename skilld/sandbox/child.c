@@ -10,7 +10,9 @@
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
  *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
  *      new root, and hides the caller's command line, which it still carries as a copy of the
- *      caller;
+ *      caller; an init that was in place from its start (it entered its v1 cgroups itself, or
+ *      was cloned into its v2 cgroup) does this before the release instead, which it then waits
+ *      for only to fork the skill process (the release carries the seccomp program);
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -19,8 +21,8 @@
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
  * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
-#include <cap-ng.h>
 #include <dirent.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
@@ -84,6 +86,25 @@ static void send_error(int fd, ChildMessageType type, int r, const char *fmt, ..
 typedef struct StepError {
         char what[256];
 } StepError;
+
+/* The phase marks this process took (RunMark), for a run with timing on; sent to the engine,
+ * which merges them with its own. */
+static uint64_t marks[_MARK_MAX];
+
+static void mark(const SandboxChild *c, RunMark m) {
+        if (c->timing)
+                marks[m] = now_usec(CLOCK_MONOTONIC);
+}
+
+static void send_marks(const SandboxChild *c) {
+        ChildMessage msg = { .type = CHILD_MSG_MARKS };
+
+        _Static_assert(sizeof(marks) <= sizeof(msg.text), "the marks fit a message");
+        if (!c->timing)
+                return;
+        memcpy(msg.text, marks, sizeof(marks));
+        (void) send_message(c->ctl_fd, &msg, -EBADF);
+}
 
 _noreturn_ static void fail(const SandboxChild *c, int r, const StepError *e) {
         send_error(c->ctl_fd, CHILD_MSG_ERROR, r, "%s", e->what);
@@ -694,6 +715,22 @@ static bool is_rootfs(const char *path) {
         return false;
 }
 
+/* The empty read-only tmpfs every hidden tree's overlay has as its second layer: one for all of
+ * them, mounted on NEWROOT under the new root, so that no path of the new root leads to it and
+ * the old root's detaching takes it along (an unmount of its own cost an RCU grace period:
+ * 0.3 to 7 ms, on the run's critical path). */
+static int empty_layer_fd = -EBADF;
+
+static int make_empty_layer(StepError *e) {
+        if (mount("tmpfs", NEWROOT, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "size=4k,nr_inodes=1,mode=0555") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to mount the empty layer");
+        empty_layer_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (empty_layer_fd < 0)
+                return STEP_FAIL(e->what, errno, "Failed to open the empty layer");
+        return 0;
+}
+
 /* A tree of the host read-only at NEWROOT/target (/skill, /env); through the fd the parent
  * opened, never a path looked up again here. It keeps exec: skills without an interpreter are
  * executed directly.
@@ -703,31 +740,20 @@ static bool is_rootfs(const char *path) {
  * folder (the caller's home, the service's store or cache). An overlay whose only real layer is
  * the folder has its own root, "/", and shows the options it was given: "." (the folder, our
  * working directory at that moment) and an empty tmpfs, which a read-only overlay needs as its
- * second layer. Where the kernel cannot stack an overlay on the folder's file system
+ * second layer (empty_layer_fd, named by its /proc/self/fd link). Where the kernel cannot stack an overlay on the folder's file system
  * (no overlayfs, a kernel before 5.11 in a user namespace, a lower file system it refuses) the
  * bind remains, and the path shows, as the README says. */
 static int mount_tree_hidden(int fd, const char *target, StepError *e) {
-        char src[64], dst[PATH_MAX];
+        char src[64], dst[PATH_MAX], options[64];
         int r;
 
-        r = make_dir(".empty-layer", 0555, e);
-        if (r >= 0)
-                r = mount_tmpfs(".empty-layer", MS_RDONLY | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555", e);
-        if (r < 0)
-                return r;
         if (fchdir(fd) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to enter the directory for /%s", target);
         (void) snprintf(dst, sizeof(dst), NEWROOT "/%s", target);
-        r = mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
-                  "lowerdir=.:" NEWROOT "/.empty-layer") < 0 ? -errno : 0;
+        (void) snprintf(options, sizeof(options), "lowerdir=.:/proc/self/fd/%d", empty_layer_fd);
+        r = mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, options) < 0 ? -errno : 0;
         if (chdir(NEWROOT) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to return to the new root");
-        /* The overlay holds its own clone of the empty layer's mount (a directory removed under
-         * it would make the overlay's root unreadable); the new root keeps no trace of it. */
-        if (umount2(".empty-layer", MNT_DETACH) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to unmount /.empty-layer");
-        if (rmdir(".empty-layer") < 0)
-                return STEP_FAIL(e->what, errno, "Failed to remove /.empty-layer");
         if (r >= 0)
                 return 0;
 
@@ -771,6 +797,9 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
         if (r < 0)
                 return r; /* the child exits: what was opened goes with it */
 
+        r = make_empty_layer(e);
+        if (r < 0)
+                return r;
         (void) snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755", c->root_size);
         if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to mount the new root tmpfs");
@@ -806,6 +835,8 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
                 if (r < 0)
                         return r;
         }
+        /* The overlays hold their own clones of it. */
+        empty_layer_fd = safe_close(empty_layer_fd);
         return 0;
 }
 
@@ -964,10 +995,51 @@ static int loopback_up(StepError *e) {
 
 /* Becomes the sandbox user with no capability left anywhere: effective, permitted, inheritable,
  * ambient and the bounding set, which must go first since emptying it needs CAP_SETPCAP. */
+/* The kernel's capability sets, without libcap-ng: it read /proc/PID/status five times a call,
+ * twice a run (the init and the skill process). The bounding set is walked until the kernel
+ * says EINVAL, past its last capability, so a newer kernel's capabilities go too. */
+static int bounding_set_drop(void) {
+        for (unsigned long cap = 0;; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        return errno == EINVAL && cap > 0 ? 0 : -errno;
+}
+
+static bool bounding_set_empty(void) {
+        for (unsigned long cap = 0;; cap++) {
+                int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+                if (r < 0)
+                        return errno == EINVAL && cap > 0;
+                if (r != 0)
+                        return false;
+        }
+}
+
+static int capabilities_clear(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static bool capabilities_empty(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(d); i++)
+                if (d[i].effective != 0 || d[i].permitted != 0 || d[i].inheritable != 0)
+                        return false;
+        return true;
+}
+
 static int drop_privileges(const SandboxChild *c, StepError *e) {
-        capng_clear(CAPNG_SELECT_ALL);
-        if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-                return STEP_FAIL(e->what, EPERM, "Failed to empty the capability bounding set");
+        int r;
+
+        r = bounding_set_drop();
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to empty the capability bounding set");
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return STEP_FAIL(e->what, errno, "Failed to clear ambient capabilities");
 
@@ -980,13 +1052,10 @@ static int drop_privileges(const SandboxChild *c, StepError *e) {
         if (setresuid(c->uid, c->uid, c->uid) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to change to uid %u", c->uid);
 
-        if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-                return STEP_FAIL(e->what, EPERM, "Failed to drop capabilities");
-        capng_clear(CAPNG_SELECT_ALL);
-        if (capng_get_caps_process() < 0)
-                return STEP_FAIL(e->what, EIO, "Failed to read back capabilities");
-        if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE ||
-            capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE)
+        r = capabilities_clear();
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to drop capabilities");
+        if (!capabilities_empty() || !bounding_set_empty())
                 return STEP_FAIL(e->what, EPERM, "Capabilities are left after dropping them");
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -1140,15 +1209,20 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         }
 
         /* The memory limit is the skill's, so it comes after everything this copy of the engine
-         * allocates (opendir() in close_all_fds_except(), libcap-ng's /proc read). RLIMIT_DATA
-         * measures the whole address space, copied from the caller, which can be larger than the
-         * limit (a daemon's heap, ASan's shadow): set before those, they fail as soon as the heap
-         * has to grow. Lowering a limit needs no capability, and the engine never asks for more
-         * than the caller's hard limit. */
+         * allocates (close_all_fds_except()'s opendir() on kernels without close_range()).
+         * RLIMIT_DATA measures the whole address space, copied from the caller, which can be
+         * larger than the limit (a daemon's heap, ASan's shadow): set before those, they fail as
+         * soon as the heap has to grow. Lowering a limit needs no capability, and the engine
+         * never asks for more than the caller's hard limit. */
         r = apply_rlimits(c, true, &e);
         if (r < 0)
                 goto fail;
 
+        if (c->timing) {
+                memset(marks, 0, sizeof(marks));
+                mark(c, MARK_SKILL_EXEC);
+                send_marks(c);
+        }
         execve(c->exec_path, c->argv, c->envp);
         send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, errno, "Failed to execute %s", c->exec_path);
         _exit(errno == ENOENT ? 127 : 126);
@@ -1187,6 +1261,7 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
                         if (waitid(P_ALL, 0, &w, WEXITED | WNOHANG) < 0 || w.si_pid == 0)
                                 break;
                         if (w.si_pid == main_pid) {
+                                mark(c, MARK_SKILL_END);
                                 m.code = w.si_code;
                                 m.status = w.si_status;
                                 main_done = true;
@@ -1200,6 +1275,8 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         while (waitid(P_ALL, 0, &(siginfo_t) {}, WEXITED) >= 0 || errno == EINTR)
                 ;
 
+        mark(c, MARK_INIT_EMPTY);
+        send_marks(c);
         if (getrusage(RUSAGE_CHILDREN, &ru) >= 0) {
                 m.user_usec = timeval_usec(&ru.ru_utime);
                 m.system_usec = timeval_usec(&ru.ru_stime);
@@ -1270,6 +1347,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         pid_t pid;
         int r;
 
+        mark(c, MARK_INIT_BORN);
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
@@ -1297,6 +1375,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         r = enter_own_cgroups(c, &e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_START);
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
         if (!c->setup_before_hold)
@@ -1321,9 +1400,14 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         r = setup_rootfs_early(c, &e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_EARLY);
 
-        if (c->setup_before_hold)
+        /* Where the init was in place from its start, only the skill process needs the release
+         * (it carries the seccomp program): the rest of the root is built meanwhile. */
+        if (c->setup_before_hold && !c->placed) {
                 wait_for_placement(c);
+                mark(c, MARK_INIT_GO);
+        }
         /* After placement, so the namespace's root is the run's own cgroup. */
         if (c->cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
@@ -1334,6 +1418,11 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = hide_caller_command_line(&e);
         if (r < 0)
                 fail(c, r, &e);
+        mark(c, MARK_INIT_LATE);
+        if (c->setup_before_hold && c->placed) {
+                wait_for_placement(c);
+                mark(c, MARK_INIT_GO);
+        }
 
         /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
          * process unblocks them again. */
@@ -1353,6 +1442,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         }
         if (pid == 0)
                 skill_exec(c);
+        mark(c, MARK_INIT_FORKED);
+        send_marks(c);
+        memset(marks, 0, sizeof(marks));
 
         /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
          * kill every process of the run without any capability, and holds no privilege a skill

@@ -10,8 +10,10 @@
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
- *   5. Reap, ask the backend what it saw, decide the status, read the output JSON, copy the
- *      artifacts, write the logs and result.json. */
+ *   5. Once the init reports that the skill process ended and it killed and reaped everything
+ *      else: ask the backend what it saw, decide the status, read the output JSON, copy the
+ *      artifacts, write the logs and result.json, while the kernel tears the init's namespaces
+ *      down; then reap the init (without its report: reap first, then the rest). */
 #include <assert.h>
 #include <poll.h>
 #include <sched.h>
@@ -114,14 +116,62 @@ typedef struct SandboxRun {
         size_t n_rlimits;
 
         uint64_t start_mono;
+        bool timing;                    /* take the phase marks (debug logging is on) */
+        uint64_t marks[_MARK_MAX];
         bool killed;
         bool timed_out;
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
+        bool init_reaped;
         ChildMessage exit_msg;
         LiveCopy out_live;
         LiveCopy err_live;
 } SandboxRun;
+
+static void run_mark(SandboxRun *run, RunMark m) {
+        if (run->timing)
+                run->marks[m] = now_usec(CLOCK_MONOTONIC);
+}
+
+static const char *const mark_names[_MARK_MAX] = {
+        [MARK_ENTER] = "enter",
+        [MARK_PREPARED] = "prepared",
+        [MARK_CLONED] = "cloned",
+        [MARK_INIT_BORN] = "init-born",
+        [MARK_INIT_START] = "init-start",
+        [MARK_RELEASED] = "released",
+        [MARK_INIT_EARLY] = "init-early",
+        [MARK_INIT_GO] = "init-go",
+        [MARK_INIT_LATE] = "init-late",
+        [MARK_INIT_FORKED] = "init-forked",
+        [MARK_SKILL_EXEC] = "skill-exec",
+        [MARK_SKILL_END] = "skill-end",
+        [MARK_INIT_EMPTY] = "init-empty",
+        [MARK_EXITED] = "exited",
+        [MARK_INIT_GONE] = "init-gone",
+        [MARK_DRAINED] = "drained",
+        [MARK_REAPED] = "reaped",
+        [MARK_STORED_LOGS] = "stored-logs",
+        [MARK_STORED] = "stored",
+        [MARK_INIT_REAPED] = "init-reaped",
+        [MARK_DONE] = "done",
+};
+
+/* One line: each mark as ms since sandbox_run() was called, in the order of the enum (a mark
+ * never taken, a phase the run skipped, is left out). */
+static void log_marks(const SandboxRun *run) {
+        char line[_MARK_MAX * 32] = "", *p = line;
+
+        if (!run->timing)
+                return;
+        for (size_t i = 0; i < _MARK_MAX; i++) {
+                if (run->marks[i] == 0 || run->marks[i] < run->marks[MARK_ENTER])
+                        continue;
+                p += snprintf(p, sizeof(line) - (size_t) (p - line), " %s=%.3f", mark_names[i],
+                              (double) (run->marks[i] - run->marks[MARK_ENTER]) / 1000.0);
+        }
+        log_debug("Run phases (ms):%s", line);
+}
 
 static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->hidden_dirs);
@@ -165,6 +215,8 @@ static void sandbox_run_done(SandboxRun *run) {
         if (run->backend)
                 run->backend_state = run->backend->free(run->backend_state);
         run_result_free(run->result);
+        run_mark(run, MARK_DONE);
+        log_marks(run);
 }
 
 /* Records why the run could not start; the first failure wins, as in error_setf(). */
@@ -980,12 +1032,13 @@ static int map_ids(SandboxRun *run) {
 }
 
 static int run_clone(SandboxRun *run) {
-        const SandboxChild child = {
+        SandboxChild child = {
                 .uid = run->uid,
                 .gid = run->gid,
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
                 .setup_before_hold = !run->userns,
+                .placed = run->n_cgroup_fds > 0,
                 .cgroup_fds = run->cgroup_fds,
                 .n_cgroup_fds = run->n_cgroup_fds,
                 .ctl_fd = run->ctl[1],
@@ -1025,6 +1078,7 @@ static int run_clone(SandboxRun *run) {
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
                 .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
+                .timing = run->timing,
         };
         uint64_t flags = run->clone_flags;
         int pidfd = -EBADF;
@@ -1041,6 +1095,7 @@ static int run_clone(SandboxRun *run) {
         if (cgroup_fd >= 0) {
                 args.flags |= CLONE_INTO_CGROUP;
                 args.cgroup = (uint64_t) cgroup_fd;
+                child.placed = true;
         }
 
         /* A fork-like clone: the child runs on a copy of our stack and memory, never returns here,
@@ -1056,9 +1111,11 @@ static int run_clone(SandboxRun *run) {
                                 "placing it instead");
                 args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
                 args.cgroup = 0;
+                child.placed = run->n_cgroup_fds > 0;
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
         }
         if (pid < 0 && errno == ENOSYS) {
+                child.placed = run->n_cgroup_fds > 0;
                 pid = (pid_t) syscall(SYS_clone, (unsigned long) flags | SIGCHLD, NULL, NULL, NULL, 0);
                 if (pid > 0) {
                         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
@@ -1110,6 +1167,7 @@ static int run_start(SandboxRun *run) {
         r = run_clone(run);
         if (r < 0)
                 return r;
+        run_mark(run, MARK_CLONED);
 
         /* Our copies of the child's ends: the pipes must see EOF once the run's processes are gone. */
         run->hold[0] = safe_close(run->hold[0]);
@@ -1147,6 +1205,7 @@ static int run_start(SandboxRun *run) {
         }
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
+        run_mark(run, MARK_RELEASED);
         return 0;
 
 abort:
@@ -1187,6 +1246,17 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_EXITED:
                 run->exited = true;
                 run->exit_msg = *m;
+                run_mark(run, MARK_EXITED);
+                break;
+        case CHILD_MSG_MARKS:
+                if (run->timing) {
+                        uint64_t marks[_MARK_MAX];
+
+                        memcpy(marks, m->text, sizeof(marks));
+                        for (size_t i = 0; i < _MARK_MAX; i++)
+                                if (marks[i] != 0)
+                                        run->marks[i] = marks[i];
+                }
                 break;
         default:
                 break;
@@ -1339,18 +1409,24 @@ static int run_watch(SandboxRun *run) {
                         run->canceled = true;
                         run_kill(run);
                 }
-                if (p[i_pid].revents & POLLIN)
+                if (p[i_pid].revents & POLLIN) {
+                        run_mark(run, MARK_INIT_GONE);
+                        return 0;
+                }
+                /* The init killed and reaped every other process of the run, and only exits
+                 * now: its namespaces are torn down while the result is stored. */
+                if (run->exited)
                         return 0;
         }
 }
 
-/* The init is gone, and with it every process of the run: what is still in the pipes and on the
- * socket is all there will be. */
+/* The init is gone, or reported that every other process of the run is: what is still in the
+ * pipes (and, without that report, on the socket) is all there will be. */
 static int run_drain(SandboxRun *run) {
         uint64_t end = now_usec(CLOCK_MONOTONIC) + DRAIN_TIMEOUT_MSEC * 1000ULL;
         int r;
 
-        while (run->ctl[0] >= 0 || run->out_pipe[0] >= 0 || run->err_pipe[0] >= 0) {
+        while ((run->ctl[0] >= 0 && !run->exited) || run->out_pipe[0] >= 0 || run->err_pipe[0] >= 0) {
                 struct pollfd p[3] = {
                         { .fd = run->ctl[0], .events = POLLIN },
                         { .fd = run->out_pipe[0], .events = POLLIN },
@@ -1369,26 +1445,37 @@ static int run_drain(SandboxRun *run) {
         return 0;
 }
 
-/* Reaps the init and gathers usage: the backend's figures where it has them, else what the
- * kernel accounted to the init for all the processes it reaped. */
-static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
+/* Reaps the init: its wait status, and its usage, which holds all it reaped. */
+static void run_wait_init(SandboxRun *run, int *ret_status, struct rusage *ret_ru) {
+        while (wait4(run->pid, ret_status, 0, ret_ru) < 0 && errno == EINTR)
+                ;
+        run->init_reaped = true;
+}
+
+/* Gathers usage once every process of the run but the init is gone: the backend's figures where
+ * it has them, else what the kernel accounted to the init for all the processes it reaped (its
+ * own report, or, when it did not live to send one, its wait status and usage: ru). */
+static void run_collect(SandboxRun *run, int status, const struct rusage *ru, SandboxOutcome *ret_outcome) {
         RunResult *res = run->result;
         SandboxOutcome outcome = {};
-        struct rusage ru = {};
-        int status = 0, r;
+        uint64_t user_usec, system_usec;
+        int r;
 
-        while (wait4(run->pid, &status, 0, &ru) < 0 && errno == EINTR)
-                ;
         res->ended_at = now_usec(CLOCK_REALTIME);
         res->usage.wall_usec = now_usec(CLOCK_MONOTONIC) - run->start_mono;
 
-        /* Belt and braces: nothing may outlive the run, whatever the namespace did. */
-        run->backend->kill(run->backend_state);
+        /* Belt and braces: nothing may outlive the run, whatever the namespace did. The init that
+         * reported is still there, exiting; its report means that nothing else of the run is
+         * (it is PID 1 of the run's namespace, it killed and reaped every other process of it,
+         * and none can leave it): the backend's kill waits for the init's reaping. */
+        if (!run->exited)
+                run->backend->kill(run->backend_state);
         r = run->backend->collect(run->backend_state, &outcome);
         if (r < 0)
                 outcome = SANDBOX_OUTCOME_INIT;
 
         if (!run->exited && !run->killed && !res->error) {
+                assert(ru);
                 if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && outcome.oom)
                         /* An OOM kill of the cgroup (memory.oom.group) takes the init along: the
                          * run ended for lack of memory, and had no chance to say so itself. */
@@ -1402,18 +1489,21 @@ static void run_reap(SandboxRun *run, SandboxOutcome *ret_outcome) {
                                         strna(sigabbrev_np(WTERMSIG(status))));
         }
 
+        user_usec = ru ? timeval_usec(&ru->ru_utime) : run->exit_msg.user_usec;
+        system_usec = ru ? timeval_usec(&ru->ru_stime) : run->exit_msg.system_usec;
         res->usage.user_usec = outcome.usage.user_usec != RUN_USAGE_UNKNOWN ? outcome.usage.user_usec
-                                                                            : timeval_usec(&ru.ru_utime);
+                                                                            : user_usec;
         res->usage.system_usec = outcome.usage.system_usec != RUN_USAGE_UNKNOWN ? outcome.usage.system_usec
-                                                                                : timeval_usec(&ru.ru_stime);
+                                                                                : system_usec;
         if (outcome.usage.memory_peak != RUN_USAGE_UNKNOWN)
                 res->usage.memory_peak = outcome.usage.memory_peak;
         else if (run->exited && run->exit_msg.maxrss > 0)
                 res->usage.memory_peak = run->exit_msg.maxrss;
-        else
-                res->usage.memory_peak = (uint64_t) ru.ru_maxrss * 1024U;
+        else if (ru)
+                res->usage.memory_peak = (uint64_t) ru->ru_maxrss * 1024U;
         res->usage.tasks_peak = outcome.usage.tasks_peak;
         *ret_outcome = outcome;
+        run_mark(run, MARK_REAPED);
 }
 
 /* The output is kept as the skill wrote it (json-exact.h): its numbers never pass through a double. */
@@ -1522,14 +1612,29 @@ static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_end(ap);
 }
 
+/* result.json's text into a temporary file beside its name, its writeback started. */
+static int write_result_tmp(SandboxRun *run, AtomicFile *ret) {
+        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = run_result_to_json(run->result, &json);
+        if (r < 0)
+                return r;
+        text = json_format(json);
+        if (!text)
+                return -ENOMEM;
+        return atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, ret);
+}
+
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
  * the run ended; they are reported as store_error. */
 static void run_store(SandboxRun *run) {
         RunResult *res = run->result;
-        _cleanup_(cJSON_Deletep) cJSON *json = NULL;
-        _cleanup_free_ char *text = NULL, *why = NULL;
+        _cleanup_free_ char *why = NULL;
         _cleanup_(atomic_file_done) AtomicFile out_log = ATOMIC_FILE_NULL, err_log = ATOMIC_FILE_NULL,
                 result = ATOMIC_FILE_NULL;
+        bool logs_written;
         int r;
 
         /* A kept /work gets what the run left, however it ended, once the skill ran. */
@@ -1552,45 +1657,58 @@ static void run_store(SandboxRun *run) {
         if (run->dest_fd < 0)
                 return;
 
-        /* The logs first, then result.json, which names them (and says whether storing them
-         * failed): once it exists, so do they, also after a crash. Three journal commits rather
-         * than one per fsync(): the logs' data (both at once), their renames together with
-         * result.json's data, then its rename. */
+        /* result.json is the commit point: once it exists, so do the complete logs beside it,
+         * also after a crash. Two journal commits: the logs, already under their names, with
+         * result.json's data and the directory (their writeback started at once, so the first
+         * fsync() carries them all), then result.json's rename. A crash before the first
+         * leaves logs that may be incomplete, and no result.json to vouch for them: one an
+         * earlier run left in a reused directory is removed before the logs are replaced. */
+        if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT)
+                store_fail(run, "Failed to remove the earlier result.json: %m");
         r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
                                  res->stdout_stream.size, 0644, &out_log);
         if (r >= 0)
                 r = atomic_file_write_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
                                          res->stderr_stream.size, 0644, &err_log);
         if (r >= 0)
-                r = atomic_file_sync(&out_log);
-        if (r >= 0)
-                r = atomic_file_sync(&err_log);
-        if (r >= 0)
                 r = atomic_file_commit(&out_log);
         if (r >= 0)
                 r = atomic_file_commit(&err_log);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
+        logs_written = r >= 0;
 
-        r = run_result_to_json(res, &json);
+        r = write_result_tmp(run, &result);
+        /* All at once (fsync_many()): the first waits for the commit, the others for their
+         * disk flushes, side by side. */
         if (r >= 0) {
-                text = json_format(json);
-                r = text ? 0 : -ENOMEM;
+                int k[4];
+
+                (void) fsync_many((const int[]) { logs_written ? out_log.fd : -EBADF,
+                                                  logs_written ? err_log.fd : -EBADF,
+                                                  result.fd, run->dest_fd }, 4, k);
+                if (k[0] < 0 || k[1] < 0) {
+                        /* Rare (EIO): result.json must say so, so it is written and synced again. */
+                        store_fail(run, "Failed to write the logs: %s", strerror(-(k[0] < 0 ? k[0] : k[1])));
+                        atomic_file_done(&result);
+                        r = write_result_tmp(run, &result);
+                        if (r >= 0)
+                                r = atomic_file_sync(&result);
+                } else
+                        r = k[2];
+                /* The logs' renames are durable before result.json's is made. */
+                if (r >= 0)
+                        r = k[3];
         }
-        if (r >= 0)
-                r = atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, &result);
-        /* The logs' renames are durable before result.json's is made. */
-        if (r >= 0)
-                r = fsync_parent_at(run->dest_fd, "result.json");
-        if (r >= 0)
-                r = atomic_file_sync(&result);
+        run_mark(run, MARK_STORED_LOGS);
         if (r >= 0)
                 r = atomic_file_commit(&result);
         if (r < 0) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
                 return;
         }
-        (void) fsync_parent_at(run->dest_fd, "result.json");
+        (void) fsync(run->dest_fd);
+        run_mark(run, MARK_STORED);
 }
 
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
@@ -1616,6 +1734,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         SandboxOutcome outcome = {};
         int r;
 
+        run.timing = log_get_max_level() >= LOG_DEBUG;
+        run_mark(&run, MARK_ENTER);
         live_copy_init(&run.out_live, req->stdout_fd);
         live_copy_init(&run.err_live, req->stderr_fd);
 
@@ -1627,8 +1747,10 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 return error_setf(error, r, "Failed to allocate the run result");
 
         r = run_prepare(&run);
-        if (r >= 0)
+        if (r >= 0) {
+                run_mark(&run, MARK_PREPARED);
                 r = run_start(&run);
+        }
         if (r >= 0) {
                 r = run_watch(&run);
                 if (r < 0) {
@@ -1644,7 +1766,17 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 r = run_drain(&run);
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
-                run_reap(&run, &outcome);
+                run_mark(&run, MARK_DRAINED);
+                if (run.exited)
+                        /* The init is reaped later, once the result is stored. */
+                        run_collect(&run, 0, NULL, &outcome);
+                else {
+                        int status = 0;
+                        struct rusage ru = {};
+
+                        run_wait_init(&run, &status, &ru);
+                        run_collect(&run, status, &ru, &outcome);
+                }
                 if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
                         (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
         } else
@@ -1655,6 +1787,14 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         if (run.result->status != RUN_STATUS_ERROR)
                 read_output_json(&run);
         run_store(&run);
+        if (run.pid > 0 && !run.init_reaped) {
+                int status = 0;
+                struct rusage ru = {};
+
+                run_wait_init(&run, &status, &ru);
+                run.backend->kill(run.backend_state);
+                run_mark(&run, MARK_INIT_REAPED);
+        }
 
         *ret = TAKE_PTR(run.result);
         return 0;

@@ -32,7 +32,37 @@ typedef enum ChildMessageType {
         CHILD_MSG_EXITED,               /* the skill process ended: wait status and usage */
         CHILD_MSG_NOTIFY_FD,            /* carries the seccomp listener fd (SCM_RIGHTS) */
         CHILD_MSG_WORK_FD,              /* carries the /work directory fd (a kept /work only) */
+        CHILD_MSG_MARKS,                /* the phase marks of the init or the skill process, in text */
 } ChildMessageType;
+
+/* Where a run's fixed cost goes: CLOCK_MONOTONIC marks (µs) at the engine's phases, in the
+ * engine, the init and the skill process (one clock for all of them: namespaces do not change
+ * CLOCK_MONOTONIC without a time namespace, which the sandbox does not make). Taken and logged
+ * only when debug logging is on (skillctl -v), one line a run; bench/phases.py reads it. */
+typedef enum RunMark {
+        MARK_ENTER,             /* sandbox_run() called */
+        MARK_PREPARED,          /* request checked, identity, backend, cgroups made, argv, env */
+        MARK_CLONED,            /* clone3() returned in the engine */
+        MARK_INIT_BORN,         /* the init's first instruction */
+        MARK_INIT_START,        /* the init runs: its fds closed, in its cgroups */
+        MARK_RELEASED,          /* the seccomp program built, the init placed and released */
+        MARK_INIT_EARLY,        /* session, host name, loopback, the root's fixed part */
+        MARK_INIT_GO,           /* the release received */
+        MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
+        MARK_INIT_FORKED,       /* the skill process forked */
+        MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
+        MARK_SKILL_END,         /* the init reaped the skill process */
+        MARK_INIT_EMPTY,        /* the init killed and reaped everything else: it reports */
+        MARK_EXITED,            /* the engine has the report */
+        MARK_INIT_GONE,         /* the engine sees the init's exit (pidfd) */
+        MARK_DRAINED,           /* the pipes at EOF */
+        MARK_REAPED,            /* the backend's figures read (after reaping the init, unless it reported) */
+        MARK_STORED_LOGS,       /* artifacts, the logs and result.json's data durable */
+        MARK_STORED,            /* result.json durable */
+        MARK_INIT_REAPED,       /* the init reaped after the result was stored (it reported the end) */
+        MARK_DONE,              /* cgroups removed, everything closed */
+        _MARK_MAX,
+} RunMark;
 
 typedef struct ChildMessage {
         uint32_t type;
@@ -62,6 +92,7 @@ typedef struct SandboxChild {
 
         int hold_fd;                    /* a byte means go, EOF means abort */
         bool setup_before_hold;         /* build what holds nothing of the run while held */
+        bool placed;                    /* in its cgroups from its start: held only before the fork */
         const int *cgroup_fds;          /* cgroups the init moves itself into first (cgroup v1) */
         size_t n_cgroup_fds;
         int ctl_fd;                     /* our end of the control socket */
@@ -103,6 +134,7 @@ typedef struct SandboxChild {
         bool network;                   /* the host's network: /etc gets name resolution */
         bool utsns;
         bool cgroupns;
+        bool timing;                    /* send the phase marks (RunMark) */
 } SandboxChild;
 
 /* The child side, from the first instruction after clone() to execve(). Never returns. */

@@ -229,20 +229,40 @@ char *cescape(const char *s) {
         return r;
 }
 
+/* close_range() (Linux 5.9) over the gaps between the kept fds: no /proc, no allocation, a
+ * handful of calls (a forked sandbox child calls this three times a run, where walking
+ * /proc/self/fd cost an opendir(), a getdents() and a close() per fd). */
+static int close_ranges_except(const int *keep, size_t n_keep) {
+        unsigned lo = 3;
+
+        for (;;) {
+                unsigned next = UINT_MAX;
+
+                /* The smallest kept fd at or above lo (n_keep is small: quadratic is fine). */
+                for (size_t i = 0; i < n_keep; i++)
+                        if (keep[i] >= 0 && (unsigned) keep[i] >= lo && (unsigned) keep[i] < next)
+                                next = (unsigned) keep[i];
+                if (next == UINT_MAX)
+                        return syscall(SYS_close_range, lo, ~0U, 0) < 0 ? -errno : 0;
+                if (next > lo && syscall(SYS_close_range, lo, next - 1, 0) < 0)
+                        return -errno;
+                lo = next + 1;
+        }
+}
+
 int close_all_fds_except(const int *keep, size_t n_keep) {
         DIR *d;
         struct dirent *de;
+        int r;
 
-        /* Walk /proc/self/fd instead of looping to RLIMIT_NOFILE, which may be huge. Where /proc is
-         * not mounted (early in a sandbox child), close_range() does the job when nothing is kept. */
+        r = close_ranges_except(keep, n_keep);
+        if (r != -ENOSYS)
+                return r;
+
+        /* Older kernels: walk /proc/self/fd instead of looping to RLIMIT_NOFILE, which may be huge. */
         d = opendir("/proc/self/fd");
-        if (!d) {
-                if (n_keep > 0)
-                        return -errno;
-                if (syscall(SYS_close_range, 3U, ~0U, 0) < 0)
-                        return -errno;
-                return 0;
-        }
+        if (!d)
+                return -errno;
 
         while ((de = readdir(d))) {
                 char *end;

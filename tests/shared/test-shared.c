@@ -1,5 +1,7 @@
 /* Tests for skilld/shared: the checked parsers, string helpers, atomic writes and hashing that
  * everything else trusts. */
+#include <sys/wait.h>
+
 #include "error.h"
 #include "fileio.h"
 #include "hash.h"
@@ -201,6 +203,70 @@ START_TEST(test_atomic_write) {
 }
 END_TEST
 
+START_TEST(test_fsync_many) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_close_ int f = -EBADF, g = -EBADF;
+        int p[2], k[5];
+
+        f = openat(t.fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(f, 0);
+        ck_assert_int_eq(write(f, "x", 1), 1);
+        g = openat(t.fd, "g", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(g, 0);
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+
+        /* Each fd gets its own result, whichever thread synced it; negative fds are skipped. */
+        ck_assert_int_eq(fsync_many((const int[]) { f, -EBADF, g, t.fd }, 4, k), 0);
+        ck_assert_int_eq(k[0], 0);
+        ck_assert_int_eq(k[1], 0);
+        ck_assert_int_eq(k[2], 0);
+        ck_assert_int_eq(k[3], 0);
+        /* A pipe cannot be synced (EINVAL), wherever it is in the list. */
+        ck_assert_int_eq(fsync_many((const int[]) { p[0], f, g, t.fd, p[1] }, 5, k), -EINVAL);
+        ck_assert_int_eq(k[0], -EINVAL);
+        ck_assert_int_eq(k[1], 0);
+        ck_assert_int_eq(k[4], -EINVAL);
+        ck_assert_int_eq(fsync_many((const int[]) { f }, 1, NULL), 0);
+        ck_assert_int_eq(fsync_many(NULL, 0, NULL), 0);
+        ck_assert_int_eq(fsync_many((const int[9]) {}, 9, NULL), -E2BIG);
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+END_TEST
+
+START_TEST(test_close_all_fds_except) {
+        int keep[3], other[3], status;
+        pid_t pid;
+
+        for (size_t i = 0; i < 3; i++) {
+                keep[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                other[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                ck_assert_int_ge(keep[i], 0);
+                ck_assert_int_ge(other[i], 0);
+        }
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                /* Unsorted, with a duplicate, a negative and a standard fd in the list. */
+                int list[] = { keep[2], -EBADF, keep[0], 1, keep[2], keep[1] };
+                bool ok = close_all_fds_except(list, ELEMENTSOF(list)) == 0;
+
+                for (size_t i = 0; i < 3; i++)
+                        ok = ok && fcntl(keep[i], F_GETFD) >= 0 && fcntl(other[i], F_GETFD) < 0 &&
+                             errno == EBADF;
+                ok = ok && fcntl(0, F_GETFD) >= 0 && fcntl(2, F_GETFD) >= 0;
+                ok = ok && close_all_fds_except(NULL, 0) == 0 && fcntl(keep[0], F_GETFD) < 0;
+                _exit(ok ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        for (size_t i = 0; i < 3; i++) {
+                safe_close(keep[i]);
+                safe_close(other[i]);
+        }
+}
+END_TEST
+
 START_TEST(test_read_nofollow) {
         _cleanup_test_dir_ TestDir t = test_dir_new();
         _cleanup_free_ char *buf = NULL;
@@ -314,6 +380,8 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_strv);
         tcase_add_test(tc, test_error_first_wins);
         tcase_add_test(tc, test_atomic_write);
+        tcase_add_test(tc, test_fsync_many);
+        tcase_add_test(tc, test_close_all_fds_except);
         tcase_add_test(tc, test_read_nofollow);
         tcase_add_test(tc, test_atomic_write_umask);
         tcase_add_test(tc, test_open_regular);
