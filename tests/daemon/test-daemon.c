@@ -1052,7 +1052,7 @@ static char *archive_call(sd_bus *bus, const char *method, const char *archive) 
 }
 
 /* RunInstalled of name without arguments: the run's id. */
-static char *run_installed(sd_bus *bus, const char *name) {
+static char *run_installed_id(sd_bus *bus, const char *name) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *id, *path;
@@ -1118,7 +1118,7 @@ START_TEST(test_without_libarchive) {
         ck_assert_msg(strstr(answer, "libarchive.so.13") && strstr(answer, "install libarchive13"),
                       "InstallSkill without libarchive: %s", answer);
 
-        id = run_installed(bus, "greeter");
+        id = run_installed_id(bus, "greeter");
         expect(wait_final(bus, id), "succeeded");
 }
 END_TEST
