@@ -249,7 +249,9 @@ int store_cursor_parse(const char *s, StoreCursor *ret) {
                 return -EINVAL;
         memcpy(num, s, dash - s);
         num[dash - s] = '\0';
-        if (safe_atou64(num, &usec) < 0)
+        /* A leading zero would read as the same position but format back differently: refused,
+         * so that a cursor has one spelling. */
+        if ((num[0] == '0' && num[1] != '\0') || safe_atou64(num, &usec) < 0)
                 return -EINVAL;
         ret->created_usec = usec;
         memcpy(ret->id, dash + 1, sizeof(ret->id));

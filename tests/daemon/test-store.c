@@ -222,6 +222,10 @@ START_TEST(test_list_page) {
         ck_assert_int_eq(store_cursor_parse("12", &c), -EINVAL);
         ck_assert_int_eq(store_cursor_parse("-00000000000000000000000000000001", &c), -EINVAL);
         ck_assert_int_eq(store_cursor_parse("+1-00000000000000000000000000000001", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("01-00000000000000000000000000000001", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("00-00000000000000000000000000000001", &c), -EINVAL);
+        ck_assert_int_eq(store_cursor_parse("0-00000000000000000000000000000001", &c), 0);
+        ck_assert_uint_eq(c.created_usec, 0);
         ck_assert_int_eq(store_cursor_parse("1-0000000000000000000000000000000", &c), -EINVAL);
         ck_assert_int_eq(store_cursor_parse("1-000000000000000000000000000000011", &c), -EINVAL);
         ck_assert_int_eq(store_cursor_parse("1-0000000000000000000000000000000A", &c), -EINVAL);
