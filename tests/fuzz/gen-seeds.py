@@ -515,6 +515,50 @@ RUN_OPTIONS_SEEDS = {
 }
 
 
+# ---- ListRunsFiltered() options recipes (see fuzz-list-options.c for the format) ----------
+
+LO_ID = '0123456789abcdef0123456789abcdef'
+LIST_OPTIONS_SEEDS = {
+    # head byte: even, options; odd, the rest is one cursor.
+    # entry: key byte (0 limit, 1 before, 2 all, 3 skill, 4 state, 5 prefix, 6-10 wrong, 11-15
+    # a string follows), type byte (below 0xc0 the key's type), value: a number or word index
+    # below 0x80, else raw bytes or a length-prefixed string.
+    'none': b'\x00',
+    'limit': b'\x00' + bytes([0, 0, 3]),
+    'limit-zero': b'\x00' + bytes([0, 0, 0]),
+    'limit-raw': b'\x00' + bytes([0, 0, 0x80]) + (2 ** 32 + 7).to_bytes(8, 'little'),
+    'before': b'\x00' + bytes([1, 0, 0]),
+    'before-leading-zero': b'\x00' + bytes([1, 0, 5]),
+    'before-own': b'\x00' + bytes([1, 0, 0x80]) + ro_string('42-' + LO_ID),
+    'all': b'\x00' + bytes([2, 0, 1]),
+    'skill': b'\x00' + bytes([3, 0, 22]),
+    'skill-bad': b'\x00' + bytes([3, 0, 26]),
+    'state': b'\x00' + bytes([4, 0, 17]),
+    'state-bad': b'\x00' + bytes([4, 0, 21]),
+    'prefix': b'\x00' + bytes([5, 0, 28]),
+    'prefix-bad': b'\x00' + bytes([5, 0, 31]),
+    'everything': b'\x00' + bytes([0, 0, 3, 1, 0, 0, 2, 0, 1, 3, 0, 22, 4, 0, 18, 5, 0, 29]),
+    'twice': b'\x00' + bytes([0, 0, 3, 0, 0, 4]),
+    'wrong-type': b'\x00' + bytes([0, 0xc1, 1]),
+    'wrong-type-as': b'\x00' + bytes([1, 0xc5, 2, 0, 16]),
+    'unknown-key': b'\x00' + bytes([10, 0, 1]),
+    'control-key': b'\x00' + bytes([8, 2, 1]),
+    'own-key': b'\x00' + bytes([11, 0]) + ro_string('limit') + bytes([3]),
+    'cursor': b'\x01' + ('1700000000000000-' + LO_ID).encode(),
+    'cursor-zero': b'\x01' + ('0-' + LO_ID).encode(),
+    'cursor-max': b'\x01' + ('18446744073709551615-' + LO_ID).encode(),
+    'cursor-overflow': b'\x01' + ('18446744073709551616-' + LO_ID).encode(),
+    'cursor-leading-zero': b'\x01' + ('007-' + LO_ID).encode(),
+    'cursor-sign': b'\x01' + ('+1-' + LO_ID).encode(),
+    'cursor-upper': b'\x01' + ('1-' + LO_ID.upper()).encode(),
+}
+
+
+def gen_list_options(out):
+    for name, data in sorted(LIST_OPTIONS_SEEDS.items()):
+        write(out, name, data)
+
+
 def gen_jsonrpc(out):
     """MCP stdio streams: a first byte choosing the piece size, then lines as clients write them."""
     init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
@@ -577,6 +621,7 @@ GENERATORS = {
     'jsonrpc': lambda out, a: gen_jsonrpc(out),
     'json-exact': lambda out, a: gen_json_exact(out),
     'folder-input': lambda out, a: gen_folder_input(out),
+    'list-options': lambda out, a: gen_list_options(out),
 }
 
 
