@@ -27,7 +27,7 @@ tiny=$(make_skill tiny 'echo "tiny $1"')
 # One run first: what the service opens once and keeps (the journal's socket) is in the baseline.
 assert_eq "succeeded 0" "$(call alice run --wait "$tiny" 0 | tail -n 1)" "the first run"
 pid=$(daemon_main_pid)
-wait_until 30 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper never ended"
+wait_until 90 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper never ended"
 baseline=$(daemon_settled_fds "$pid")
 echo "skilld (pid $pid) has $baseline fds"
 
@@ -60,7 +60,7 @@ echo "$accepted runs finished, $refused refused by the queue caps"
 all=$(busctl --system call "${MANAGER[@]}" ListAllRuns)
 [[ $all != *'"queued"'* && $all != *'"running"'* ]] || fail "a run is still queued or running: $all"
 assert_eq "$pid" "$(daemon_main_pid)" "skilld's pid (it must not have restarted)"
-wait_until 30 test "$(daemon_settled_fds "$pid")" = "$baseline" ||
+wait_until 90 test "$(daemon_settled_fds "$pid")" = "$baseline" ||
     fail "skilld has $(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l) fds, $baseline before:" \
         "$(ls -l "/proc/$pid/fd")"
 echo "fd count back to $baseline"
