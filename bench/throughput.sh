@@ -37,7 +37,9 @@ die() { echo "throughput: $*" >&2; exit 1; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/throughput.XXXXXX")
 chmod 755 "$T"
-bus_pid='' skilld_pid='' polkit_pid=''
+polkit_pid=''
+# shellcheck source=bench/host-service.sh
+source "$SRC/bench/host-service.sh"
 cleanup() {
     [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
     [[ -z $polkit_pid ]] || kill "$polkit_pid" 2>/dev/null || true
@@ -57,46 +59,11 @@ printf -- '---\nname: trivial\ndescription: Prints one JSON line; the smallest p
 printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/trivial/scripts/main.sh"
 chmod -R a+rX "$T/trivial"
 for u in "${UIDS[@]}"; do mkdir -p "$T/out-$u"; chown "$u:$u" "$T/out-$u"; done
-cat >"$T/bus.conf" <<XML
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-XML
-# Retention that keeps every run, so that the store's count proves nothing was lost.
-cat >"$T/policy.yaml" <<'YAML'
-retention:
-  max-runs: infinity
-  max-bytes: infinity
-  max-age: infinity
-  per-user:
-    max-runs: infinity
-    max-bytes: infinity
-service:
-  idle-timeout: 600s
-YAML
-dbus-daemon --config-file="$T/bus.conf" --nofork --nopidfile 2>/dev/null &
-bus_pid=$!
-for _ in $(seq 100); do [[ -S $T/bus ]] && break; sleep 0.1; done
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus"
+STATE=$T/state
+host_service_setup
 "$T/polkit-yes" &
 polkit_pid=$!
-"$B/skilld/skilld" --bus-address="$DBUS_SYSTEM_BUS_ADDRESS" --state-dir="$T/state" \
-    --runtime-dir="$T/run" --policy="$T/policy.yaml" --no-idle-exit 2>"$T/skilld.log" &
-skilld_pid=$!
-until (cd / && "$SKILLCTL" list --quiet -n 1 >/dev/null 2>&1); do
-    kill -0 "$skilld_pid" 2>/dev/null || die "skilld died: $(tail -n 5 "$T/skilld.log")"
-    sleep 0.2
-done
+start_skilld
 
 TCK=$(getconf CLK_TCK)
 ticks() {       # PID FIELD... -> the sum of those fields of /proc/PID/stat (after the comm)
@@ -119,6 +86,7 @@ snapshot() {    # -> "skilld-self runs dbus polkit clients" in ticks
          "$(ticks "$polkit_pid" 14 15) $(ticks $$ 16 17)"
 }
 
+# shellcheck disable=SC2016 # the inner script is expanded by the inner bash, as the user
 stream() {      # UID INDEX: runs for SECS as UID; writes "RUNS FAILURES" to $T/count-UID-INDEX
     setpriv --reuid="$1" --regid="$1" --clear-groups --reset-env \
         env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" SECS="$SECS" \
