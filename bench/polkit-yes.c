@@ -18,6 +18,8 @@ static int check(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         bool yes;
         int r;
 
+        (void) userdata;
+        (void) error;
         r = sd_bus_message_enter_container(m, 'r', "sa{sv}");
         if (r >= 0)
                 r = sd_bus_message_read(m, "s", &kind);
