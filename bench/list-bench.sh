@@ -38,7 +38,8 @@ die() { echo "list-bench: $*" >&2; exit 1; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/list-bench.XXXXXX")
 chmod 755 "$T"
-bus_pid='' skilld_pid=''
+# shellcheck source=bench/host-service.sh
+source "$SRC/bench/host-service.sh"
 cleanup() {
     [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
     [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null
@@ -48,49 +49,9 @@ trap cleanup EXIT
 
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-cat >"$T/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-EOF
-cat >"$T/policy.yaml" <<'YAML'
-retention:
-  max-runs: infinity
-  max-bytes: infinity
-  max-age: infinity
-  per-user:
-    max-runs: infinity
-    max-bytes: infinity
-service:
-  idle-timeout: 600s
-YAML
-dbus-daemon --config-file="$T/bus.conf" --nofork --nopidfile 2>/dev/null &
-bus_pid=$!
-for _ in $(seq 100); do [[ -S $T/bus ]] && break; sleep 0.1; done
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus"
-
-start_skilld() {
-    "$B/skilld/skilld" --bus-address="$DBUS_SYSTEM_BUS_ADDRESS" --state-dir="$STATE" \
-        --runtime-dir="$T/run" --policy="$T/policy.yaml" --no-idle-exit 2>"$T/skilld.log" &
-    skilld_pid=$!
-    until (cd / && "$SKILLCTL" list --quiet -n 1 >/dev/null 2>&1); do
-        kill -0 "$skilld_pid" 2>/dev/null || die "skilld died: $(tail -n 5 "$T/skilld.log")"
-        sleep 0.2
-    done
-}
-stop_skilld() { kill "$skilld_pid"; wait "$skilld_pid" || true; skilld_pid=; }
-
 STATE=${SKILLD_BENCH_STORE:-$T/state}
+host_service_setup
+
 if [[ -d $STATE/runs && -n $(find "$STATE/runs" -mindepth 1 -maxdepth 1 -print -quit) ]]; then
     start=$(date +%s%N)
     start_skilld
