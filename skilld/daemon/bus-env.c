@@ -532,10 +532,9 @@ int method_build_environment(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = bus_check_archive_fd(fd, error);
         if (r < 0)
                 return r;
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
         if (!m->policy)
                 return sd_bus_error_set(error, SKILLD_ERROR_POLICY_INVALID, m->policy_error);
 

@@ -45,10 +45,9 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
         r = run_options_parse(msg, installed, &c, error);
         if (r < 0)
                 return r;
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
         if (!m->policy)
                 return sd_bus_error_set(error, SKILLD_ERROR_POLICY_INVALID, m->policy_error);
         r = policy_resolve_limits(m->policy, &c.asked, &limits, &raised, &why);
@@ -269,10 +268,9 @@ static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *e
         uid_t uid;
         int r;
 
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
         return reply_runs(userdata, msg, uid == 0 ? UID_INVALID : uid);
 }
 
@@ -302,10 +300,9 @@ static int method_list_runs_filtered(sd_bus_message *msg, void *userdata, sd_bus
         r = list_options_parse(msg, &o, error);
         if (r < 0)
                 return r;
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
 
         /* 2. Authorize: everyone's runs exactly as ListAllRuns(); root sees them all as in
          * ListRuns(). */
@@ -355,10 +352,9 @@ static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *err
         if (!store_run_id_is_valid(id))
                 return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN,
                                          "No run has that id (run ids are 32 lowercase hex digits).");
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
 
         record = store_get_run(m->store, id);
         if (!(record && (uid == 0 || record->owner == uid))) {
@@ -420,10 +416,9 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = bus_check_archive_fd(fd, error);
         if (r < 0)
                 return r;
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
 
         /* 2. Unpack and check it where it would be installed. */
         p = pending_find(m, msg);

@@ -140,10 +140,9 @@ static int run_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (isempty(id))
                 return 0;
 
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
         record = store_run_id_is_valid(id) ? store_get_run(m->store, id) : NULL;
         if (uid == 0 || (record && record->owner == uid)) {
                 track_caller(m, id, msg);

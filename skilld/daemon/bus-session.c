@@ -125,9 +125,9 @@ static int method_create_session(sd_bus_message *msg, void *userdata, sd_bus_err
                 return sd_bus_error_setf(error, SKILLD_ERROR_LIMIT_EXCEEDED,
                                          "The idle TTL must be between 1s and the policy's maximum of %" PRIu64 "s.",
                                          p->session_ttl_max_usec / 1000000);
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return r;
         if (!m->sessions)
                 return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED, "Sessions are not available.");
 
@@ -160,9 +160,9 @@ static int method_remove_session(sd_bus_message *msg, void *userdata, sd_bus_err
                 return r;
         if (!session_id_valid(id))
                 return no_such_session(error, id);
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return r;
         if (!m->sessions)
                 return no_such_session(error, id);
         r = session_load(m->sessions, id, &s);
@@ -199,9 +199,9 @@ static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = sd_bus_message_read(msg, "b", &all);
         if (r < 0)
                 return r;
-        r = bus_message_get_caller_uid(msg, &uid);
+        r = bus_caller_uid(msg, &uid, error);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s", strerror(-r));
+                return r;
         if (all && uid != 0) {
                 r = polkit_check_async(m->polkit, msg, "io.skilld.manage-runs", NULL, UID_INVALID, error);
                 if (r <= 0)

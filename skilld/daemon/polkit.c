@@ -197,6 +197,18 @@ int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret) {
         return 0;
 }
 
+int bus_caller_uid(sd_bus_message *call, uid_t *ret, sd_bus_error *error) {
+        int r;
+
+        r = bus_message_get_caller_uid(call, ret);
+        if (r < 0) {
+                (void) sd_bus_error_set_errnof(error, r, "Cannot determine the caller's identity: %s",
+                                               strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
 /* The start time of a process (field 22 of /proc/PID/stat, in clock ticks since boot), which
  * polkit compares to tell a process from a later one that reused its pid. */
 static int process_start_time(pid_t pid, uint64_t *ret) {
@@ -454,10 +466,9 @@ int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *ac
         }
 
         /* 2. Callers who need no authorization. SECURITY: root only, see polkit.h. */
-        r = bus_message_get_caller_uid(call, &uid);
+        r = bus_caller_uid(call, &uid, ret_error);
         if (r < 0)
-                return sd_bus_error_set_errnof(ret_error, r, "Cannot determine the caller's identity: %s",
-                                               strerror(-r));
+                return r;
         if (uid == 0 || (good_uid != UID_INVALID && uid == good_uid))
                 return 1;
 

@@ -63,6 +63,8 @@ int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *ac
 /* The effective uid of the caller of call, from the bus or from SO_PEERCRED on a direct
  * connection; never from /proc, which would race with the caller exec'ing something else. */
 int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret);
+/* The same for a method handler: a failure also sets error, the reply the caller gets. */
+int bus_caller_uid(sd_bus_message *call, uid_t *ret, sd_bus_error *error);
 /* bus_message_get_caller_uid() remembers what a bus said of its last senders (unique names, never
  * reused while that bus runs); forget what it said of bus (NULL: of every bus) when that
  * connection goes away, before another could be allocated at the same address. */
