@@ -1332,17 +1332,32 @@ int manager_loop(Manager *m) {
 
                 idle = !m->options.no_idle_exit && !m->releasing_name && manager_is_idle(m);
                 if (manager_is_idle(m) && !m->trimmed) {
+                        uint64_t now, due;
+
                         /* Settled after a burst of work (runs, a long listing): hand the heap's
                          * free pages back, and end the user database's helper (uid-alloc.c),
-                         * once nothing happened for a moment. */
-                        r = sd_event_run(m->event, MIN(MANAGER_TRIM_DELAY_USEC, m->idle_timeout_usec));
+                         * once the service has been idle for a moment. Counted from when it
+                         * became idle, not from the last event: the bus's signals about other
+                         * peers wake the loop without bringing it work, and on a busy system
+                         * they never stop for a whole second. */
+                        r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
                         if (r < 0)
-                                return log_error_errno(r, "Failed to run the event loop: %m");
-                        if (r == 0) {
+                                return log_error_errno(r, "Failed to read the event loop's clock: %m");
+                        if (m->idle_since_usec == 0)
+                                m->idle_since_usec = now;
+                        due = m->idle_since_usec + MIN(MANAGER_TRIM_DELAY_USEC, m->idle_timeout_usec);
+                        if (now >= due) {
                                 uid_allocator_stop_lookups(m->uids);
                                 (void) malloc_trim(0);
                                 m->trimmed = true;
+                                m->idle_since_usec = 0;
+                                continue;
                         }
+                        r = sd_event_run(m->event, due - now);
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to run the event loop: %m");
+                        if (!manager_is_idle(m))
+                                m->idle_since_usec = 0;
                         continue;
                 }
                 r = sd_event_run(m->event, idle ? m->idle_timeout_usec : UINT64_MAX);

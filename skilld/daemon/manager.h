@@ -186,6 +186,7 @@ struct Manager {
 
         uint64_t idle_timeout_usec;
         bool trimmed;                   /* malloc_trim() done since the last event */
+        uint64_t idle_since_usec;       /* CLOCK_MONOTONIC when it last became idle, 0: busy or trimmed */
 };
 
 int manager_new(const ManagerOptions *o, Manager **ret);
