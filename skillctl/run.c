@@ -16,7 +16,6 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <systemd/sd-id128.h>
 
 #include "fileio.h"
 #include "json-format.h"
@@ -24,6 +23,7 @@
 #include "loader.h"
 #include "log.h"
 #include "parse-util.h"
+#include "random-id.h"
 #include "run-result.h"
 #include "run.h"
 #include "session-local.h"
@@ -480,14 +480,13 @@ static int run_print_unrun_json(const char *name, const char *hash, const char *
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         _cleanup_free_ char *text = NULL;
-        char id[SD_ID128_STRING_MAX];
-        sd_id128_t rid;
+        char id[RANDOM_ID_STRING_MAX];
         int r;
 
-        r = sd_id128_randomize(&rid);
+        r = random_id(id);
         if (r < 0)
                 return run_fail("Failed to generate a run id: %s", strerror(-r));
-        r = run_result_new_unrun(sd_id128_to_string(rid, id), name, hash, script, limits, status, message, &res);
+        r = run_result_new_unrun(id, name, hash, script, limits, status, message, &res);
         if (r < 0 || run_result_to_json(res, &j) < 0 || !(text = json_format(j)))
                 return log_oom(), EXIT_RUN_FAILED;
         (void) fputs(text, stdout);
@@ -507,10 +506,9 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_(session_freep) Session *session = NULL;
         _cleanup_close_ int session_fd = -EBADF;
         SkillDeclaredLimits declared;
-        char hash[65], id[SD_ID128_STRING_MAX];
+        char hash[65], id[RANDOM_ID_STRING_MAX];
         int *fds = NULL;
         size_t n_files = 0;
-        sd_id128_t rid;
         int r;
 
         r = run_load_skill(a, &skill, &entry);
@@ -537,10 +535,9 @@ static int run_embedded(const RunArgs *a) {
         if (env_fd >= 0 && env_search_paths(&env_search) < 0)
                 return log_oom(), EXIT_RUN_FAILED;
 
-        r = sd_id128_randomize(&rid);
+        r = random_id(id);
         if (r < 0)
                 return run_fail("Failed to generate a run id: %s", strerror(-r));
-        sd_id128_to_string(rid, id);
         if (!a->output_dir) {
                 default_dir = strdup_printf("skill-out/%s", id);
                 if (!default_dir)

@@ -24,7 +24,6 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <systemd/sd-id128.h>
 
 #include "error.h"
 #include "fileio.h"
@@ -33,6 +32,7 @@
 #include "json-format.h"
 #include "log.h"
 #include "parse-util.h"
+#include "random-id.h"
 #include "sandbox-internal.h"
 
 /* The largest input JSON accepted; it lives in the root tmpfs and, when small, the environment. */
@@ -323,7 +323,7 @@ static int request_check(const RunRequest *req, char **error) {
 
 static int result_new(const RunRequest *req, RunResult **ret) {
         _cleanup_(run_result_freep) RunResult *r = NULL;
-        char id[SD_ID128_STRING_MAX];
+        char id[RANDOM_ID_STRING_MAX];
 
         r = calloc(1, sizeof(RunResult));
         if (!r)
@@ -331,11 +331,10 @@ static int result_new(const RunRequest *req, RunResult **ret) {
         if (req->run_id)
                 r->run_id = strdup(req->run_id);
         else {
-                sd_id128_t rid;
-                int q = sd_id128_randomize(&rid);
+                int q = random_id(id);
                 if (q < 0)
                         return q;
-                r->run_id = strdup(sd_id128_to_string(rid, id));
+                r->run_id = strdup(id);
         }
         r->script = req->script ? strdup(req->script) : NULL;
         r->output_dir = strdup(req->output_dir);

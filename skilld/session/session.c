@@ -3,11 +3,11 @@
 #include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <systemd/sd-id128.h>
 #include <time.h>
 
 #include "error.h"
 #include "fileio.h"
+#include "random-id.h"
 #include "session.h"
 
 #define SESSION_JSON "session.json"
@@ -176,7 +176,6 @@ int session_create(SessionStore *st, uid_t owner, const char *skill, uint64_t tt
         _cleanup_close_ int fd = -EBADF;
         Session **all = NULL;
         size_t n = 0, mine = 0;
-        sd_id128_t rid;
         int r;
 
         r = session_list(st, &all, &n);
@@ -192,10 +191,9 @@ int session_create(SessionStore *st, uid_t owner, const char *skill, uint64_t tt
         s = calloc(1, sizeof(Session));
         if (!s)
                 return -ENOMEM;
-        r = sd_id128_randomize(&rid);
+        r = random_id(s->id);
         if (r < 0)
                 return error_setf(error, r, "Failed to make a session id: %s", strerror(-r));
-        sd_id128_to_string(rid, s->id);
         s->owner = owner;
         s->skill = strdup(skill);
         if (!s->skill)

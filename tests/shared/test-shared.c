@@ -1,11 +1,13 @@
 /* Tests for skilld/shared: the checked parsers, string helpers, atomic writes and hashing that
  * everything else trusts. */
 #include <sys/wait.h>
+#include <systemd/sd-id128.h>
 
 #include "error.h"
 #include "fileio.h"
 #include "hash.h"
 #include "parse-util.h"
+#include "random-id.h"
 #include "term-escape.h"
 #include "test-util.h"
 
@@ -367,6 +369,24 @@ START_TEST(test_term_escape) {
 }
 END_TEST
 
+/* Ids as sd-id128 makes them (the service's are compared with ours, and both show in one list):
+ * sd-id128 reads ours back as the same id, a version 4 UUID. */
+START_TEST(test_random_id) {
+        char a[RANDOM_ID_STRING_MAX], b[RANDOM_ID_STRING_MAX], again[SD_ID128_STRING_MAX];
+        sd_id128_t id;
+
+        ck_assert_int_eq(random_id(a), 0);
+        ck_assert_int_eq(random_id(b), 0);
+        ck_assert_uint_eq(strlen(a), 32);
+        ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
+        ck_assert_str_ne(a, b);
+        ck_assert_int_eq(sd_id128_from_string(a, &id), 0);
+        ck_assert_str_eq(sd_id128_to_string(id, again), a);
+        ck_assert_int_eq(a[12], '4');
+        ck_assert_ptr_nonnull(strchr("89ab", a[16]));
+}
+END_TEST
+
 static Suite *shared_suite(void) {
         Suite *s = suite_create("shared");
         TCase *tc = tcase_create("core");
@@ -387,6 +407,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_open_regular);
         tcase_add_test(tc, test_term_escape);
         tcase_add_test(tc, test_sha256);
+        tcase_add_test(tc, test_random_id);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
         suite_add_tcase(s, tc);
         return s;
