@@ -24,7 +24,7 @@ Client *client_free(Client *c) {
                 (void) kill(c->agent_pid, SIGTERM);
                 (void) waitpid(c->agent_pid, NULL, 0);
         }
-        sd_bus_flush_close_unref(c->bus);
+        sym_sd_bus_flush_close_unref(c->bus);
         free(c->where);
         free(c);
         return NULL;
@@ -37,17 +37,17 @@ static bool may_ask_password(void) {
 /* Whether an error of a call to the name means that nothing provides it, as opposed to a
  * service that exists and failed. */
 static bool error_is_no_service(const sd_bus_error *e) {
-        return sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
+        return sym_sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
 }
 
 /* 1: the service answered; 0: nothing provides it there; < 0: it exists and failed. */
 static int ping(sd_bus *bus, const char *destination, char **ret_reason, const char *where) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         /* Any message to the name activates it; Ping is answered by sd-bus itself, so this proves
          * the service runs without asking it for anything. */
-        r = sd_bus_call_method(bus, destination, SKILLD_BUS_PATH, "org.freedesktop.DBus.Peer", "Ping", &e,
+        r = sym_sd_bus_call_method(bus, destination, SKILLD_BUS_PATH, "org.freedesktop.DBus.Peer", "Ping", &e,
                                NULL, "");
         if (r >= 0)
                 return 1;
@@ -79,22 +79,22 @@ static int client_new(sd_bus **bus, const char *destination, const char *where, 
         }
         c->bus = TAKE_PTR(*bus);
         c->destination = destination;
-        c->can_pass_fds = sd_bus_can_send(c->bus, SD_BUS_TYPE_UNIX_FD) > 0;
+        c->can_pass_fds = sym_sd_bus_can_send(c->bus, SD_BUS_TYPE_UNIX_FD) > 0;
         *ret = c;
         return 0;
 }
 
 static int open_remote(Client **ret, char **ret_reason) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
         /* ssh to the host, where systemd-stdio-bridge connects to its system bus. */
-        r = sd_bus_open_system_remote(&bus, arg_host);
+        r = sym_sd_bus_open_system_remote(&bus, arg_host);
         if (r < 0) {
                 *ret_reason = strdup_printf("cannot connect to %s: %s", arg_host, strerror(-r));
                 return *ret_reason ? r : -ENOMEM;
         }
-        (void) sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
+        (void) sym_sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
         r = ping(bus, SKILLD_BUS_NAME, ret_reason, arg_host);
         if (r <= 0)
                 return r;
@@ -103,15 +103,15 @@ static int open_remote(Client **ret, char **ret_reason) {
 }
 
 static int open_system_bus(Client **ret, char **ret_reason) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
-        r = sd_bus_open_system(&bus);
+        r = sym_sd_bus_open_system(&bus);
         if (r < 0) {
                 *ret_reason = strdup_printf("no system bus (%s)", strerror(-r));
                 return *ret_reason ? 0 : -ENOMEM;
         }
-        (void) sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
+        (void) sym_sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
         r = ping(bus, SKILLD_BUS_NAME, ret_reason, "the system bus");
         if (r <= 0)
                 return r;
@@ -123,21 +123,21 @@ static int open_system_bus(Client **ret, char **ret_reason) {
  * names, no Hello. $SKILLD_BUS_ADDRESS names another one, for containers that mount it elsewhere
  * (and for tests). */
 static int open_private_bus(Client **ret, char **ret_reason) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *address = secure_getenv("SKILLD_BUS_ADDRESS") ?: SKILLD_PRIVATE_BUS_ADDRESS;
         const char *where = startswith(address, "unix:path=") ?: address;
         int r;
 
-        r = sd_bus_new(&bus);
+        r = sym_sd_bus_new(&bus);
         if (r < 0)
                 return r;
-        r = sd_bus_set_address(bus, address);
+        r = sym_sd_bus_set_address(bus, address);
         if (r < 0) {
                 *ret_reason = strdup_printf("$SKILLD_BUS_ADDRESS %s: %s", address, strerror(-r));
                 return *ret_reason ? r : -ENOMEM;
         }
-        (void) sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
-        r = sd_bus_start(bus);
+        (void) sym_sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
+        r = sym_sd_bus_start(bus);
         if (r == -ENOENT || r == -ECONNREFUSED) {
                 *ret_reason = strdup_printf("%s: %s", where, strerror(-r));
                 return *ret_reason ? 0 : -ENOMEM;
@@ -157,7 +157,12 @@ int client_open(Client **ret, char **ret_reason) {
         _cleanup_free_ char *reason_bus = NULL, *reason_socket = NULL;
         int r;
 
-        r = bus_errors_register();
+        /* An error, not "no service answered" (0): a system that may run the service has the
+         * library (the service links it), so its absence is a broken install, to be said. */
+        r = dlopen_libsystemd("talking to skilld", ret_reason);
+        if (r < 0)
+                return r;
+        r = sym_sd_bus_error_add_map(skilld_bus_error_map);
         if (r < 0)
                 return r;
 
@@ -235,17 +240,17 @@ void client_polkit_agent_open(Client *c) {
 
 int client_new_call(Client *c, const char *path, const char *interface, const char *member,
                     sd_bus_message **ret) {
-        return sd_bus_message_new_method_call(c->bus, ret, c->destination, path, interface, member);
+        return sym_sd_bus_message_new_method_call(c->bus, ret, c->destination, path, interface, member);
 }
 
 int client_call(Client *c, sd_bus_message *m, sd_bus_error *error, sd_bus_message **ret_reply) {
-        return sd_bus_call(c->bus, m, may_ask_password() ? CALL_TIMEOUT_INTERACTIVE_USEC : CALL_TIMEOUT_USEC,
+        return sym_sd_bus_call(c->bus, m, may_ask_password() ? CALL_TIMEOUT_INTERACTIVE_USEC : CALL_TIMEOUT_USEC,
                            error, ret_reply);
 }
 
 int client_call_method(Client *c, const char *path, const char *interface, const char *member,
                        sd_bus_error *error, sd_bus_message **ret_reply, const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
         int r;
 
@@ -254,7 +259,7 @@ int client_call_method(Client *c, const char *path, const char *interface, const
                 return r;
         if (!isempty(types)) {
                 va_start(ap, types);
-                r = sd_bus_message_appendv(m, types, ap);
+                r = sym_sd_bus_message_appendv(m, types, ap);
                 va_end(ap);
                 if (r < 0)
                         return r;
@@ -301,8 +306,8 @@ static const struct {
 int client_log_error(const char *what, const sd_bus_error *error, int r) {
         _cleanup_free_ char *message = NULL;
 
-        if (sd_bus_error_is_set(error)) {
-                r = -abs(sd_bus_error_get_errno(error) ?: EIO);
+        if (sym_sd_bus_error_is_set(error)) {
+                r = -abs(sym_sd_bus_error_get_errno(error) ?: EIO);
                 /* The service is trusted, a remote one less so, and messages quote what callers
                  * named: never let them write escape sequences. */
                 if (!isempty(error->message))
@@ -310,14 +315,14 @@ int client_log_error(const char *what, const sd_bus_error *error, int r) {
 
                 /* No agent of ours can answer for a call that comes from the host itself. */
                 if (arg_host &&
-                    sd_bus_error_has_name(error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED)) {
+                    sym_sd_bus_error_has_name(error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED)) {
                         log_error("%s: authentication is required, and skillctl cannot ask for it over "
                                   "SSH: run skillctl on %s, or ask its administrator for a polkit rule",
                                   what, arg_host);
                         return r;
                 }
                 for (size_t i = 0; i < ELEMENTSOF(error_texts); i++) {
-                        if (!sd_bus_error_has_name(error, error_texts[i].name))
+                        if (!sym_sd_bus_error_has_name(error, error_texts[i].name))
                                 continue;
                         if (error_texts[i].detail && message)
                                 log_error("%s: %s: %s", what, error_texts[i].text, message);
@@ -360,8 +365,8 @@ bool run_id_is_valid(const char *s, bool allow_prefix) {
  * one's id (NULL for none) and how many there are. -EOPNOTSUPP from a service older than the
  * method. */
 static int find_prefix(Client *c, const char *prefix, char **ret_id, uint64_t *ret_n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_free_ char *found = NULL;
         const char *id, *next;
         uint64_t older, n = 0;
@@ -370,18 +375,18 @@ static int find_prefix(Client *c, const char *prefix, char **ret_id, uint64_t *r
         /* Two are enough to know the prefix is ambiguous; the count of the others comes along. */
         r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRunsFiltered", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "a{sv}", 2, "prefix", "s", prefix, "limit", "u", 2);
+                r = sym_sd_bus_message_append(m, "a{sv}", 2, "prefix", "s", prefix, "limit", "u", 2);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the call: %m");
         r = client_call(c, m, &e, &reply);
-        if (r < 0 && sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_METHOD))
+        if (r < 0 && sym_sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_METHOD))
                 return -EOPNOTSUPP;
         if (r < 0)
                 return client_log_error("list runs", &e, r);
-        r = sd_bus_message_read(reply, "ts", &older, &next);
+        r = sym_sd_bus_message_read(reply, "ts", &older, &next);
         if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
+                r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
                                                   NULL, NULL, NULL)) > 0)
                 if (n++ == 0 && !(found = strdup(id)))
                         return log_oom();
@@ -394,8 +399,8 @@ static int find_prefix(Client *c, const char *prefix, char **ret_id, uint64_t *r
 
 /* The same among every run ListRuns() returns, for a service older than ListRunsFiltered(). */
 static int find_prefix_compat(Client *c, const char *prefix, char **ret_id, uint64_t *ret_n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *found = NULL;
         const char *id;
         uint64_t n = 0;
@@ -404,8 +409,8 @@ static int find_prefix_compat(Client *c, const char *prefix, char **ret_id, uint
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRuns", &e, &reply, NULL);
         if (r < 0)
                 return client_log_error("list runs", &e, r);
-        r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
                                                   NULL, NULL, NULL)) > 0)
                 if (startswith(id, prefix) && n++ == 0 && !(found = strdup(id)))
                         return log_oom();
@@ -440,8 +445,8 @@ static int resolve_prefix(Client *c, const char *prefix, char **ret_id) {
 }
 
 int client_get_run(Client *c, const char *id, char **ret_id, char **ret_path) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *full = NULL, *path = NULL, *what = NULL;
         const char *p;
         int r;
@@ -465,7 +470,7 @@ int client_get_run(Client *c, const char *id, char **ret_id, char **ret_path) {
                 what = strdup_printf("run %s", full);
                 return client_log_error(what ?: "run", &e, r);
         }
-        r = sd_bus_message_read(reply, "o", &p);
+        r = sym_sd_bus_message_read(reply, "o", &p);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply of GetRun: %m");
         path = strdup(p);
@@ -478,11 +483,11 @@ int client_get_run(Client *c, const char *id, char **ret_id, char **ret_path) {
 }
 
 int client_get_run_string(Client *c, const char *id, const char *path, const char *property, char **ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *what = NULL;
         int r;
 
-        r = sd_bus_get_property_string(c->bus, c->destination, path, SKILLD_BUS_RUN, property, &e, ret);
+        r = sym_sd_bus_get_property_string(c->bus, c->destination, path, SKILLD_BUS_RUN, property, &e, ret);
         if (r < 0) {
                 what = strdup_printf("run %s", id);
                 return client_log_error(what ?: "run", &e, r);

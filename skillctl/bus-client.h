@@ -7,8 +7,7 @@
  * `skillctl run` then runs embedded. */
 #pragma once
 
-#include <systemd/sd-bus.h>
-
+#include "sd-dlopen.h"
 #include "util.h"
 
 #define SKILLD_BUS_NAME "io.skilld.Skilld1"

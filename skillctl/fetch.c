@@ -155,8 +155,8 @@ static int copy_chunks(Client *c, const char *what, const char *path, const char
          * A sequence cut between two calls shows as bytes. */
         term_escape_init(&esc, dest_broken ? dest : -EBADF);
         for (;;) {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 const void *data = NULL;
                 size_t n = 0;
                 int r;
@@ -165,7 +165,7 @@ static int copy_chunks(Client *c, const char *what, const char *path, const char
                                        (uint64_t) READ_CHUNK_BYTES);
                 if (r < 0)
                         return client_log_error(what, &e, r);
-                r = sd_bus_message_read_array(reply, 'y', &data, &n);
+                r = sym_sd_bus_message_read_array(reply, 'y', &data, &n);
                 if (r < 0)
                         return log_error_errno(r, "%s: cannot read the reply: %m", what);
                 if (n > READ_CHUNK_BYTES) {
@@ -220,8 +220,8 @@ static int read_into_memfd(Client *c, const char *what, const char *path, const 
  * fills one of ours. */
 static int open_fd_call(Client *c, const char *what, const char *path, const char *member,
                         const char *read_member, const char *arg, int *ret_fd) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int fd, r;
 
         if (!c->can_pass_fds)
@@ -229,7 +229,7 @@ static int open_fd_call(Client *c, const char *what, const char *path, const cha
         r = client_call_method(c, path, SKILLD_BUS_RUN, member, &e, &reply, "s", arg);
         if (r < 0)
                 return client_log_error(what, &e, r);
-        r = sd_bus_message_read(reply, "h", &fd);
+        r = sym_sd_bus_message_read(reply, "h", &fd);
         if (r < 0)
                 return log_error_errno(r, "%s: cannot read the reply: %m", what);
         /* The message owns the fd it carries. */
@@ -285,10 +285,10 @@ int artifact_list_read(sd_bus_message *m, ArtifactInfo **ret, size_t *ret_n) {
         uint64_t size;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "(sts)");
+        r = sym_sd_bus_message_enter_container(m, 'a', "(sts)");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_read(m, "(sts)", &p, &size, &sha)) > 0) {
+        while ((r = sym_sd_bus_message_read(m, "(sts)", &p, &size, &sha)) > 0) {
                 ArtifactInfo *t = reallocarray(list, n + 1, sizeof(ArtifactInfo));
 
                 if (!t) {
@@ -304,7 +304,7 @@ int artifact_list_read(sd_bus_message *m, ArtifactInfo **ret, size_t *ret_n) {
                 n++;
         }
         if (r >= 0)
-                r = sd_bus_message_exit_container(m);
+                r = sym_sd_bus_message_exit_container(m);
         if (r < 0) {
                 artifact_info_free_many(list, n);
                 return r;
@@ -315,8 +315,8 @@ int artifact_list_read(sd_bus_message *m, ArtifactInfo **ret, size_t *ret_n) {
 }
 
 int client_list_artifacts(Client *c, const char *id, const char *path, ArtifactInfo **ret, size_t *ret_n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *what = strdup_printf("run %s", id);
         int r;
 

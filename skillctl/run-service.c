@@ -72,17 +72,17 @@ struct ServiceRun {
 };
 
 static void output_copy_close(OutputCopy *c) {
-        c->source = sd_event_source_disable_unref(c->source);
+        c->source = sym_sd_event_source_disable_unref(c->source);
         c->fd = safe_close(c->fd);
 }
 
 static void service_run_done(ServiceRun *s) {
         output_copy_close(&s->out);
         output_copy_close(&s->err);
-        s->grace = sd_event_source_disable_unref(s->grace);
-        s->log_poll = sd_event_source_disable_unref(s->log_poll);
-        s->event = sd_event_unref(s->event);
-        s->outcome = sd_bus_message_unref(s->outcome);
+        s->grace = sym_sd_event_source_disable_unref(s->grace);
+        s->log_poll = sym_sd_event_source_disable_unref(s->log_poll);
+        s->event = sym_sd_event_unref(s->event);
+        s->outcome = sym_sd_bus_message_unref(s->outcome);
         free(s->id);
         free(s->path);
 }
@@ -160,9 +160,9 @@ static int on_log_poll(sd_event_source *source, uint64_t usec, void *userdata) {
         /* The logs exist from submission on: a queued run's are empty. */
         copy_logs(s);
         if (s->log_failed || s->finished)
-                return sd_event_source_set_enabled(source, SD_EVENT_OFF);
-        (void) sd_event_source_set_time_relative(source, LOG_POLL_USEC);
-        return sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+                return sym_sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        (void) sym_sd_event_source_set_time_relative(source, LOG_POLL_USEC);
+        return sym_sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
 
 static int on_grace(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -184,7 +184,7 @@ static void finished_by_state(ServiceRun *s, const char *state) {
 
         s->finished = true;
         progress_clear(s);
-        r = sd_event_add_time_relative(s->event, &s->grace, CLOCK_MONOTONIC, OUTPUT_GRACE_USEC, 0,
+        r = sym_sd_event_add_time_relative(s->event, &s->grace, CLOCK_MONOTONIC, OUTPUT_GRACE_USEC, 0,
                                        on_grace, s);
         if (r < 0)
                 s->done = true;
@@ -194,15 +194,15 @@ static void finished_by_state(ServiceRun *s, const char *state) {
 /* GetOutcome: 1 when it answered (the outcome kept), 0 when the run still goes, < 0 when the
  * service cannot tell us that way. */
 static int get_outcome(ServiceRun *s) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *state;
         int r;
 
         r = client_call_method(s->client, s->path, SKILLD_BUS_RUN, "GetOutcome", &e, &reply, NULL);
         if (r < 0)
-                return sd_bus_error_has_name(&e, SKILLD_ERROR_RUN_ACTIVE) ? 0 : r;
-        r = sd_bus_message_read(reply, "s", &state);
+                return sym_sd_bus_error_has_name(&e, SKILLD_ERROR_RUN_ACTIVE) ? 0 : r;
+        r = sym_sd_bus_message_read(reply, "s", &state);
         if (r < 0)
                 return r;
         if (!streq(state, "finished") && !streq(state, "interrupted"))
@@ -223,7 +223,7 @@ static void check_finished(ServiceRun *s) {
                 /* An older service: from now on, the parts one by one. */
                 s->no_outcome = true;
         }
-        if (sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
+        if (sym_sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
                                        "State", NULL, &state) < 0)
                 return;
         finished_by_state(s, state);
@@ -233,7 +233,7 @@ static int on_run_started(sd_bus_message *m, void *userdata, sd_bus_error *error
         ServiceRun *s = userdata;
         const char *id;
 
-        if (sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
+        if (sym_sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
                 progress_clear(s);
         return 0;
 }
@@ -242,7 +242,7 @@ static int on_run_finished(sd_bus_message *m, void *userdata, sd_bus_error *erro
         ServiceRun *s = userdata;
         const char *id;
 
-        if (sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
+        if (sym_sd_bus_message_read(m, "s", &id) >= 0 && streq_ptr(id, s->id))
                 check_finished(s);
         return 0;
 }
@@ -251,7 +251,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
         ServiceRun *s = userdata;
         const char *name, *old_owner, *new_owner;
 
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !isempty(new_owner))
+        if (sym_sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !isempty(new_owner))
                 return 0;
         s->gone = true;
         s->done = true;
@@ -262,7 +262,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         ServiceRun *s = userdata;
 
-        if (!sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
+        if (!sym_sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
                 return 0;
         s->gone = true;
         s->done = true;
@@ -271,11 +271,11 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 
 static int on_cancel_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ServiceRun *s = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(m);
+        const sd_bus_error *e = sym_sd_bus_message_get_error(m);
         _cleanup_free_ char *what = NULL;
 
         /* Ended meanwhile: RunFinished is on its way, nothing to say. */
-        if (!e || sd_bus_error_has_name(e, SKILLD_ERROR_RUN_FINISHED))
+        if (!e || sym_sd_bus_error_has_name(e, SKILLD_ERROR_RUN_FINISHED))
                 return 0;
         what = strdup_printf("cancel run %s", s->id);
         (void) client_log_error(what ?: "cancel", e, -EIO);
@@ -283,7 +283,7 @@ static int on_cancel_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 }
 
 static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         ServiceRun *s = userdata;
         int r;
 
@@ -298,7 +298,7 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
         fprintf(stderr, "skillctl: canceling run %s (again to stop waiting)\n", s->id);
         r = client_new_call(s->client, s->path, SKILLD_BUS_RUN, "Cancel", &m);
         if (r >= 0)
-                r = sd_bus_call_async(s->client->bus, NULL, m, on_cancel_reply, s, 0);
+                r = sym_sd_bus_call_async(s->client->bus, NULL, m, on_cancel_reply, s, 0);
         if (r < 0)
                 log_error_errno(r, "Failed to cancel run %s: %m", s->id);
         return 0;
@@ -319,7 +319,7 @@ static int output_pipe(ServiceRun *s, OutputCopy *c, int dest, int *ret_write_fd
         term_escape_init(&c->esc, dest);
         if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        r = sd_event_add_io(s->event, &c->source, c->fd, EPOLLIN, on_output, c);
+        r = sym_sd_event_add_io(s->event, &c->source, c->fd, EPOLLIN, on_output, c);
         if (r < 0)
                 return r;
         *ret_write_fd = TAKE_FD(write_fd);
@@ -345,22 +345,22 @@ static int append_limits(sd_bus_message *m, const RunArgs *a) {
          * sending ours could even need io.skilld.raise-limits. */
         if (a->limits_set == 0)
                 return 0;
-        r = sd_bus_message_open_container(m, 'e', "sv");
+        r = sym_sd_bus_message_open_container(m, 'e', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "limits");
+                r = sym_sd_bus_message_append(m, "s", "limits");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a{st}");
+                r = sym_sd_bus_message_open_container(m, 'v', "a{st}");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{st}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{st}");
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++)
                 if (a->limits_set & names[i].bit)
-                        r = sd_bus_message_append(m, "{st}", names[i].name, values[i]);
+                        r = sym_sd_bus_message_append(m, "{st}", names[i].name, values[i]);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         return r;
 }
 
@@ -369,27 +369,27 @@ static int append_env(sd_bus_message *m, char **env) {
 
         if (strv_length(env) == 0)
                 return 0;
-        r = sd_bus_message_open_container(m, 'e', "sv");
+        r = sym_sd_bus_message_open_container(m, 'e', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "env");
+                r = sym_sd_bus_message_append(m, "s", "env");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a{ss}");
+                r = sym_sd_bus_message_open_container(m, 'v', "a{ss}");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{ss}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{ss}");
         STRV_FOREACH(e, env) {
                 /* Checked by sandbox_env_check() when parsed: NAME=VALUE with a valid name. */
                 _cleanup_free_ char *name = strndup(*e, strcspn(*e, "="));
 
                 if (r < 0)
                         break;
-                r = name ? sd_bus_message_append(m, "{ss}", name, *e + strlen(name) + 1) : -ENOMEM;
+                r = name ? sym_sd_bus_message_append(m, "{ss}", name, *e + strlen(name) + 1) : -ENOMEM;
         }
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         return r;
 }
 
@@ -402,22 +402,22 @@ static int append_files(sd_bus_message *m, const RunFile *files, size_t n, bool 
                 count += files[i].folder == folders;
         if (count == 0)
                 return 0;
-        r = sd_bus_message_open_container(m, 'e', "sv");
+        r = sym_sd_bus_message_open_container(m, 'e', "sv");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", folders ? "folders" : "files");
+                r = sym_sd_bus_message_append(m, "s", folders ? "folders" : "files");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a{sh}");
+                r = sym_sd_bus_message_open_container(m, 'v', "a{sh}");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{sh}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{sh}");
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (files[i].folder == folders)
-                        r = sd_bus_message_append(m, "{sh}", files[i].name, files[i].fd);
+                        r = sym_sd_bus_message_append(m, "{sh}", files[i].name, files[i].fd);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         return r;
 }
 
@@ -425,7 +425,7 @@ static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *fi
                           int stdout_fd, int stderr_fd) {
         int r;
 
-        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0)
                 r = append_limits(m, a);
         if (r >= 0)
@@ -435,20 +435,20 @@ static int append_options(sd_bus_message *m, const RunArgs *a, const RunFile *fi
         if (r >= 0)
                 r = append_files(m, files, n_files, true);
         if (r >= 0 && a->network)
-                r = sd_bus_message_append(m, "{sv}", "network", "b", 1);
+                r = sym_sd_bus_message_append(m, "{sv}", "network", "b", 1);
         /* exec: the arguments are the whole command, and no script is named. */
         if (r >= 0 && a->exec)
-                r = sd_bus_message_append(m, "{sv}", "command", "b", 1);
+                r = sym_sd_bus_message_append(m, "{sv}", "command", "b", 1);
         if (r >= 0 && a->cwd)
-                r = sd_bus_message_append(m, "{sv}", "cwd", "s", a->cwd);
+                r = sym_sd_bus_message_append(m, "{sv}", "cwd", "s", a->cwd);
         if (r >= 0 && a->session)
-                r = sd_bus_message_append(m, "{sv}", "session", "s", a->session);
+                r = sym_sd_bus_message_append(m, "{sv}", "session", "s", a->session);
         if (r >= 0 && stdout_fd >= 0)
-                r = sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
+                r = sym_sd_bus_message_append(m, "{sv}", "stdout", "h", stdout_fd);
         if (r >= 0 && stderr_fd >= 0)
-                r = sd_bus_message_append(m, "{sv}", "stderr", "h", stderr_fd);
+                r = sym_sd_bus_message_append(m, "{sv}", "stderr", "h", stderr_fd);
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         return r;
 }
 
@@ -498,12 +498,12 @@ static int outcome_read(sd_bus_message *m, const char **ret_state, const char **
         const char *name;
         int fd, r;
 
-        r = sd_bus_message_rewind(m, true);
+        r = sym_sd_bus_message_rewind(m, true);
         if (r >= 0)
-                r = sd_bus_message_read(m, "ss", ret_state, ret_result);
+                r = sym_sd_bus_message_read(m, "ss", ret_state, ret_result);
         if (r >= 0)
-                r = sd_bus_message_enter_container(m, 'a', "{sh}");
-        while (r >= 0 && (r = sd_bus_message_read(m, "{sh}", &name, &fd)) > 0) {
+                r = sym_sd_bus_message_enter_container(m, 'a', "{sh}");
+        while (r >= 0 && (r = sym_sd_bus_message_read(m, "{sh}", &name, &fd)) > 0) {
                 int i = streq(name, "stdout") ? 0 : streq(name, "stderr") ? 1 : -1;
 
                 if (i < 0 || o->log_fd[i] >= 0)
@@ -513,7 +513,7 @@ static int outcome_read(sd_bus_message *m, const char **ret_state, const char **
                         return -errno;
         }
         if (r >= 0)
-                r = sd_bus_message_exit_container(m);
+                r = sym_sd_bus_message_exit_container(m);
         if (r >= 0)
                 r = artifact_list_read(m, &o->artifacts, &o->n_artifacts);
         return r;
@@ -645,8 +645,8 @@ static int report(ServiceRun *s) {
 
 static int submit(ServiceRun *s, bool installed, int skill_fd, const char *script, const RunFile *files,
                   size_t n_files) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_close_ int out_w = -EBADF, err_w = -EBADF;
         _cleanup_free_ char *state = NULL;
         Client *c = s->client;
@@ -663,14 +663,14 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
 
         r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, installed ? "RunInstalled" : "Run", &m);
         if (r >= 0)
-                r = installed ? sd_bus_message_append(m, "s", s->args->skill)
-                              : sd_bus_message_append(m, "h", skill_fd);
+                r = installed ? sym_sd_bus_message_append(m, "s", s->args->skill)
+                              : sym_sd_bus_message_append(m, "h", skill_fd);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", strempty(script));
+                r = sym_sd_bus_message_append(m, "s", strempty(script));
         if (r >= 0)
-                r = sd_bus_message_append_strv(m, s->args->args);
+                r = sym_sd_bus_message_append_strv(m, s->args->args);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", strempty(s->args->input));
+                r = sym_sd_bus_message_append(m, "s", strempty(s->args->input));
         if (r >= 0)
                 r = append_options(m, s->args, files, n_files, out_w, err_w);
         if (r < 0)
@@ -680,7 +680,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         r = client_call(c, m, &e, &reply);
         if (r < 0)
                 return client_log_error(s->args->skill, &e, r);
-        r = sd_bus_message_read(reply, "so", &id, &path);
+        r = sym_sd_bus_message_read(reply, "so", &id, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply of Run: %m");
         s->id = strdup(id);
@@ -689,7 +689,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
                 return log_oom();
 
         /* The service holds its copies now; ours must go, or our read ends never see EOF. */
-        m = sd_bus_message_unref(m);
+        m = sym_sd_bus_message_unref(m);
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
 
@@ -698,7 +698,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
          * waits in our queue if it came while we waited for the reply. */
         if (!s->show_progress)
                 return 0;
-        r = sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
+        r = sym_sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
                                        &state);
         if (r >= 0 && streq(state, "queued"))
                 progress_show(s, "run %s is queued, waiting for a free slot...", s->id);
@@ -717,7 +717,7 @@ int run_via_service(Client *c, RunArgs *a) {
         };
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(skill_entry_done) SkillEntry entry = {};
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot_finished = NULL, *slot_started = NULL,
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *slot_finished = NULL, *slot_started = NULL,
                                                   *slot_owner = NULL, *slot_filter = NULL;
         _cleanup_free_ RunFile *files = NULL;
         _cleanup_free_ char *error = NULL;
@@ -751,9 +751,9 @@ int run_via_service(Client *c, RunArgs *a) {
                 return EXIT_RUN_FAILED;
         }
 
-        r = sd_event_new(&s.event);
+        r = sym_sd_event_new(&s.event);
         if (r >= 0)
-                r = sd_bus_attach_event(c->bus, s.event, SD_EVENT_PRIORITY_NORMAL);
+                r = sym_sd_bus_attach_event(c->bus, s.event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0) {
                 run_close_files(fds, n_files);
                 return run_fail("Failed to set up the event loop: %s", strerror(-r));
@@ -771,26 +771,26 @@ int run_via_service(Client *c, RunArgs *a) {
         r = 0;
         for (int sig = 1; r >= 0 && sig < _NSIG; sig++)
                 if (sigismember(&mask, sig) > 0)
-                        r = sd_event_add_signal(s.event, NULL, sig, on_signal, &s);
+                        r = sym_sd_event_add_signal(s.event, NULL, sig, on_signal, &s);
 
         /* Before Run: a run may end before its reply is read. Not waiting for the bus to confirm
          * each match saves three round trips: it handles our AddMatch calls before our Run, and a
          * match it refuses fails the connection (sd-bus does so when no install callback is
          * given), which we notice as the service gone. */
         if (r >= 0)
-                r = sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
+                r = sym_sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
                                               SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL, &s);
         if (r >= 0)
-                r = sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
+                r = sym_sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
                                               SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL, &s);
         if (r >= 0 && c->destination)
-                r = sd_bus_add_match_async(c->bus, &slot_owner,
+                r = sym_sd_bus_add_match_async(c->bus, &slot_owner,
                                            "type='signal',sender='org.freedesktop.DBus',"
                                            "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
                                            "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
                                            on_name_owner_changed, NULL, &s);
         if (r >= 0)
-                r = sd_bus_add_filter(c->bus, &slot_filter, on_message, &s);
+                r = sym_sd_bus_add_filter(c->bus, &slot_filter, on_message, &s);
         if (r < 0) {
                 run_close_files(fds, n_files);
                 return run_fail("Failed to watch the run: %s", strerror(-r));
@@ -806,7 +806,7 @@ int run_via_service(Client *c, RunArgs *a) {
                 return r == -ENOMEDIUM ? RUN_EXIT_ENVIRONMENT : EXIT_RUN_FAILED;
 
         if (!c->can_pass_fds && !a->json) {
-                r = sd_event_add_time_relative(s.event, &s.log_poll, CLOCK_MONOTONIC, LOG_POLL_USEC, 0,
+                r = sym_sd_event_add_time_relative(s.event, &s.log_poll, CLOCK_MONOTONIC, LOG_POLL_USEC, 0,
                                                on_log_poll, &s);
                 if (r < 0)
                         return run_fail("run %s: cannot watch its output: %s", s.id, strerror(-r));
@@ -814,7 +814,7 @@ int run_via_service(Client *c, RunArgs *a) {
 
         maybe_exit(&s);
         while (!s.done) {
-                r = sd_event_run(s.event, UINT64_MAX);
+                r = sym_sd_event_run(s.event, UINT64_MAX);
                 if (r < 0)
                         return run_fail("run %s: event loop failed: %s", s.id, strerror(-r));
         }

@@ -10,8 +10,8 @@
 #define SKILLD_BUS_SESSION SKILLD_BUS_NAME ".Session"
 
 int session_service_create(Client *c, const char *skill_arg, uint64_t ttl_usec, Session **ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         const char *name = skill_arg, *id, *path;
         int r;
@@ -28,23 +28,23 @@ int session_service_create(Client *c, const char *skill_arg, uint64_t ttl_usec, 
         }
         r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "CreateSession", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", name);
+                r = sym_sd_bus_message_append(m, "s", name);
         if (r >= 0)
-                r = ttl_usec > 0 ? sd_bus_message_append(m, "a{sv}", 1, "ttl", "t", ttl_usec)
-                                 : sd_bus_message_append(m, "a{sv}", 0);
+                r = ttl_usec > 0 ? sym_sd_bus_message_append(m, "a{sv}", 1, "ttl", "t", ttl_usec)
+                                 : sym_sd_bus_message_append(m, "a{sv}", 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the request: %m");
         r = client_call(c, m, &e, &reply);
         if (r < 0)
                 return client_log_error("session create", &e, r);
-        r = sd_bus_message_read(reply, "so", &id, &path);
+        r = sym_sd_bus_message_read(reply, "so", &id, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply: %m");
         return session_service_get(c, id, ret);
 }
 
 int session_service_get(Client *c, const char *id, Session **ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(session_freep) Session *s = NULL;
         _cleanup_free_ char *path = NULL;
         uint32_t owner = 0;
@@ -61,21 +61,21 @@ int session_service_get(Client *c, const char *id, Session **ret) {
         if (!path || !s)
                 return log_oom();
         memcpy(s->id, id, SESSION_ID_LEN + 1);
-        r = sd_bus_get_property_string(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Skill", &e, &s->skill);
+        r = sym_sd_bus_get_property_string(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Skill", &e, &s->skill);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Owner", &e, 'u',
+                r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Owner", &e, 'u',
                                                 &owner);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
+                r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
                                                 "CreatedTimestamp", &e, 't', &s->created_usec);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
+                r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
                                                 "LastUsedTimestamp", &e, 't', &s->used_usec);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "IdleTTL", &e,
+                r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "IdleTTL", &e,
                                                 't', &s->ttl_usec);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Quota", &e,
+                r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Quota", &e,
                                                 't', &s->quota_bytes);
         if (r < 0)
                 return client_log_error(id, &e, r);
@@ -89,13 +89,13 @@ int session_service_usage(Client *c, const char *id, uint64_t *ret) {
 
         if (!path)
                 return -ENOMEM;
-        return sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Usage", NULL, 't',
+        return sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Usage", NULL, 't',
                                            ret);
 }
 
 int session_service_list(Client *c, bool all, Session ***ret, uint64_t **ret_usage, size_t *ret_n) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Session **v = NULL;
         uint64_t *usage = NULL;
         size_t n = 0;
@@ -107,8 +107,8 @@ int session_service_list(Client *c, bool all, Session ***ret, uint64_t **ret_usa
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSessions", &e, &reply, "b", all);
         if (r < 0)
                 return client_log_error("session list", &e, r);
-        r = sd_bus_message_enter_container(reply, 'a', "(sosuttt)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(sosuttt)", &id, &path, &skill, &owner, &expires, &used,
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(sosuttt)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sosuttt)", &id, &path, &skill, &owner, &expires, &used,
                                                   &quota)) > 0) {
                 Session *s = calloc(1, sizeof(Session)), **nv = reallocarray(v, n + 1, sizeof(Session *));
                 uint64_t *nu = nv ? reallocarray(usage, n + 1, sizeof(uint64_t)) : NULL;
@@ -142,7 +142,7 @@ int session_service_list(Client *c, bool all, Session ***ret, uint64_t **ret_usa
 }
 
 int session_service_remove(Client *c, const char *id) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "RemoveSession", &e, NULL, "s", id);

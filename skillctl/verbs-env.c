@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <systemd/sd-journal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -298,8 +297,8 @@ static void log_copier_finish(pid_t pid) {
 static int env_build_service(const LocalSkill *skill, const char *path, const char *index_url, char **resolvers,
                              bool rebuild, bool json, int *ret_status, char **ret_reason) {
         _cleanup_(client_freep) Client *c = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_close_pair_ int pipe_fds[2] = { -EBADF, -EBADF };
         _cleanup_strv_free_ char **missing = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -339,47 +338,47 @@ static int env_build_service(const LocalSkill *skill, const char *path, const ch
         client_polkit_agent_open(c);
         r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "BuildEnvironment", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "h", fd);
+                r = sym_sd_bus_message_append(m, "h", fd);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{sv}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0)
-                r = sd_bus_message_append(m, "{sv}", "log", "h", pipe_fds[1]);
+                r = sym_sd_bus_message_append(m, "{sv}", "log", "h", pipe_fds[1]);
         if (r >= 0 && index_url)
-                r = sd_bus_message_append(m, "{sv}", "index-url", "s", index_url);
+                r = sym_sd_bus_message_append(m, "{sv}", "index-url", "s", index_url);
         if (r >= 0 && rebuild)
-                r = sd_bus_message_append(m, "{sv}", "rebuild", "b", 1);
+                r = sym_sd_bus_message_append(m, "{sv}", "rebuild", "b", 1);
         if (r >= 0 && resolvers) {
-                r = sd_bus_message_open_container(m, 'e', "sv");
+                r = sym_sd_bus_message_open_container(m, 'e', "sv");
                 if (r >= 0)
-                        r = sd_bus_message_append(m, "s", "resolvers");
+                        r = sym_sd_bus_message_append(m, "s", "resolvers");
                 if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "as");
+                        r = sym_sd_bus_message_open_container(m, 'v', "as");
                 if (r >= 0)
-                        r = sd_bus_message_append_strv(m, resolvers);
+                        r = sym_sd_bus_message_append_strv(m, resolvers);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
         }
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         /* The message holds copies: ours would keep the log open after the service's end. */
         pipe_fds[1] = safe_close(pipe_fds[1]);
         fd = safe_close(fd);
         (void) clock_gettime(CLOCK_MONOTONIC, &t0);
         if (r >= 0)
-                r = sd_bus_call(c->bus, m, BUILD_CALL_TIMEOUT_USEC, &e, &reply);
+                r = sym_sd_bus_call(c->bus, m, BUILD_CALL_TIMEOUT_USEC, &e, &reply);
         (void) clock_gettime(CLOCK_MONOTONIC, &t1);
-        m = sd_bus_message_unref(m);
+        m = sym_sd_bus_message_unref(m);
         log_copier_finish(copier);
         if (r < 0) {
                 r = client_log_error(path, &e, r);
-                *ret_status = sd_bus_error_has_name(&e, SKILLD_ERROR_INVALID_SKILL) ? EXIT_INVALID : EXIT_FAILURE;
+                *ret_status = sym_sd_bus_error_has_name(&e, SKILLD_ERROR_INVALID_SKILL) ? EXIT_INVALID : EXIT_FAILURE;
                 return 1;
         }
-        r = sd_bus_message_read(reply, "sb", &id, &cached);
+        r = sym_sd_bus_message_read(reply, "sb", &id, &cached);
         if (r >= 0)
-                r = sd_bus_message_read_strv(reply, &missing);
+                r = sym_sd_bus_message_read_strv(reply, &missing);
         if (r < 0) {
                 log_error_errno(r, "Failed to parse the reply of BuildEnvironment: %m");
                 *ret_status = EXIT_FAILURE;
@@ -564,9 +563,10 @@ static int verb_env_build(int argc, char *argv[]) {
                 return EXIT_INVALID;
         }
         (void) clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (system && !res.cached)
-                /* The service's environments are the admin's business: one journal entry each. */
-                (void) sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): %d packages resolved, %zu missing",
+        /* The service's environments are the admin's business: one journal entry each. Best effort,
+         * as the service's own entries: without libsystemd there is no journal to write to either. */
+        if (system && !res.cached && dlopen_libsystemd("the journal entry", NULL) >= 0)
+                (void) sym_sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): %d packages resolved, %zu missing",
                                        res.id, skill.skill->name, hash,
                                        cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved")),
                                        strv_length(res.missing),

@@ -72,10 +72,10 @@ static int read_named_values(sd_bus_message *m, NamedValue **ret, size_t *ret_n)
         uint64_t value;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{st}");
+        r = sym_sd_bus_message_enter_container(m, 'a', "{st}");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_read(m, "{st}", &name, &value)) > 0) {
+        while ((r = sym_sd_bus_message_read(m, "{st}", &name, &value)) > 0) {
                 NamedValue *t = reallocarray(v, n + 1, sizeof(NamedValue));
 
                 if (!t) {
@@ -92,7 +92,7 @@ static int read_named_values(sd_bus_message *m, NamedValue **ret, size_t *ret_n)
                 n++;
         }
         if (r >= 0)
-                r = sd_bus_message_exit_container(m);
+                r = sym_sd_bus_message_exit_container(m);
         if (r < 0) {
                 named_values_free(v, n);
                 return r;
@@ -133,7 +133,7 @@ static int read_property(sd_bus_message *m, const char *name, RunInfo *i) {
         char type;
         int r;
 
-        r = sd_bus_message_peek_type(m, &type, &contents);
+        r = sym_sd_bus_message_peek_type(m, &type, &contents);
         if (r < 0)
                 return r;
         for (size_t k = 0; k < ELEMENTSOF(table); k++) {
@@ -141,14 +141,14 @@ static int read_property(sd_bus_message *m, const char *name, RunInfo *i) {
 
                 if (!streq(name, table[k].name) || !streq(contents, table[k].signature))
                         continue;
-                r = sd_bus_message_enter_container(m, 'v', contents);
+                r = sym_sd_bus_message_enter_container(m, 'v', contents);
                 if (r < 0)
                         return r;
                 switch (contents[0]) {
                 case 's': {
                         const char *s;
 
-                        r = sd_bus_message_read(m, "s", &s);
+                        r = sym_sd_bus_message_read(m, "s", &s);
                         if (r >= 0) {
                                 free(*(char **) p);
                                 *(char **) p = strdup(s);
@@ -161,26 +161,26 @@ static int read_property(sd_bus_message *m, const char *name, RunInfo *i) {
                         if (streq(contents, "as")) {
                                 strv_free(*(char ***) p);
                                 *(char ***) p = NULL;
-                                r = sd_bus_message_read_strv(m, (char ***) p);
+                                r = sym_sd_bus_message_read_strv(m, (char ***) p);
                         } else if (p == &i->limits)
                                 r = read_named_values(m, &i->limits, &i->n_limits);
                         else
                                 r = read_named_values(m, &i->usage, &i->n_usage);
                         break;
                 default:
-                        r = sd_bus_message_read_basic(m, contents[0], p);
+                        r = sym_sd_bus_message_read_basic(m, contents[0], p);
                         break;
                 }
                 if (r < 0)
                         return r;
-                return sd_bus_message_exit_container(m);
+                return sym_sd_bus_message_exit_container(m);
         }
-        return sd_bus_message_skip(m, "v");
+        return sym_sd_bus_message_skip(m, "v");
 }
 
 static int run_info_get(Client *c, const char *id, const char *path, RunInfo *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *what = strdup_printf("run %s", id);
         RunInfo i = { .exit_code = -1 };
         const char *name;
@@ -193,13 +193,13 @@ static int run_info_get(Client *c, const char *id, const char *path, RunInfo *re
         if (r < 0)
                 return client_log_error(what, &e, r);
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                r = sd_bus_message_read(reply, "s", &name);
+        r = sym_sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sym_sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sym_sd_bus_message_read(reply, "s", &name);
                 if (r >= 0)
                         r = read_property(reply, name, &i);
                 if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
+                        r = sym_sd_bus_message_exit_container(reply);
         }
         if (r < 0) {
                 run_info_done(&i);
@@ -384,10 +384,10 @@ static int list_add_runs(ListOutput *o, sd_bus_message *reply, uint64_t skip) {
         int32_t exit_code;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         for (; r >= 0 && skip > 0; skip--)
-                r = sd_bus_message_skip(reply, "(sossussitt)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
+                r = sym_sd_bus_message_skip(reply, "(sossussitt)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
                                                   &state, &status, &exit_code, &created, &ended)) > 0) {
                 r = list_add_run(o, id, path, skill, script, owner, state, status, exit_code, created, ended);
                 if (r < 0)
@@ -395,7 +395,7 @@ static int list_add_runs(ListOutput *o, sd_bus_message *reply, uint64_t skip) {
         }
         if (r < 0)
                 return r;
-        return sd_bus_message_exit_container(reply);
+        return sym_sd_bus_message_exit_container(reply);
 }
 
 /* The newest lines runs (UINT64_MAX: all) through ListRunsFiltered(), a page a call, each page
@@ -410,33 +410,33 @@ static int list_fetch(Client *c, bool all, uint64_t lines, sd_bus_message ***ret
         int r = 0;
 
         for (;;) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
                 uint32_t limit = (uint32_t) MIN(lines - got, (uint64_t) LIST_PAGE_MAX);
                 sd_bus_message **l;
                 const char *next;
 
                 r = client_new_call(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListRunsFiltered", &m);
                 if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'a', "{sv}");
+                        r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
                 if (r >= 0)
-                        r = sd_bus_message_append(m, "{sv}", "limit", "u", limit);
+                        r = sym_sd_bus_message_append(m, "{sv}", "limit", "u", limit);
                 if (r >= 0 && all)
-                        r = sd_bus_message_append(m, "{sv}", "all", "b", 1);
+                        r = sym_sd_bus_message_append(m, "{sv}", "all", "b", 1);
                 if (r >= 0 && cursor)
-                        r = sd_bus_message_append(m, "{sv}", "before", "s", cursor);
+                        r = sym_sd_bus_message_append(m, "{sv}", "before", "s", cursor);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
                 if (r < 0)
                         break;
                 r = client_call(c, m, error, &reply);
                 if (r < 0) {
-                        if (n == 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
+                        if (n == 0 && sym_sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
                                 r = -EOPNOTSUPP;
                         break;
                 }
                 /* The count and the cursor come first; the runs are read later, the reply left at
                  * them. */
-                r = sd_bus_message_read(reply, "ts", &older, &next);
+                r = sym_sd_bus_message_read(reply, "ts", &older, &next);
                 if (r < 0)
                         break;
                 l = reallocarray(pages, n + 1, sizeof(sd_bus_message *));
@@ -459,7 +459,7 @@ static int list_fetch(Client *c, bool all, uint64_t lines, sd_bus_message ***ret
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        sd_bus_message_unref(pages[i]);
+                        sym_sd_bus_message_unref(pages[i]);
                 free(pages);
                 return r;
         }
@@ -473,7 +473,7 @@ static int list_fetch(Client *c, bool all, uint64_t lines, sd_bus_message ***ret
  * them come, the oldest beyond lines are skipped here. */
 static int list_fetch_compat(Client *c, bool all, uint64_t lines, sd_bus_message **ret_reply, uint64_t *ret_skip,
                              sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uint64_t n = 0;
         int r;
 
@@ -482,11 +482,11 @@ static int list_fetch_compat(Client *c, bool all, uint64_t lines, sd_bus_message
         if (r < 0)
                 return r;
         if (lines != UINT64_MAX) {
-                r = sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
-                while (r >= 0 && (r = sd_bus_message_skip(reply, "(sossussitt)")) > 0)
+                r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
+                while (r >= 0 && (r = sym_sd_bus_message_skip(reply, "(sossussitt)")) > 0)
                         n++;
                 if (r >= 0)
-                        r = sd_bus_message_rewind(reply, true);
+                        r = sym_sd_bus_message_rewind(reply, true);
                 if (r < 0)
                         return r;
         }
@@ -517,8 +517,8 @@ int verb_list(int argc, char *argv[]) {
                 { "lines", required_argument, NULL, 'n' },
                 {}
         };
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *compat = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *compat = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
@@ -567,7 +567,7 @@ int verb_list(int argc, char *argv[]) {
                 client_polkit_agent_open(c);
         r = list_fetch(c, all, lines, &pages, &n_pages, &older, &e);
         if (r == -EOPNOTSUPP) {
-                sd_bus_error_free(&e);
+                sym_sd_bus_error_free(&e);
                 r = list_fetch_compat(c, all, lines, &compat, &older, &e);
         }
         if (r < 0)
@@ -587,7 +587,7 @@ int verb_list(int argc, char *argv[]) {
         for (size_t i = n_pages; r >= 0 && i > 0; i--)
                 r = list_add_runs(&o, pages[i - 1], 0);
         for (size_t i = 0; i < n_pages; i++)
-                sd_bus_message_unref(pages[i]);
+                sym_sd_bus_message_unref(pages[i]);
         free(pages);
         owner_cache_done(&o.owners);
         if (r == -ENOMEM)
@@ -828,7 +828,7 @@ static int on_finished(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Follow *f = userdata;
         const char *id;
 
-        if (sd_bus_message_read(m, "s", &id) >= 0 && streq(id, f->id))
+        if (sym_sd_bus_message_read(m, "s", &id) >= 0 && streq(id, f->id))
                 f->finished = true;
         return 0;
 }
@@ -842,7 +842,7 @@ int verb_logs(int argc, char *argv[]) {
                 {}
         };
         static const char *const names[] = { "stdout", "stderr" };
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_free_ char *id = NULL, *path = NULL, *state = NULL;
         _cleanup_close_pair_ int fds[2] = { -EBADF, -EBADF };
@@ -884,7 +884,7 @@ int verb_logs(int argc, char *argv[]) {
 
         /* The match before the state: a run ending in between is seen either way. */
         if (follow) {
-                r = sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
+                r = sym_sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
                                         "RunFinished", on_finished, &f);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch run %s: %m", id), EXIT_FAILURE;
@@ -947,8 +947,8 @@ int verb_logs(int argc, char *argv[]) {
                 }
 
                 /* A stored log grows without telling: look again soon, or at the end. */
-                r = sd_bus_wait(c->bus, FOLLOW_INTERVAL_USEC);
-                while (r >= 0 && (r = sd_bus_process(c->bus, NULL)) > 0)
+                r = sym_sd_bus_wait(c->bus, FOLLOW_INTERVAL_USEC);
+                while (r >= 0 && (r = sym_sd_bus_process(c->bus, NULL)) > 0)
                         ;
                 if (r < 0)
                         return log_error_errno(r, "run %s: lost the service: %m", id), EXIT_FAILURE;
@@ -1033,7 +1033,7 @@ static int on_wake(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 }
 
 int verb_wait(int argc, char *argv[]) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_free_ char *id = NULL, *path = NULL;
         bool json = false;
@@ -1052,7 +1052,7 @@ int verb_wait(int argc, char *argv[]) {
 
         /* The match first, then the state: the end cannot slip in between. The signal only says
          * when to look again; the run object says whether it ended. */
-        r = sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
+        r = sym_sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
                                 "RunFinished", on_wake, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch run %s: %m", id), EXIT_RUN_FAILED;
@@ -1066,8 +1066,8 @@ int verb_wait(int argc, char *argv[]) {
 
                 /* Until a message comes, or a while: a service that died sends no RunFinished, and
                  * asking again activates a new one, which marks the run interrupted. */
-                r = sd_bus_wait(c->bus, WAIT_RECHECK_USEC);
-                while (r >= 0 && (r = sd_bus_process(c->bus, NULL)) > 0)
+                r = sym_sd_bus_wait(c->bus, WAIT_RECHECK_USEC);
+                while (r >= 0 && (r = sym_sd_bus_process(c->bus, NULL)) > 0)
                         ;
                 if (r < 0)
                         return log_error_errno(r, "run %s: lost the service while waiting: %m", id),
@@ -1086,7 +1086,7 @@ static int call_each(int argc, char *argv[], const char *member) {
                 return r;
         client_polkit_agent_open(c);
         for (int k = optind; k < argc; k++) {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_free_ char *id = NULL, *path = NULL, *what = NULL;
 
                 r = client_get_run(c, argv[k], &id, &path);

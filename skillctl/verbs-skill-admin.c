@@ -53,8 +53,8 @@ int verb_skill_list(int argc, char *argv[]) {
                 { "quiet", no_argument, NULL, 'q' },
                 {}
         };
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(cJSON_Deletep) cJSON *arr = NULL;
@@ -106,9 +106,9 @@ int verb_skill_list(int argc, char *argv[]) {
         if (r < 0)
                 return client_exit_status(client_log_error("skill list", &e, r));
 
-        r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(ssss)");
         while (r >= 0 &&
-               (r = sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
+               (r = sym_sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
                 cJSON *o;
 
                 if (quiet) {
@@ -140,8 +140,8 @@ int verb_skill_install(int argc, char *argv[]) {
                 { "replace", no_argument, NULL, 'r' },
                 {}
         };
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(local_skill_done) LocalSkill skill = LOCAL_SKILL_NULL;
         _cleanup_(client_freep) Client *c = NULL;
         _cleanup_free_ char *error = NULL;
@@ -188,7 +188,7 @@ int verb_skill_install(int argc, char *argv[]) {
                                replace);
         if (r < 0)
                 return client_exit_status(client_log_error(path, &e, r));
-        r = sd_bus_message_read(reply, "ss", &name, &hash);
+        r = sym_sd_bus_message_read(reply, "ss", &name, &hash);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply of InstallSkill: %m"), EXIT_FAILURE;
 
@@ -218,7 +218,7 @@ int verb_skill_remove(int argc, char *argv[]) {
                 return r;
         client_polkit_agent_open(c);
         for (int k = 1; k < argc; k++) {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_free_ char *what = NULL, *escaped = cescape(argv[k]);
 
                 r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "RemoveSkill", &e, NULL, "s",

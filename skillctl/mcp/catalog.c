@@ -149,8 +149,8 @@ static const char *installed_folder(const char *origin, const char *name, char b
 }
 
 static int catalog_add_installed(McpServer *s, McpCatalog *c) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *name, *description, *hash, *origin;
         char folder[PATH_MAX];
         int r;
@@ -163,8 +163,8 @@ static int catalog_add_installed(McpServer *s, McpCatalog *c) {
                 log_warning("Cannot list the service's installed skills: %s", e.message ?: strerror(-r));
                 return 0;
         }
-        r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(ssss)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
                 _cleanup_free_ char *source = NULL;
 
                 /* A folder that does not validate has no hash: it cannot run. */

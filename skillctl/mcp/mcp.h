@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cjson/cJSON.h>
-#include <systemd/sd-event.h>
 
 #include "bus-client.h"
 #include "jsonrpc.h"

@@ -60,9 +60,9 @@ struct McpRun {
 static McpRun *mcp_run_free(McpRun *run) {
         if (!run)
                 return NULL;
-        run->child = sd_event_source_disable_unref(run->child);
-        run->heartbeat = sd_event_source_disable_unref(run->heartbeat);
-        run->kill_timer = sd_event_source_disable_unref(run->kill_timer);
+        run->child = sym_sd_event_source_disable_unref(run->child);
+        run->heartbeat = sym_sd_event_source_disable_unref(run->heartbeat);
+        run->kill_timer = sym_sd_event_source_disable_unref(run->kill_timer);
         if (run->pid > 0) {
                 /* Only when the server itself goes: the child is not left running unwatched. */
                 (void) kill(run->pid, SIGKILL);
@@ -114,10 +114,10 @@ static void run_stop(McpRun *run) {
         if (run->cancelled)
                 return;
         run->cancelled = true;
-        run->heartbeat = sd_event_source_disable_unref(run->heartbeat);
+        run->heartbeat = sym_sd_event_source_disable_unref(run->heartbeat);
         log_debug("Canceling the run of %s (request %s).", run->skill, run->request_id);
         (void) kill(run->pid, SIGTERM);
-        (void) sd_event_add_time_relative(run->server->event, &run->kill_timer, CLOCK_MONOTONIC,
+        (void) sym_sd_event_add_time_relative(run->server->event, &run->kill_timer, CLOCK_MONOTONIC,
                                           MCP_KILL_USEC, 0, on_kill_timer, run);
 }
 
@@ -139,7 +139,7 @@ static int on_heartbeat(sd_event_source *source, uint64_t usec, void *userdata) 
         cJSON *p;
         int r;
 
-        (void) sd_event_now(run->server->event, CLOCK_MONOTONIC, &now);
+        (void) sym_sd_event_now(run->server->event, CLOCK_MONOTONIC, &now);
         message = strdup_printf("%s is running (%" PRIu64 " s)", run->skill,
                                 (now - run->started_usec) / 1000000U);
         p = cJSON_CreateObject();
@@ -149,9 +149,9 @@ static int on_heartbeat(sd_event_source *source, uint64_t usec, void *userdata) 
         else
                 (void) mcp_send(run->server, jsonrpc_format_notification("notifications/progress", p));
 
-        r = sd_event_source_set_time_relative(source, MCP_HEARTBEAT_USEC);
+        r = sym_sd_event_source_set_time_relative(source, MCP_HEARTBEAT_USEC);
         if (r >= 0)
-                r = sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+                r = sym_sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
         return r;
 }
 
@@ -610,11 +610,11 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
 
         r = spawn(run, s->self, argv, dir_fd);
         if (r >= 0)
-                r = sd_event_add_child(s->event, &run->child, run->pid, WEXITED, on_child, run);
+                r = sym_sd_event_add_child(s->event, &run->child, run->pid, WEXITED, on_child, run);
         if (r >= 0)
-                r = sd_event_now(s->event, CLOCK_MONOTONIC, &run->started_usec);
+                r = sym_sd_event_now(s->event, CLOCK_MONOTONIC, &run->started_usec);
         if (r >= 0 && run->progress_token)
-                r = sd_event_add_time_relative(s->event, &run->heartbeat, CLOCK_MONOTONIC, MCP_HEARTBEAT_USEC, 0,
+                r = sym_sd_event_add_time_relative(s->event, &run->heartbeat, CLOCK_MONOTONIC, MCP_HEARTBEAT_USEC, 0,
                                                on_heartbeat, run);
         if (r < 0) {
                 mcp_run_free(run);

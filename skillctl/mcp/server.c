@@ -230,7 +230,7 @@ static int on_line(const char *line, size_t size, bool too_long, void *userdata)
 
 void mcp_maybe_exit(McpServer *s) {
         if ((s->stdin_closed || s->stopping) && !s->runs)
-                (void) sd_event_exit(s->event, 0);
+                (void) sym_sd_event_exit(s->event, 0);
 }
 
 static int on_stdin(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -248,7 +248,7 @@ static int on_stdin(sd_event_source *source, int fd, uint32_t revents, void *use
         }
         if (n == 0) {
                 (void) line_reader_finish(&s->reader, on_line, s);
-                s->stdin_source = sd_event_source_disable_unref(s->stdin_source);
+                s->stdin_source = sym_sd_event_source_disable_unref(s->stdin_source);
                 s->stdin_closed = true;
                 /* Nobody will read the results: runs still going are canceled. */
                 mcp_runs_stop_all(s);
@@ -331,8 +331,8 @@ static void server_done(McpServer *s) {
                 (void) rm_rf_at(AT_FDCWD, s->work_dir);
         free(s->work_dir);
         free(s->self);
-        s->stdin_source = sd_event_source_disable_unref(s->stdin_source);
-        s->event = sd_event_unref(s->event);
+        s->stdin_source = sym_sd_event_source_disable_unref(s->stdin_source);
+        s->event = sym_sd_event_unref(s->event);
         line_reader_done(&s->reader);
         strv_free(s->search_dirs);
         s->client = client_free(s->client);
@@ -389,7 +389,7 @@ int verb_mcp(int argc, char *argv[]) {
         _cleanup_(server_done) McpServer s = {};
         _cleanup_free_ char *reason = NULL;
         const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
-        _cleanup_free_ char *template = NULL;
+        _cleanup_free_ char *template = NULL, *error = NULL;
         sigset_t mask;
         int r;
 
@@ -447,24 +447,28 @@ int verb_mcp(int argc, char *argv[]) {
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         (void) signal(SIGPIPE, SIG_IGN);
 
-        r = sd_event_new(&s.event);
+        /* Loaded already when a service answered; the embedded mode needs it for sd-event alone. */
+        r = dlopen_libsystemd("the MCP server's event loop", &error);
+        if (r < 0)
+                return log_error("%s", error), EXIT_FAILURE;
+        r = sym_sd_event_new(&s.event);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGTERM, on_signal, &s);
+                r = sym_sd_event_add_signal(s.event, NULL, SIGTERM, on_signal, &s);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGINT, on_signal, &s);
+                r = sym_sd_event_add_signal(s.event, NULL, SIGINT, on_signal, &s);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGHUP, on_signal, &s);
+                r = sym_sd_event_add_signal(s.event, NULL, SIGHUP, on_signal, &s);
         if (r >= 0) {
-                r = sd_event_add_io(s.event, &s.stdin_source, STDIN_FILENO, EPOLLIN, on_stdin, &s);
+                r = sym_sd_event_add_io(s.event, &s.stdin_source, STDIN_FILENO, EPOLLIN, on_stdin, &s);
                 if (r == -EPERM)
-                        r = sd_event_add_defer(s.event, &s.stdin_source, on_stdin_defer, &s);
+                        r = sym_sd_event_add_defer(s.event, &s.stdin_source, on_stdin_defer, &s);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(s.stdin_source, SD_EVENT_ON);
+                        r = sym_sd_event_source_set_enabled(s.stdin_source, SD_EVENT_ON);
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m"), EXIT_FAILURE;
 
-        r = sd_event_loop(s.event);
+        r = sym_sd_event_loop(s.event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
         return 0;

@@ -113,8 +113,8 @@ static int add_folder_of_skills(ToolList *l, const char *path) {
 }
 
 static int add_installed(ToolList *l) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(client_freep) Client *c = NULL;
         const char *name, *description, *hash, *origin;
         int r;
@@ -125,8 +125,8 @@ static int add_installed(ToolList *l) {
         r = client_call_method(c, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER, "ListSkills", &e, &reply, NULL);
         if (r < 0)
                 return client_exit_status(client_log_error("skill tools", &e, r));
-        r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
+        r = sym_sd_bus_message_enter_container(reply, 'a', "(ssss)");
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(ssss)", &name, &description, &hash, &origin)) > 0) {
                 /* An empty hash: the folder does not validate, and description says why. */
                 if (isempty(hash))
                         continue;

@@ -3,8 +3,9 @@
  * The service and its clients agree on one table. The service turns a negative errno from the
  * domain code into a named error with bus_error_set_errnof() (the errnos listed below, sd-bus's
  * generic mapping for everything else); a client registers the table with
- * bus_errors_register() and gets the errno back from sd_bus_error_get_errno(), for its exit
- * status and messages. Errors without a distinctive errno (NoSuchArtifact, NetworkNotAllowed) are
+ * bus_errors_register() (skillctl, which loads libsystemd only to talk to the service, passes
+ * skilld_bus_error_map to sd_bus_error_add_map() itself) and gets the errno back from
+ * sd_bus_error_get_errno(), for its exit status and messages. Errors without a distinctive errno (NoSuchArtifact, NetworkNotAllowed) are
  * only ever set by name. Authorization failures use the standard
  * org.freedesktop.DBus.Error.AccessDenied and ...InteractiveAuthorizationRequired, which every
  * D-Bus tool already understands. The messages are sentences for a person. */

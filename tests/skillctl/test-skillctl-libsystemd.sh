@@ -1,0 +1,124 @@
+#!/bin/bash
+# skillctl without libsystemd until it talks to the service (skillctl/sd-dlopen.h): the binary
+# does not link it; an embedded run, --version and skill lint never load it (the dynamic loader's
+# own log, LD_DEBUG=files, of every library each process loads); with the library missing (the
+# package gone: /dev/null bound over it in a mount namespace of the commands' own) an embedded run
+# still works, and what needs the service fails naming the library and its package. The service
+# keeps linking it (tests/daemon's test_mapped_libraries). Runs skills embedded, so needs root
+# (namespaces); prints TAP.
+set -u
+
+SKILLCTL=${SKILLCTL:?}
+
+if [ "$(id -u)" != 0 ]; then
+        echo "1..0 # SKIP skillctl run needs root here"
+        exit 0
+fi
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# No service: a system bus and a private socket that are not there.
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/no-socket
+unset SKILLCTL_MODE
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+        n=$((n + 1)); failed=$((failed + 1))
+        echo "not ok $n - $1"; shift
+        for l in "$@"; do echo "# $l"; done
+}
+check() {
+        local what=$1; shift
+        if "$@"; then ok "$what"; else
+                not_ok "$what" "command: $*" "stdout: $(head -c 1500 "$T/out")" "stderr: $(head -c 1500 "$T/err")"
+        fi
+}
+rc() { cat "$T/rc"; }
+
+mkdir -p "$T/shell/scripts"
+cat >"$T/shell/SKILL.md" <<'MD'
+---
+name: shell
+description: Prints one JSON line.
+---
+MD
+printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/shell/scripts/main.sh"
+chmod -R a+rX "$T/shell"
+
+# --- Not linked. ------------------------------------------------------------------------------
+if command -v readelf >/dev/null; then
+        readelf -d "$SKILLCTL" >"$T/out" 2>"$T/err"
+        check "readelf reads skillctl's dynamic section" grep -q 'NEEDED.*libc\.so' "$T/out"
+        check "skillctl has no DT_NEEDED on libsystemd" bash -c "! grep -q 'NEEDED.*libsystemd' '$T/out'"
+else
+        ok "# SKIP not linked: no readelf (binutils)"
+fi
+
+# --- Not loaded. ------------------------------------------------------------------------------
+# LD_DEBUG_OUTPUT: one log per process (FILE.PID), skillctl's and its forks' until they exec
+# (the sandbox's processes clear the environment). "file=NAME" is each library loaded, linked
+# or dlopen()ed; libnss_systemd.so (an NSS module, no libsystemd) is not it.
+loaded() {
+        rm -rf "$T/ld" && mkdir "$T/ld"
+        LD_DEBUG=files LD_DEBUG_OUTPUT=$T/ld/log "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"
+        echo $? >"$T/rc"
+        cat "$T"/ld/log.* >"$T/ld.all" 2>/dev/null
+}
+loads_libseccomp() { grep -q 'file=libseccomp\.so' "$T/ld.all"; }
+loads_no_libsystemd() {
+        if grep -q 'file=libsystemd\.so' "$T/ld.all"; then
+                grep 'file=libsystemd\.so' "$T/ld.all" | head -n 5 | sed 's/^/# /'
+                return 1
+        fi
+}
+
+loaded run --local -q --output-dir "$T/out-dir" "$T/shell"
+check "run --local succeeds" test "$(rc)" = 0
+check "run --local prints the skill's output" grep -q '"ok": true' "$T/out"
+check "the loader's log is there (it names libseccomp)" loads_libseccomp
+check "run --local loads no libsystemd" loads_no_libsystemd
+loaded run --local --json --output-dir "$T/out-dir2" "$T/shell"
+check "run --local --json succeeds" test "$(rc)" = 0
+check "run --local --json loads no libsystemd" loads_no_libsystemd
+loaded --version
+check "--version loads no libsystemd" loads_no_libsystemd
+loaded skill lint "$T/shell"
+check "skill lint succeeds" test "$(rc)" = 0
+check "skill lint loads no libsystemd" loads_no_libsystemd
+# Looking for the service loads it: the proof that the log would show it.
+loaded run -q --output-dir "$T/out-dir3" "$T/shell"
+check "run without --local finds no service and runs embedded" test "$(rc)" = 0
+check "looking for the service loads libsystemd" grep -q 'file=libsystemd\.so' "$T/ld.all"
+
+# --- Missing. ---------------------------------------------------------------------------------
+lib=$(ldconfig -p | awk '$1 == "libsystemd.so.0" { print $NF; exit }')
+if [[ -n $lib ]] && unshare --mount true 2>/dev/null; then
+        without_lib() {
+                # shellcheck disable=SC2016 # expanded by the inner sh
+                unshare --mount --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+                        sh "$lib" "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"
+                echo $? >"$T/rc"
+        }
+        without_lib run --local -q --output-dir "$T/out-dir4" "$T/shell"
+        check "no libsystemd: run --local succeeds" test "$(rc)" = 0
+        check "no libsystemd: run --local prints the skill's output" grep -q '"ok": true' "$T/out"
+        without_lib run -q --output-dir "$T/out-dir5" "$T/shell"
+        check "no libsystemd: run without --local fails" test "$(rc)" != 0
+        check "no libsystemd: the message names the library, the package and --local" \
+                grep -q 'libsystemd\.so\.0.*talking to skilld.*install libsystemd0.*--local' "$T/err"
+        without_lib skill list
+        check "no libsystemd: skill list fails" test "$(rc)" != 0
+        check "no libsystemd: skill list names the library and the package" \
+                grep -q 'libsystemd\.so\.0.*install libsystemd0' "$T/err"
+        without_lib mcp --local </dev/null
+        check "no libsystemd: mcp fails" test "$(rc)" != 0
+        check "no libsystemd: mcp names the library and what needs it" \
+                grep -q "libsystemd\.so\.0, which the MCP server's event loop needs" "$T/err"
+else
+        ok "# SKIP no libsystemd: needs unshare and libsystemd.so.0"
+fi
+
+echo "1..$n"
+exit $((failed > 0))
