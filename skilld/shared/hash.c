@@ -1,8 +1,8 @@
-/* See hash.h. libgcrypt rather than OpenSSL's libcrypto: libsystemd, which every skilld
- * program links, already brings libgcrypt into the process (on Debian 12), so the hash costs no
- * library of its own; libcrypto was the largest object mapped at start-up (4.7 MB, thousands of
- * relocations, and openssl.cnf read on first use) for one digest. libgcrypt picks the CPU's
- * SHA extensions or AVX2 where present, as libcrypto did. */
+/* See hash.h. libgcrypt rather than OpenSSL's libcrypto: libsystemd, which skilld links (and
+ * skillctl loads to talk to it), brings libgcrypt into the process anyway (on Debian 12), and
+ * alone it is small (libgcrypt and libgpg-error); libcrypto was the largest object mapped at
+ * start-up (4.7 MB, thousands of relocations, and openssl.cnf read on first use) for one digest.
+ * libgcrypt picks the CPU's SHA extensions or AVX2 where present, as libcrypto did. */
 #include <gcrypt.h>
 
 #include "hash.h"

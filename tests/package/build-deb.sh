@@ -102,6 +102,15 @@ for p in /usr/bin/skillctl /usr/share/man/man1/skillctl.1.gz /usr/share/bash-com
     check_has "$skillctl_deb" "$p"
 done
 
+# Libraries skillctl dlopen()s, which dh_shlibdeps cannot see: declared by hand in its Depends.
+skillctl_depends=$(dpkg-deb -f "$skillctl_deb" Depends)
+for lib in libarchive13 libsystemd0; do
+    if ! grep -qE "(^|, )$lib( |,|$)" <<<"$skillctl_depends"; then
+        echo "FAIL: skillctl's Depends lack $lib, which it loads with dlopen(): $skillctl_depends" >&2
+        fail=1
+    fi
+done
+
 # No unit is enabled or started on install; the service is stopped on removal.
 postinst=$(dpkg-deb --ctrl-tarfile "$skilld_deb" | tar -xOf - ./postinst)
 prerm=$(dpkg-deb --ctrl-tarfile "$skilld_deb" | tar -xOf - ./prerm)
