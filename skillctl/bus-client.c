@@ -47,8 +47,8 @@ static int ping(sd_bus *bus, const char *destination, char **ret_reason, const c
 
         /* Any message to the name activates it; Ping is answered by sd-bus itself, so this proves
          * the service runs without asking it for anything. */
-        r = sym_sd_bus_call_method(bus, destination, SKILLD_BUS_PATH, "org.freedesktop.DBus.Peer", "Ping", &e,
-                               NULL, "");
+        r = sym_sd_bus_call_method(bus, destination, SKILLD_BUS_PATH, "org.freedesktop.DBus.Peer", "Ping",
+                                   &e, NULL, "");
         if (r >= 0)
                 return 1;
         if (error_is_no_service(&e)) {
@@ -244,8 +244,9 @@ int client_new_call(Client *c, const char *path, const char *interface, const ch
 }
 
 int client_call(Client *c, sd_bus_message *m, sd_bus_error *error, sd_bus_message **ret_reply) {
-        return sym_sd_bus_call(c->bus, m, may_ask_password() ? CALL_TIMEOUT_INTERACTIVE_USEC : CALL_TIMEOUT_USEC,
-                           error, ret_reply);
+        return sym_sd_bus_call(c->bus, m,
+                               may_ask_password() ? CALL_TIMEOUT_INTERACTIVE_USEC : CALL_TIMEOUT_USEC,
+                               error, ret_reply);
 }
 
 int client_call_method(Client *c, const char *path, const char *interface, const char *member,
@@ -387,7 +388,7 @@ static int find_prefix(Client *c, const char *prefix, char **ret_id, uint64_t *r
         if (r >= 0)
                 r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
-                                                  NULL, NULL, NULL)) > 0)
+                                                      NULL, NULL, NULL)) > 0)
                 if (n++ == 0 && !(found = strdup(id)))
                         return log_oom();
         if (r < 0)
@@ -411,7 +412,7 @@ static int find_prefix_compat(Client *c, const char *prefix, char **ret_id, uint
                 return client_log_error("list runs", &e, r);
         r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, NULL, NULL, NULL, NULL, NULL, NULL,
-                                                  NULL, NULL, NULL)) > 0)
+                                                      NULL, NULL, NULL)) > 0)
                 if (startswith(id, prefix) && n++ == 0 && !(found = strdup(id)))
                         return log_oom();
         if (r < 0)

@@ -185,7 +185,7 @@ static void finished_by_state(ServiceRun *s, const char *state) {
         s->finished = true;
         progress_clear(s);
         r = sym_sd_event_add_time_relative(s->event, &s->grace, CLOCK_MONOTONIC, OUTPUT_GRACE_USEC, 0,
-                                       on_grace, s);
+                                           on_grace, s);
         if (r < 0)
                 s->done = true;
         maybe_exit(s);
@@ -224,7 +224,7 @@ static void check_finished(ServiceRun *s) {
                 s->no_outcome = true;
         }
         if (sym_sd_bus_get_property_string(s->client->bus, s->client->destination, s->path, SKILLD_BUS_RUN,
-                                       "State", NULL, &state) < 0)
+                                           "State", NULL, &state) < 0)
                 return;
         finished_by_state(s, state);
 }
@@ -699,7 +699,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         if (!s->show_progress)
                 return 0;
         r = sym_sd_bus_get_property_string(c->bus, c->destination, s->path, SKILLD_BUS_RUN, "State", NULL,
-                                       &state);
+                                           &state);
         if (r >= 0 && streq(state, "queued"))
                 progress_show(s, "run %s is queued, waiting for a free slot...", s->id);
         if (r >= 0 && (streq(state, "finished") || streq(state, "interrupted")))
@@ -779,16 +779,19 @@ int run_via_service(Client *c, RunArgs *a) {
          * given), which we notice as the service gone. */
         if (r >= 0)
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
-                                              SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL, &s);
+                                                  SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL,
+                                                  &s);
         if (r >= 0)
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
-                                              SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL, &s);
+                                                  SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL,
+                                                  &s);
         if (r >= 0 && c->destination)
                 r = sym_sd_bus_add_match_async(c->bus, &slot_owner,
-                                           "type='signal',sender='org.freedesktop.DBus',"
-                                           "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-                                           "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
-                                           on_name_owner_changed, NULL, &s);
+                                               "type='signal',sender='org.freedesktop.DBus',"
+                                               "path='/org/freedesktop/DBus',"
+                                               "interface='org.freedesktop.DBus',"
+                                               "member='NameOwnerChanged',arg0='" SKILLD_BUS_NAME "'",
+                                               on_name_owner_changed, NULL, &s);
         if (r >= 0)
                 r = sym_sd_bus_add_filter(c->bus, &slot_filter, on_message, &s);
         if (r < 0) {
@@ -807,7 +810,7 @@ int run_via_service(Client *c, RunArgs *a) {
 
         if (!c->can_pass_fds && !a->json) {
                 r = sym_sd_event_add_time_relative(s.event, &s.log_poll, CLOCK_MONOTONIC, LOG_POLL_USEC, 0,
-                                               on_log_poll, &s);
+                                                   on_log_poll, &s);
                 if (r < 0)
                         return run_fail("run %s: cannot watch its output: %s", s.id, strerror(-r));
         }

@@ -52,8 +52,8 @@ int dlopen_libsystemd(const char *why, char **error) {
 
         dl = dlopen(LIBSYSTEMD_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!dl)
-                return error_setf(error, -EOPNOTSUPP, "cannot load %s, which %s needs: %s (install libsystemd0)",
-                                  LIBSYSTEMD_SONAME, why, strna(dlerror()));
+                return error_setf(error, -EOPNOTSUPP, "cannot load %s, which %s needs: %s "
+                                  "(install libsystemd0)", LIBSYSTEMD_SONAME, why, strna(dlerror()));
         for (size_t i = 0; i < ELEMENTSOF(symbols); i++) {
                 (void) dlerror();
                 found[i] = dlsym(dl, symbols[i].name);
@@ -61,9 +61,9 @@ int dlopen_libsystemd(const char *why, char **error) {
                         const char *reason = dlerror();
 
                         (void) dlclose(dl);
-                        return error_setf(error, -EOPNOTSUPP, "%s has no %s, which %s needs: %s (systemd 247 "
-                                          "or newer is needed)", LIBSYSTEMD_SONAME, symbols[i].name, why,
-                                          strna(reason));
+                        return error_setf(error, -EOPNOTSUPP, "%s has no %s, which %s needs: %s "
+                                          "(libsystemd0 247 or newer is needed)", LIBSYSTEMD_SONAME,
+                                          symbols[i].name, why, strna(reason));
                 }
         }
         /* Kept loaded for the life of the process (RTLD_NODELETE, and no dlclose()). */

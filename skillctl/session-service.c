@@ -64,19 +64,19 @@ int session_service_get(Client *c, const char *id, Session **ret) {
         r = sym_sd_bus_get_property_string(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Skill", &e, &s->skill);
         if (r >= 0)
                 r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Owner", &e, 'u',
-                                                &owner);
+                                                    &owner);
         if (r >= 0)
                 r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
-                                                "CreatedTimestamp", &e, 't', &s->created_usec);
+                                                    "CreatedTimestamp", &e, 't', &s->created_usec);
         if (r >= 0)
                 r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION,
-                                                "LastUsedTimestamp", &e, 't', &s->used_usec);
+                                                    "LastUsedTimestamp", &e, 't', &s->used_usec);
         if (r >= 0)
                 r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "IdleTTL", &e,
-                                                't', &s->ttl_usec);
+                                                    't', &s->ttl_usec);
         if (r >= 0)
                 r = sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Quota", &e,
-                                                't', &s->quota_bytes);
+                                                    't', &s->quota_bytes);
         if (r < 0)
                 return client_log_error(id, &e, r);
         s->owner = owner;
@@ -90,7 +90,7 @@ int session_service_usage(Client *c, const char *id, uint64_t *ret) {
         if (!path)
                 return -ENOMEM;
         return sym_sd_bus_get_property_trivial(c->bus, c->destination, path, SKILLD_BUS_SESSION, "Usage", NULL, 't',
-                                           ret);
+                                               ret);
 }
 
 int session_service_list(Client *c, bool all, Session ***ret, uint64_t **ret_usage, size_t *ret_n) {
@@ -109,7 +109,7 @@ int session_service_list(Client *c, bool all, Session ***ret, uint64_t **ret_usa
                 return client_log_error("session list", &e, r);
         r = sym_sd_bus_message_enter_container(reply, 'a', "(sosuttt)");
         while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sosuttt)", &id, &path, &skill, &owner, &expires, &used,
-                                                  &quota)) > 0) {
+                                                      &quota)) > 0) {
                 Session *s = calloc(1, sizeof(Session)), **nv = reallocarray(v, n + 1, sizeof(Session *));
                 uint64_t *nu = nv ? reallocarray(usage, n + 1, sizeof(uint64_t)) : NULL;
 

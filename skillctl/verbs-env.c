@@ -566,13 +566,15 @@ static int verb_env_build(int argc, char *argv[]) {
         /* The service's environments are the admin's business: one journal entry each. Best effort,
          * as the service's own entries: without libsystemd there is no journal to write to either. */
         if (system && !res.cached && dlopen_libsystemd("the journal entry", NULL) >= 0)
-                (void) sym_sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): %d packages resolved, %zu missing",
-                                       res.id, skill.skill->name, hash,
-                                       cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved")),
-                                       strv_length(res.missing),
-                                       "PRIORITY=%d", strv_length(res.missing) > 0 ? LOG_WARNING : LOG_INFO,
-                                       "SKILLD_ENVIRONMENT=%s", res.id, "SKILLD_SKILL_HASH=%s", hash,
-                                       "SYSLOG_IDENTIFIER=skillctl", NULL);
+                (void) sym_sd_journal_send("MESSAGE=Environment %s built for skill %s (%s): "
+                                           "%d packages resolved, %zu missing",
+                                           res.id, skill.skill->name, hash,
+                                           cJSON_GetArraySize(cJSON_GetObjectItem(res.manifest, "resolved")),
+                                           strv_length(res.missing),
+                                           "PRIORITY=%d",
+                                           strv_length(res.missing) > 0 ? LOG_WARNING : LOG_INFO,
+                                           "SKILLD_ENVIRONMENT=%s", res.id, "SKILLD_SKILL_HASH=%s", hash,
+                                           "SYSLOG_IDENTIFIER=skillctl", NULL);
         if (!res.cached && host_policy()) {
                 /* Within the policy's caps; the environment just built is the most recent. */
                 _cleanup_strv_free_ char **removed = NULL;

@@ -387,8 +387,9 @@ static int list_add_runs(ListOutput *o, sd_bus_message *reply, uint64_t skip) {
         r = sym_sd_bus_message_enter_container(reply, 'a', "(sossussitt)");
         for (; r >= 0 && skip > 0; skip--)
                 r = sym_sd_bus_message_skip(reply, "(sossussitt)");
-        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script, &owner,
-                                                  &state, &status, &exit_code, &created, &ended)) > 0) {
+        while (r >= 0 && (r = sym_sd_bus_message_read(reply, "(sossussitt)", &id, &path, &skill, &script,
+                                                      &owner, &state, &status, &exit_code, &created,
+                                                      &ended)) > 0) {
                 r = list_add_run(o, id, path, skill, script, owner, state, status, exit_code, created, ended);
                 if (r < 0)
                         return r;
@@ -884,8 +885,8 @@ int verb_logs(int argc, char *argv[]) {
 
         /* The match before the state: a run ending in between is seen either way. */
         if (follow) {
-                r = sym_sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
-                                        "RunFinished", on_finished, &f);
+                r = sym_sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH,
+                                            SKILLD_BUS_MANAGER, "RunFinished", on_finished, &f);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch run %s: %m", id), EXIT_FAILURE;
         }
@@ -1053,7 +1054,7 @@ int verb_wait(int argc, char *argv[]) {
         /* The match first, then the state: the end cannot slip in between. The signal only says
          * when to look again; the run object says whether it ended. */
         r = sym_sd_bus_match_signal(c->bus, &slot, c->destination, SKILLD_BUS_PATH, SKILLD_BUS_MANAGER,
-                                "RunFinished", on_wake, NULL);
+                                    "RunFinished", on_wake, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch run %s: %m", id), EXIT_RUN_FAILED;
         for (;;) {

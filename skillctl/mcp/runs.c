@@ -118,7 +118,7 @@ static void run_stop(McpRun *run) {
         log_debug("Canceling the run of %s (request %s).", run->skill, run->request_id);
         (void) kill(run->pid, SIGTERM);
         (void) sym_sd_event_add_time_relative(run->server->event, &run->kill_timer, CLOCK_MONOTONIC,
-                                          MCP_KILL_USEC, 0, on_kill_timer, run);
+                                              MCP_KILL_USEC, 0, on_kill_timer, run);
 }
 
 void mcp_run_cancel(McpServer *s, const char *request_id) {
@@ -615,7 +615,7 @@ int mcp_run_start(McpServer *s, const JsonRpcMessage *m, const cJSON *args, cons
                 r = sym_sd_event_now(s->event, CLOCK_MONOTONIC, &run->started_usec);
         if (r >= 0 && run->progress_token)
                 r = sym_sd_event_add_time_relative(s->event, &run->heartbeat, CLOCK_MONOTONIC, MCP_HEARTBEAT_USEC, 0,
-                                               on_heartbeat, run);
+                                                   on_heartbeat, run);
         if (r < 0) {
                 mcp_run_free(run);
                 return r;

@@ -5,10 +5,10 @@
  * generic mapping for everything else); a client registers the table with
  * bus_errors_register() (skillctl, which loads libsystemd only to talk to the service, passes
  * skilld_bus_error_map to sd_bus_error_add_map() itself) and gets the errno back from
- * sd_bus_error_get_errno(), for its exit status and messages. Errors without a distinctive errno (NoSuchArtifact, NetworkNotAllowed) are
- * only ever set by name. Authorization failures use the standard
- * org.freedesktop.DBus.Error.AccessDenied and ...InteractiveAuthorizationRequired, which every
- * D-Bus tool already understands. The messages are sentences for a person. */
+ * sd_bus_error_get_errno(), for its exit status and messages. Errors without a distinctive errno
+ * (NoSuchArtifact, NetworkNotAllowed) are only ever set by name. Authorization failures use the
+ * standard org.freedesktop.DBus.Error.AccessDenied and ...InteractiveAuthorizationRequired, which
+ * every D-Bus tool already understands. The messages are sentences for a person. */
 #pragma once
 
 #include <systemd/sd-bus.h>
