@@ -529,7 +529,7 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
         static const char *const streams[] = { "stdout", "stderr" };
         int *log_fds[] = { &out_fd, &err_fd };
         const char *text;
-        int k[4], r, ret = 0;
+        int k[2] = {}, r, ret = 0;
 
         r = mkdir_p_at(AT_FDCWD, dir, 0755);
         if (r >= 0) {
@@ -572,23 +572,15 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
         parsed = cJSON_Parse(result_json);
         formatted = parsed ? json_format(parsed) : NULL;
         text = formatted ?: result_json;
-        /* Committed as the engine commits an output directory: the logs (already under their
-         * names), result.json's data and the directory synced side by side, then result.json
-         * renamed and the directory synced. A result.json found after a crash has its complete
-         * logs beside it. */
+        /* Committed as the engine commits an output directory (the logs already under their
+         * names): a result.json found after a crash has its complete logs beside it. */
         r = atomic_file_write_at(dir_fd, "result.json", text, strlen(text), 0644, &result);
-        if (r >= 0) {
-                (void) fsync_many((const int[]) { out_fd, err_fd, result.fd, dir_fd }, 4, k);
-                for (size_t i = 0; i < 2; i++)
-                        if (k[i] < 0)
-                                /* No result.json beside a log that may not be whole. */
-                                return log_error_errno(k[i], "%s/%s.log: cannot write: %m", dir, streams[i]);
-                r = k[2] < 0 ? k[2] : k[3];
-        }
         if (r >= 0)
-                r = atomic_file_commit(&result);
-        if (r >= 0 && fsync(dir_fd) < 0)
-                r = -errno;
+                r = atomic_file_commit_after(&result, (const int[]) { out_fd, err_fd }, 2, k);
+        for (size_t i = 0; r < 0 && i < 2; i++)
+                if (k[i] < 0)
+                        /* No result.json beside a log that may not be whole. */
+                        return log_error_errno(k[i], "%s/%s.log: cannot write: %m", dir, streams[i]);
         if (r < 0 && ret == 0)
                 ret = log_error_errno(r, "%s/result.json: cannot write: %m", dir);
         return ret;

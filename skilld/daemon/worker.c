@@ -571,6 +571,24 @@ static void move_outputs(int run_fd, RunResult *res) {
                         continue; /* the record's directory is root's alone anyway */
 }
 
+/* result.json into the record, the commit point of the logs beside it, which the engine left
+ * unsynced (RunRequest.caller_stores_result): one commit for the run's end instead of the
+ * engine's two and then ours. */
+static int store_result(int run_fd, const char *text) {
+        _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
+        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF;
+        int r;
+
+        out_fd = openat(run_fd, "stdout.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        err_fd = openat(run_fd, "stderr.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (out_fd < 0 || err_fd < 0)
+                return -errno;
+        r = atomic_file_write_at(run_fd, "result.json", text, strlen(text), 0600, &result);
+        if (r < 0)
+                return r;
+        return atomic_file_commit_after(&result, (const int[]) { out_fd, err_fd }, 2, NULL);
+}
+
 static int worker_execute(const WorkerArgs *w) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
@@ -613,6 +631,7 @@ static int worker_execute(const WorkerArgs *w) {
         }
 
         req.output_dir = engine_dir;
+        req.caller_stores_result = true;
         req.stdout_fd = out_log;
         req.stderr_fd = err_log;
         if (w->use_scope) {
@@ -653,7 +672,7 @@ static int worker_execute(const WorkerArgs *w) {
 
         /* The commit point: from here on the run is finished, whatever happens to us or the
          * service. Then the copy for the service, which takes it from there. */
-        r = write_file_atomic_at(run_fd, "result.json", text, strlen(text), 0600);
+        r = store_result(run_fd, text);
         if (r < 0)
                 return r;
         (void) rm_rf_at(run_fd, ENGINE_DIR);
