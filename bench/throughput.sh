@@ -8,8 +8,10 @@
 # yes to io.skilld.run, no to everything else; skilld still asks it for every unprivileged run.
 #
 # Two users (SKILLD_BENCH_UIDS, default nobody 65534 and daemon 1: dbus-daemon refuses a uid without a name), STREAMS each
-# (default 4), every stream a loop of `skillctl run --system -q` of a trivial folder skill (the
-# one of run-bench.sh) for SECONDS. Reported per round: runs/s over the wall time; "nothing lost"
+# (default 4), every stream a loop of `skillctl run --system -q` of a trivial skill (the one of
+# run-bench.sh) for SECONDS, in two forms, each its own rounds: installed (`skillctl skill
+# install`, then run by name, as service-bench.sh times it in the VM: the service's fast path)
+# and as a folder (packed into a zip by every client and unpacked by the service for every run). Reported per round: runs/s over the wall time; "nothing lost"
 # (every client exited 0, and the store holds exactly that many new finished+succeeded runs, by
 # `skillctl list --json --lines=all` as root); the CPU split from /proc/PID/stat before and after
 # (skilld's own time, the runs' time as skilld's reaped children, dbus-daemon, the polkit
@@ -18,7 +20,8 @@
 # A benchmark, not a test: it needs root, dbus-daemon, cc and libsystemd-dev.
 #
 # Usage: bench/throughput.sh BUILD_DIR [SECONDS] [ROUNDS]       (default 20 s, 3 rounds)
-# Environment: SKILLD_BENCH_STREAMS (4 per user), SKILLD_BENCH_UIDS ("65534 20001").
+# Environment: SKILLD_BENCH_STREAMS (4 per user), SKILLD_BENCH_UIDS ("65534 1"),
+# SKILLD_BENCH_FORMS ("installed folder").
 set -euo pipefail
 
 B=$(realpath "${1:?usage: throughput.sh BUILD_DIR [SECONDS] [ROUNDS]}")
@@ -26,6 +29,7 @@ SECS=${2:-20}
 ROUNDS=${3:-3}
 STREAMS=${SKILLD_BENCH_STREAMS:-4}
 read -r -a UIDS <<<"${SKILLD_BENCH_UIDS:-65534 1}"
+read -r -a FORMS <<<"${SKILLD_BENCH_FORMS:-installed folder}"
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SKILLCTL=$B/skillctl/skillctl
 
@@ -64,6 +68,7 @@ host_service_setup
 "$T/polkit-yes" &
 polkit_pid=$!
 start_skilld
+(cd / && "$SKILLCTL" skill install "$T/trivial" >/dev/null) || die "cannot install the trivial skill"
 
 TCK=$(getconf CLK_TCK)
 ticks() {       # PID FIELD... -> the sum of those fields of /proc/PID/stat (after the comm)
@@ -87,10 +92,10 @@ snapshot() {    # -> "skilld-self runs dbus polkit clients" in ticks
 }
 
 # shellcheck disable=SC2016 # the inner script is expanded by the inner bash, as the user
-stream() {      # UID INDEX: runs for SECS as UID; writes "RUNS FAILURES" to $T/count-UID-INDEX
+stream() {      # UID INDEX SKILL: runs SKILL for SECS as UID; writes "RUNS FAILURES" to $T/count-UID-INDEX
     setpriv --reuid="$1" --regid="$1" --clear-groups --reset-env \
         env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" SECS="$SECS" \
-        SKILLCTL="$SKILLCTL" SKILL="$T/trivial" OUT="$T/out-$1" \
+        SKILLCTL="$SKILLCTL" SKILL="$3" OUT="$T/out-$1" \
         bash -c 'cd "$OUT"; end=$(( ${EPOCHREALTIME/./} + SECS * 1000000 )); n=0 bad=0
                  while (( ${EPOCHREALTIME/./} < end )); do
                      "$SKILLCTL" run --system -q "$SKILL" >/dev/null 2>>"$OUT/errors" || bad=$((bad + 1))
@@ -99,23 +104,29 @@ stream() {      # UID INDEX: runs for SECS as UID; writes "RUNS FAILURES" to $T/
                  echo "$n $bad"' >"$T/count-$1-$2"
 }
 
-echo "== $((${#UIDS[@]} * STREAMS)) streams (uids ${UIDS[*]}, $STREAMS each) of \`skillctl run --system -q\` of a trivial folder skill, ${SECS} s a round, $(nproc) CPUs"
-for round in $(seq "$ROUNDS"); do
-    read -r ok0 _ <<<"$(succeeded)"
-    read -r s0 r0 d0 p0 c0 <<<"$(snapshot)"
-    t0=${EPOCHREALTIME/./}
-    pids=()
-    for u in "${UIDS[@]}"; do
-        for i in $(seq "$STREAMS"); do stream "$u" "$i" & pids+=($!); done
-    done
-    for p in "${pids[@]}"; do wait "$p"; done
-    t1=${EPOCHREALTIME/./}
-    read -r s1 r1 d1 p1 c1 <<<"$(snapshot)"
-    read -r ok1 total <<<"$(succeeded)"
-    runs=0 bad=0
-    for f in "$T"/count-*; do read -r n b <"$f"; runs=$((runs + n)); bad=$((bad + b)); done
-    /usr/bin/python3 - "$round" "$runs" "$bad" "$((ok1 - ok0))" "$total" "$((t1 - t0))" "$TCK" "$(nproc)" \
-        "$((s1 - s0))" "$((r1 - r0))" "$((d1 - d0))" "$((p1 - p0))" "$((c1 - c0))" <<'PY'
+for form in "${FORMS[@]}"; do
+    case $form in
+        installed) skill=trivial ;;
+        folder) skill=$T/trivial ;;
+        *) die "SKILLD_BENCH_FORMS: unknown form $form (installed, folder)" ;;
+    esac
+    echo "== $((${#UIDS[@]} * STREAMS)) streams (uids ${UIDS[*]}, $STREAMS each) of \`skillctl run --system -q\` of a trivial skill, $form, ${SECS} s a round, $(nproc) CPUs"
+    for round in $(seq "$ROUNDS"); do
+        read -r ok0 _ <<<"$(succeeded)"
+        read -r s0 r0 d0 p0 c0 <<<"$(snapshot)"
+        t0=${EPOCHREALTIME/./}
+        pids=()
+        for u in "${UIDS[@]}"; do
+            for i in $(seq "$STREAMS"); do stream "$u" "$i" "$skill" & pids+=($!); done
+        done
+        for p in "${pids[@]}"; do wait "$p"; done
+        t1=${EPOCHREALTIME/./}
+        read -r s1 r1 d1 p1 c1 <<<"$(snapshot)"
+        read -r ok1 total <<<"$(succeeded)"
+        runs=0 bad=0
+        for f in "$T"/count-*; do read -r n b <"$f"; runs=$((runs + n)); bad=$((bad + b)); done
+        /usr/bin/python3 - "$round" "$runs" "$bad" "$((ok1 - ok0))" "$total" "$((t1 - t0))" "$TCK" "$(nproc)" \
+            "$((s1 - s0))" "$((r1 - r0))" "$((d1 - d0))" "$((p1 - p0))" "$((c1 - c0))" <<'PY'
 import sys
 rnd, runs, bad, new, total, us, tck, ncpu = (int(a) for a in sys.argv[1:9])
 wall = us / 1e6
@@ -127,8 +138,9 @@ used = sum(cpu.values())
 print(f"  CPU {used:.1f} s of {ncpu * wall:.1f} ({100 * used / (ncpu * wall):.0f}%), per run {1000 * used / max(runs, 1):.1f} ms: " +
       ", ".join(f"{k} {v:.1f} s ({100 * v / max(used, 1e-9):.0f}%)" for k, v in cpu.items()))
 PY
-    if [[ $bad -gt 0 ]]; then
-        echo "  client errors (first 5):"; sort "$T"/out-*/errors | uniq -c | sort -rn | head -n 5
-    fi
-    rm -f "$T"/count-* "$T"/out-*/errors
+        if [[ $bad -gt 0 ]]; then
+            echo "  client errors (first 5):"; sort "$T"/out-*/errors | uniq -c | sort -rn | head -n 5
+        fi
+        rm -f "$T"/count-* "$T"/out-*/errors
+    done
 done

@@ -67,7 +67,7 @@ static int open_temp_at(int dir_fd, char ret_name[static 32]) {
 }
 
 int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *expected_sha256,
-                           uint64_t *ret_size) {
+                           uint64_t *ret_size, int *ret_unsynced_fd) {
         _cleanup_(sha256_freep) Sha256 *h = NULL;
         _cleanup_close_ int parent_fd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *parent = NULL;
@@ -126,7 +126,8 @@ int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *
                 r = -EBADMSG;
                 goto fail;
         }
-        if (fsync(fd) < 0) {
+        /* Unsynced, the caller's fsync() must come before anything that vouches for the copy. */
+        if (!ret_unsynced_fd && fsync(fd) < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -137,6 +138,8 @@ int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *
         }
         if (ret_size)
                 *ret_size = size;
+        if (ret_unsynced_fd)
+                *ret_unsynced_fd = TAKE_FD(fd);
         return 0;
 
 fail:
@@ -348,7 +351,7 @@ static int fetch_one(Client *c, const char *id, const char *path, int dir_fd, co
         r = client_open_artifact(c, id, path, a->path, &fd);
         if (r < 0)
                 return r;
-        r = copy_fd_to_file_atomic(fd, dir_fd, a->path, a->sha256, NULL);
+        r = copy_fd_to_file_atomic(fd, dir_fd, a->path, a->sha256, NULL, NULL);
         if (r == -EBADMSG)
                 return log_error_errno(r, "run %s: %s: the copy does not match the artifact's SHA-256, "
                                        "not written", id, strna(escaped));

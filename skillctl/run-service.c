@@ -524,9 +524,12 @@ static int outcome_read(sd_bus_message *m, const char **ret_state, const char **
 static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const Outcome *o) {
         _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
         _cleanup_free_ char *formatted = NULL;
-        _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF, out_fd = -EBADF, err_fd = -EBADF;
+        _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
         static const char *const streams[] = { "stdout", "stderr" };
-        int r, ret = 0;
+        int *log_fds[] = { &out_fd, &err_fd };
+        const char *text;
+        int k[2] = {}, r, ret = 0;
 
         r = mkdir_p_at(AT_FDCWD, dir, 0755);
         if (r >= 0) {
@@ -542,6 +545,10 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
               : fetch_artifacts(s->client, s->id, s->path, files_fd, NULL);
         if (r < 0)
                 ret = r;
+        /* One an earlier run left in a reused directory must not stand beside these logs while
+         * they are not yet synced. */
+        if (unlinkat(dir_fd, "result.json", 0) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "%s/result.json: cannot remove the earlier one: %m", dir);
         for (size_t i = 0; i < ELEMENTSOF(streams); i++) {
                 _cleanup_free_ char *name = strdup_printf("%s.log", streams[i]);
                 _cleanup_close_ int fd = -EBADF;
@@ -557,15 +564,23 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
                         r = fd < 0 ? -errno : 0;
                 }
                 if (r >= 0)
-                        r = copy_fd_to_file_atomic(fd, dir_fd, name, NULL, NULL);
+                        r = copy_fd_to_file_atomic(fd, dir_fd, name, NULL, NULL, log_fds[i]);
                 if (r < 0 && ret == 0)
                         ret = log_error_errno(r, "%s/%s: cannot write: %m", dir, name);
         }
         /* Laid out as an embedded run's result.json is, whatever the service's text looks like. */
         parsed = cJSON_Parse(result_json);
         formatted = parsed ? json_format(parsed) : NULL;
-        r = formatted ? write_file_atomic_at(dir_fd, "result.json", formatted, strlen(formatted), 0644)
-                      : write_file_atomic_at(dir_fd, "result.json", result_json, strlen(result_json), 0644);
+        text = formatted ?: result_json;
+        /* Committed as the engine commits an output directory (the logs already under their
+         * names): a result.json found after a crash has its complete logs beside it. */
+        r = atomic_file_write_at(dir_fd, "result.json", text, strlen(text), 0644, &result);
+        if (r >= 0)
+                r = atomic_file_commit_after(&result, (const int[]) { out_fd, err_fd }, 2, k);
+        for (size_t i = 0; r < 0 && i < 2; i++)
+                if (k[i] < 0)
+                        /* No result.json beside a log that may not be whole. */
+                        return log_error_errno(k[i], "%s/%s.log: cannot write: %m", dir, streams[i]);
         if (r < 0 && ret == 0)
                 ret = log_error_errno(r, "%s/result.json: cannot write: %m", dir);
         return ret;

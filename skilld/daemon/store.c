@@ -325,21 +325,31 @@ static int open_run_dir(Store *s, const char *id, int *ret_fd) {
         return 0;
 }
 
-/* Writes a new file of a record that is being built (not yet renamed into place, so nobody reads
- * it half written), synced when sync: the rename of the record makes all of it durable at once. */
-static int write_new_file_at(int dir_fd, const char *name, const char *text, bool sync) {
+/* Writes a new file nobody reads yet (a record being built, or a temporary file to be renamed),
+ * unsynced: its creator syncs it with whatever else must be durable (sync_new_record()), or does
+ * not need to (replace_file_at()). */
+static int write_new_file_at(int dir_fd, const char *name, const char *text) {
         _cleanup_close_ int fd = -EBADF;
-        int r;
 
         fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        r = loop_write(fd, text, strlen(text));
-        if (r < 0)
-                return r;
-        if (sync && fsync(fd) < 0)
+        return loop_write(fd, text, strlen(text));
+}
+
+/* Makes a record being built durable before its rename: its two files and its directory synced
+ * side by side (fsync_many()), one round of disk flushes instead of three one after the other on
+ * the event loop, where every other caller waits meanwhile. */
+static int sync_new_record(int dir_fd) {
+        _cleanup_close_ int request_fd = -EBADF, state_fd = -EBADF;
+
+        request_fd = openat(dir_fd, "request.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (request_fd < 0)
                 return -errno;
-        return 0;
+        state_fd = openat(dir_fd, "state.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (state_fd < 0)
+                return -errno;
+        return fsync_many((const int[]) { request_fd, state_fd, dir_fd }, 3, NULL);
 }
 
 /* Replaces a file of a record atomically (a temporary file renamed over it) without waiting for
@@ -353,7 +363,7 @@ static int replace_file_at(int dir_fd, const char *name, const char *text) {
         if (!tmp)
                 return -ENOMEM;
         (void) unlinkat(dir_fd, tmp, 0);
-        r = write_new_file_at(dir_fd, tmp, text, false);
+        r = write_new_file_at(dir_fd, tmp, text);
         if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
                 r = -errno;
         if (r < 0)
@@ -437,7 +447,7 @@ static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
         if (!text)
                 return -ENOMEM;
         if (how == STATE_NEW)
-                return write_new_file_at(run_fd, "state.json", text, true);
+                return write_new_file_at(run_fd, "state.json", text);
         return replace_file_at(run_fd, "state.json", text);
 }
 
@@ -612,11 +622,11 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                 r = -ENOMEM;
                 goto fail;
         }
-        r = write_new_file_at(fd, "request.json", text, true);
+        r = write_new_file_at(fd, "request.json", text);
         if (r >= 0)
                 r = write_state(fd, run, STATE_NEW);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
+        if (r >= 0)
+                r = sync_new_record(fd);
         /* 2. ... and make it appear whole. */
         if (r >= 0 && renameat2(s->runs_fd, tmp, s->runs_fd, run->id, RENAME_NOREPLACE) < 0)
                 r = -errno;

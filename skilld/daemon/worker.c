@@ -426,8 +426,20 @@ static void follow_copy(int log_fd, int *client_fd) {
         }
 }
 
-_noreturn_ static void follower_main(int out_log, int err_log, int client_out, int client_err, int done_fd) {
-        const int keep[] = { out_log, err_log, client_out, client_err, done_fd };
+/* Ends the follower once the caller has all the output: the caller's fds and the handed-over pipe
+ * closed first, so that the worker goes on at once. Only then does _exit() tear down the rest; the
+ * inotify instance's teardown alone waits for an SRCU grace period (several ms), which the worker
+ * and with it the run's end used to wait for. */
+_noreturn_ static void follower_exit(int client_out, int client_err, int handed_fd, int status) {
+        (void) safe_close(client_out);
+        (void) safe_close(client_err);
+        (void) safe_close(handed_fd);
+        _exit(status);
+}
+
+_noreturn_ static void follower_main(int out_log, int err_log, int client_out, int client_err, int done_fd,
+                                     int handed_fd) {
+        const int keep[] = { out_log, err_log, client_out, client_err, done_fd, handed_fd };
         _cleanup_close_ int ifd = -EBADF;
         bool done = false;
 
@@ -464,10 +476,10 @@ _noreturn_ static void follower_main(int out_log, int err_log, int client_out, i
                 if (err_log >= 0)
                         follow_copy(err_log, &client_err);
                 if (last || (client_out < 0 && client_err < 0))
-                        _exit(EXIT_SUCCESS);
+                        follower_exit(client_out, client_err, handed_fd, EXIT_SUCCESS);
 
                 if (poll(p, 2, 1000) < 0 && errno != EINTR)
-                        _exit(EXIT_FAILURE);
+                        follower_exit(client_out, client_err, handed_fd, EXIT_FAILURE);
                 if (p[0].revents) {
                         /* The run is over (or the worker died): one last copy, bounded in time. */
                         done = true;
@@ -478,9 +490,12 @@ _noreturn_ static void follower_main(int out_log, int err_log, int client_out, i
         }
 }
 
-static int follower_spawn(int run_fd, int client_out, int client_err, pid_t *ret_pid, int *ret_done_fd) {
+/* Two pipes: the worker closes its end of the first when the output is complete (done), the
+ * follower its end of the second when it has passed all of it on (handed). */
+static int follower_spawn(int run_fd, int client_out, int client_err, pid_t *ret_pid, int *ret_done_fd,
+                          int *ret_handed_fd) {
         _cleanup_close_ int out_log = -EBADF, err_log = -EBADF;
-        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF }, h[2] = { -EBADF, -EBADF };
         pid_t pid;
 
         /* Descriptions of our own, with our own offsets, of the logs the engine appends to. */
@@ -494,29 +509,29 @@ static int follower_spawn(int run_fd, int client_out, int client_err, pid_t *ret
                 if (err_log < 0)
                         return -errno;
         }
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (pipe2(p, O_CLOEXEC) < 0 || pipe2(h, O_CLOEXEC) < 0)
                 return -errno;
 
         pid = fork();
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                follower_main(out_log, err_log, client_out, client_err, p[0]);
+                follower_main(out_log, err_log, client_out, client_err, p[0], h[1]);
         *ret_pid = pid;
         *ret_done_fd = TAKE_FD(p[1]);
+        *ret_handed_fd = TAKE_FD(h[0]);
         return 0;
 }
 
 /* Tells the follower the output is complete, and gives it a moment to pass the end on, so that
  * a caller normally has all of it before RunFinished. */
-static void follower_finish(pid_t pid, int *done_fd) {
-        _cleanup_close_ int pidfd = -EBADF;
-
+static void follower_finish(pid_t pid, int *done_fd, int *handed_fd) {
         *done_fd = safe_close(*done_fd);
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd >= 0)
-                (void) poll(&(struct pollfd) { .fd = pidfd, .events = POLLIN }, 1, FOLLOWER_WAIT_MSEC);
-        /* Reaped if done; otherwise it goes on alone (bounded by its alarm) and init reaps it. */
+        /* POLLHUP once the follower closed its end: it passed everything on, or gave up, or died.
+         * Not its exit, which comes a few ms later (see follower_exit()). */
+        (void) poll(&(struct pollfd) { .fd = *handed_fd, .events = POLLIN }, 1, FOLLOWER_WAIT_MSEC);
+        *handed_fd = safe_close(*handed_fd);
+        /* Reaped if gone already; otherwise it ends alone (bounded by its alarm) and init reaps it. */
         (void) waitpid(pid, NULL, WNOHANG);
 }
 
@@ -556,11 +571,30 @@ static void move_outputs(int run_fd, RunResult *res) {
                         continue; /* the record's directory is root's alone anyway */
 }
 
+/* result.json into the record, the commit point of the logs beside it, which the engine left
+ * unsynced (RunRequest.caller_stores_result): one commit for the run's end instead of the
+ * engine's two and then ours. */
+static int store_result(int run_fd, const char *text) {
+        _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
+        _cleanup_close_ int out_fd = -EBADF, err_fd = -EBADF;
+        int r;
+
+        out_fd = openat(run_fd, "stdout.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        err_fd = openat(run_fd, "stderr.log", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (out_fd < 0 || err_fd < 0)
+                return -errno;
+        r = atomic_file_write_at(run_fd, "result.json", text, strlen(text), 0600, &result);
+        if (r < 0)
+                return r;
+        return atomic_file_commit_after(&result, (const int[]) { out_fd, err_fd }, 2, NULL);
+}
+
 static int worker_execute(const WorkerArgs *w) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
         _cleanup_free_ char *error = NULL, *engine_dir = NULL, *text = NULL, *input = NULL;
-        _cleanup_close_ int run_fd = -EBADF, out_log = -EBADF, err_log = -EBADF, done_fd = -EBADF;
+        _cleanup_close_ int run_fd = -EBADF, out_log = -EBADF, err_log = -EBADF, done_fd = -EBADF,
+                handed_fd = -EBADF;
         ScopeConfig config = {
                 .systemd_address = w->systemd_address,
                 .description = w->description,
@@ -590,12 +624,14 @@ static int worker_execute(const WorkerArgs *w) {
                 return -ENOMEM;
 
         if (w->client_stdout_fd >= 0 || w->client_stderr_fd >= 0) {
-                r = follower_spawn(run_fd, w->client_stdout_fd, w->client_stderr_fd, &follower, &done_fd);
+                r = follower_spawn(run_fd, w->client_stdout_fd, w->client_stderr_fd, &follower, &done_fd,
+                                   &handed_fd);
                 if (r < 0)
                         follower = 0; /* the output is stored all the same */
         }
 
         req.output_dir = engine_dir;
+        req.caller_stores_result = true;
         req.stdout_fd = out_log;
         req.stderr_fd = err_log;
         if (w->use_scope) {
@@ -613,7 +649,7 @@ static int worker_execute(const WorkerArgs *w) {
                         return r;
         }
         if (follower > 0)
-                follower_finish(follower, &done_fd);
+                follower_finish(follower, &done_fd, &handed_fd);
 
         move_outputs(run_fd, res);
         free(res->output_dir);
@@ -636,7 +672,7 @@ static int worker_execute(const WorkerArgs *w) {
 
         /* The commit point: from here on the run is finished, whatever happens to us or the
          * service. Then the copy for the service, which takes it from there. */
-        r = write_file_atomic_at(run_fd, "result.json", text, strlen(text), 0600);
+        r = store_result(run_fd, text);
         if (r < 0)
                 return r;
         (void) rm_rf_at(run_fd, ENGINE_DIR);

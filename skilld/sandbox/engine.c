@@ -1676,6 +1676,8 @@ static void run_store(SandboxRun *run) {
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
         logs_written = r >= 0;
+        if (run->req->caller_stores_result)
+                return;
 
         r = write_result_tmp(run, &result);
         /* All at once (fsync_many()): the first waits for the commit, the others for their

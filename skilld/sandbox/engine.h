@@ -157,6 +157,10 @@ typedef struct RunRequest {
         uid_t uid;                      /* root only: the run's uid and gid, reserved by the caller;
                                          * (uid_t) -1: the engine takes one of its range per run */
         const char *output_dir;         /* artifacts, logs and result.json; created if missing */
+        bool caller_stores_result;      /* the caller writes result.json and makes it and the
+                                         * logs durable (skilld's worker, whose record is the
+                                         * commit point): the engine writes the artifacts and
+                                         * the logs, unsynced, and no result.json */
         int stdout_fd;                  /* live copies of the skill's stdout/stderr, or -1 */
         int stderr_fd;
         int cancel_fd;                  /* readable: cancel the run (an eventfd, signalfd, pipe), or -1 */

@@ -205,6 +205,29 @@ int atomic_file_commit(AtomicFile *f) {
         return 0;
 }
 
+int atomic_file_commit_after(AtomicFile *f, const int *fds, size_t n_fds, int *ret_results) {
+        int all[8], k[8], r = 0;
+
+        if (n_fds + 2 > ELEMENTSOF(all))
+                return -E2BIG;
+        for (size_t i = 0; i < n_fds; i++)
+                all[i] = fds[i];
+        all[n_fds] = f->fd;
+        all[n_fds + 1] = f->dir_fd;
+        (void) fsync_many(all, n_fds + 2, k);
+        for (size_t i = 0; i < n_fds + 2; i++)
+                if (k[i] < 0 && r == 0)
+                        r = k[i];
+        for (size_t i = 0; ret_results && i < n_fds; i++)
+                ret_results[i] = k[i];
+        if (r < 0)
+                return r;
+        r = atomic_file_commit(f);
+        if (r < 0)
+                return r;
+        return fsync(f->dir_fd) < 0 ? -errno : 0;
+}
+
 void atomic_file_done(AtomicFile *f) {
         if (f->tmp)
                 (void) unlinkat(f->dir_fd, f->tmp, 0);

@@ -41,6 +41,12 @@ int atomic_file_write_at(int dir_fd, const char *path, const void *data, size_t 
                          AtomicFile *ret);
 int atomic_file_sync(AtomicFile *f);
 int atomic_file_commit(AtomicFile *f);
+/* Makes f the commit point of what it vouches for: fds (files already under their names; negative
+ * ones skipped), f's data and its directory synced side by side (fsync_many()), then f renamed and
+ * the directory synced. Two rounds of disk flushes; once f is found after a crash, so are the
+ * others, whole. Not renamed when any of them failed; ret_results (or NULL) gets each of fds' own
+ * 0 or negative errno. */
+int atomic_file_commit_after(AtomicFile *f, const int *fds, size_t n_fds, int *ret_results);
 void atomic_file_done(AtomicFile *f);
 /* fsync() of the directory that holds path under dir_fd: what makes a rename there durable. */
 int fsync_parent_at(int dir_fd, const char *path);
