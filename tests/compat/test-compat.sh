@@ -19,14 +19,7 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 # "STATUS REFUSED" of a result.json: refused is the list as text ([] when none).
 verdict() {
@@ -80,5 +73,4 @@ for w in $(bash "$CORPUS/scripts/run.sh"); do
         run "corpus $w" succeeded "$CORPUS" -- "$w"
 done
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

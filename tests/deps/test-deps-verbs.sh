@@ -18,16 +18,7 @@ fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "out: $(head -c 1500 "$T/out")" "err: $(head -c 500 "$T/err")"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 run() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc() { cat "$T/rc"; }
 deps_json() { $PYTHON -c 'import json,sys
@@ -122,5 +113,4 @@ touch "$T/two/requirements.txt" "$T/two/scripts/requirements.txt"
 run skill lint "$T/two"
 check "lint: two requirements files are an error" grep -q 'requirements.txt and scripts/requirements.txt' "$T/out"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

@@ -17,20 +17,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "out: $(head -c 1000 "$T/out")" "err: $(head -c 1000 "$T/err")"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 run() { "$SKILLCTL" run --local -q "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 hash_of() { "$SKILLCTL" skill show --json "$1" | $PYTHON -c 'import json,sys; print(json.load(sys.stdin)["content_hash"])'; }
 
@@ -109,5 +96,4 @@ check "the package hashes as the folder" test "$(hash_of "$T/vendored.skill")" =
 run "$T/vendored.skill"
 check "the vendored package runs from the package" grep -qx '\[changed\]' "$T/out"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

@@ -2,21 +2,7 @@
 # the PEP 503 index of fixtures/pip served on 127.0.0.1. Expects T (a scratch folder) and
 # SKILLCTL to be set.
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "out: $(head -c 1500 "$T/out")" \
-                        "err: $(tail -c 1500 "$T/err")"
-        fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 # Runs skillctl, keeping stdout, stderr and the exit status.
 sk() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc_is() { [ "$(cat "$T/rc")" = "$1" ]; }
@@ -25,10 +11,7 @@ err_has() { grep -q -- "$1" "$T/err"; }
 # The number of items of the JSON array skillctl printed.
 json_length() { /usr/bin/python3 -c "import json; print(len(json.load(open('$T/out'))))"; }
 # Ends the script: the plan line, and the status.
-finish() {
-        echo "1..$n"
-        [ "$failed" = 0 ]
-}
+finish() { tap_finish; }
 
 # Builds the fixture wheels offline and serves them as $T/index/simple/NAME/*.whl with
 # python3 -m http.server on a free port of 127.0.0.1; sets PORT and INDEX and adds the server to

@@ -17,20 +17,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "stdout: $(head -c 2000 "$T/out")" "stderr: $(head -c 2000 "$T/err")"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 # --local: the embedded engine; tests/vm covers the service.
 run() { "$SKILLCTL" run --local -q "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc() { cat "$T/rc"; }
@@ -210,5 +197,4 @@ check "lint: unknown resources are ignored with a word" grep -q "resources.gpu: 
 run "$T/slow-skill"
 check "a run of a skill with unreadable limits is refused" test "$(rc)" = 125
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

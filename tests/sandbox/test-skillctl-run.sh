@@ -17,18 +17,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else not_ok "$what" "command: $*" "stderr: $(head -c 2000 "$T/err")"; fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 # --local: these test the embedded engine; where a skilld service runs (the VM), skillctl would
 # otherwise send the runs there. tests/skillctl covers the service path.
@@ -146,5 +135,4 @@ assert o=={"big":12345678901234567890,"id":9007199254740993,"f":"1.0"}, o' "$1"
 check "--json: output numbers exact" exact_output "$T/out"
 check "result.json: output numbers exact" exact_output "$T/exact/result.json"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

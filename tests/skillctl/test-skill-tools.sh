@@ -11,10 +11,7 @@ EXAMPLES=$SRC/examples/skills
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+. "$(dirname "$0")/../lib/tap.sh"
 check() {
         local what=$1; shift
         if "$@" 2>"$T/check-err"; then ok "$what"; else not_ok "$what" "command: $*" "$(head -c 2000 "$T/check-err")"; fi
@@ -100,5 +97,4 @@ check "  and says so" grep -q "neither a skill nor a folder of skills" "$T/err"
 run "$EXAMPLES/json-transform" "$T/nope"
 check "a missing skill: exit 2, nothing printed" test "$(rc)" = 2 -a ! -s "$T/out"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

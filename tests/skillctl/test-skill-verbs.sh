@@ -10,11 +10,7 @@ EXAMPLES=$SRC/examples/skills
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what" "command: $*"; fi; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 # Runs skillctl, keeping stdout, stderr and the exit status.
 run() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
@@ -152,5 +148,4 @@ else
         ok "# SKIP no libarchive: needs root, unshare and libarchive.so.13"
 fi
 
-echo "1..$n"
-exit $((failed > 0))
+tap_finish

@@ -30,17 +30,7 @@ cleanup() {
 trap cleanup EXIT
 cd "$T" || exit 1
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "rc: $(cat "$T/rc" 2>/dev/null)" "stdout: $(head -c 1500 "$T/out" 2>/dev/null)" \
-                        "stderr: $(head -c 1500 "$T/err" 2>/dev/null)"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 # Runs skillctl, keeping stdout, stderr and the exit status.
 sc() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
@@ -371,5 +361,4 @@ check "no fds: a copy not matching its hash is not written" test "$(rc)" = 1 -a 
 nofd artifacts aaaa --get nope.txt -o "$T/nofd-a3"
 check "no fds: --get of no such artifact: exit 4" test "$(rc)" = 4
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_finish

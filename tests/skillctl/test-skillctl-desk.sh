@@ -22,20 +22,7 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=
 unset SKILLCTL_SKILLS_PATH SKILLCTL_MODE
 mkdir -p "$HOME" "$XDG_DATA_HOME" "$T/project"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "stdout: $(head -c 1500 "$T/out")" "stderr: $(head -c 1500 "$T/err")"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 sc() { "$SKILLCTL" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 rc() { cat "$T/rc"; }
 has() { grep -q -- "$1" "$T/${2:-out}"; }
@@ -120,5 +107,4 @@ check "SKILLCTL_MODE=system forbids embedded runs" has "forbids running embedded
 SKILLCTL_MODE=system sc run --local demo-sh
 check "--local wins over SKILLCTL_MODE=system" test "$(rc)" = 0
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_finish

@@ -21,20 +21,7 @@ trap 'rm -rf "$T"' EXIT
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/no-socket
 unset SKILLCTL_MODE
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-        n=$((n + 1)); failed=$((failed + 1))
-        echo "not ok $n - $1"; shift
-        for l in "$@"; do echo "# $l"; done
-}
-check() {
-        local what=$1; shift
-        if "$@"; then ok "$what"; else
-                not_ok "$what" "command: $*" "stdout: $(head -c 1500 "$T/out")" "stderr: $(head -c 1500 "$T/err")"
-        fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 rc() { cat "$T/rc"; }
 
 mkdir -p "$T/shell/scripts"
@@ -120,5 +107,4 @@ else
         ok "# SKIP no libsystemd: needs unshare and libsystemd.so.0"
 fi
 
-echo "1..$n"
-exit $((failed > 0))
+tap_finish
