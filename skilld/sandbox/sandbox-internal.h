@@ -182,13 +182,17 @@ int sandbox_seccomp_program_cached(bool notify, const struct sock_filter **ret, 
 int sandbox_seccomp_program_fd(bool notify, int *ret_fd, char **error);
 /* The parts, for tests: the key (-EOPNOTSUPP without a build-id), the directory (-ENXIO when
  * there is none), an entry read back (-ESTALE: another key; -EBADMSG: damaged; -EPERM: not
- * ours alone) and written. */
+ * ours alone; -ELOOP: a symlink; -EBADFD: not a regular file) and written. */
 int sandbox_seccomp_cache_key(bool notify, char **ret);
 int sandbox_seccomp_cache_dir(int *ret_fd);
 int sandbox_seccomp_cache_load_at(int dir_fd, const char *name, const char *key, struct sock_filter **ret,
                                   size_t *ret_n);
 int sandbox_seccomp_cache_store_at(int dir_fd, const char *name, const char *key, const struct sock_filter *insns,
                                    size_t n);
+/* The entry name under dir_fd if usable, else generated and written there (dir_fd negative or key
+ * NULL: generated only). */
+int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, bool notify,
+                                 struct sock_filter **ret, size_t *ret_n, char **error);
 
 /* identity.c: a throwaway uid/gid for the run. As root, one from SANDBOX_UID_BASE.. held by an
  * OFD lock on a byte of a lock file until *ret_lock_fd is closed; unprivileged, the user namespace

@@ -310,12 +310,38 @@ static void cache_name(bool notify, char *buf, size_t size) {
         (void) snprintf(buf + n, size - n, "%s%s.bpf", n > 0 ? "." : "", notify ? "notify" : "errno");
 }
 
-int sandbox_seccomp_program_cached(bool notify, const struct sock_filter **ret, size_t *ret_n, char **error) {
+int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, bool notify,
+                                 struct sock_filter **ret, size_t *ret_n, char **error) {
         _cleanup_free_ struct sock_filter *insns = NULL;
+        size_t n = 0;
+        int r = -ENXIO;
+
+        if (dir_fd >= 0 && key) {
+                r = sandbox_seccomp_cache_load_at(dir_fd, name, key, &insns, &n);
+                if (r >= 0) {
+                        *ret = TAKE_PTR(insns);
+                        *ret_n = n;
+                        return 0;
+                }
+        }
+        log_debug_errno(r, "No usable cached seccomp program %s (%m), generating it.", name);
+        r = sandbox_seccomp_program(notify, &insns, &n, error);
+        if (r < 0)
+                return r;
+        if (dir_fd >= 0 && key) {
+                r = sandbox_seccomp_cache_store_at(dir_fd, name, key, insns, n);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to cache the seccomp program %s, ignoring: %m", name);
+        }
+        *ret = TAKE_PTR(insns);
+        *ret_n = n;
+        return 0;
+}
+
+int sandbox_seccomp_program_cached(bool notify, const struct sock_filter **ret, size_t *ret_n, char **error) {
         _cleanup_free_ char *key = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         char name[96];
-        size_t n = 0;
         int r;
 
         if (!programs[notify].insns) {
@@ -323,22 +349,12 @@ int sandbox_seccomp_program_cached(bool notify, const struct sock_filter **ret, 
                 r = sandbox_seccomp_cache_key(notify, &key);
                 if (r >= 0)
                         r = sandbox_seccomp_cache_dir(&dir_fd);
-                if (r >= 0)
-                        r = sandbox_seccomp_cache_load_at(dir_fd, name, key, &insns, &n);
-                if (r < 0) {
-                        log_debug_errno(r, "No cached seccomp program %s (%m), generating it.", name);
-                        r = sandbox_seccomp_program(notify, &insns, &n, error);
-                        if (r < 0)
-                                return r;
-                        if (dir_fd >= 0) {
-                                r = sandbox_seccomp_cache_store_at(dir_fd, name, key, insns, n);
-                                if (r < 0)
-                                        log_debug_errno(r, "Failed to cache the seccomp program %s, "
-                                                        "ignoring: %m", name);
-                        }
-                }
-                programs[notify].insns = TAKE_PTR(insns);
-                programs[notify].n = n;
+                if (r < 0)
+                        log_debug_errno(r, "Not caching the seccomp program %s: %m", name);
+                r = sandbox_seccomp_cache_get_at(dir_fd, name, key, notify, &programs[notify].insns,
+                                                 &programs[notify].n, error);
+                if (r < 0)
+                        return r;
         }
         *ret = programs[notify].insns;
         *ret_n = programs[notify].n;
