@@ -227,6 +227,7 @@ int sandbox_seccomp_cache_load_at(int dir_fd, const char *name, const char *key,
 int sandbox_seccomp_cache_store_at(int dir_fd, const char *name, const char *key, const struct sock_filter *insns,
                                    size_t n) {
         _cleanup_free_ uint8_t *buf = NULL;
+        uint8_t *p;
         char digest[SHA256_HEX_SIZE];
         size_t key_size = strlen(key), size;
         CacheHeader h = { .magic = CACHE_MAGIC };
@@ -244,9 +245,10 @@ int sandbox_seccomp_cache_store_at(int dir_fd, const char *name, const char *key
         buf = malloc(size);
         if (!buf)
                 return -ENOMEM;
-        memcpy(buf, &h, sizeof(h));
-        memcpy(buf + sizeof(h), key, key_size);
-        memcpy(buf + sizeof(h) + key_size, insns, n * sizeof(*insns));
+        /* The key without its NUL: the header holds its size. */
+        p = mempcpy(buf, &h, sizeof(h));
+        p = mempcpy(p, key, key_size);
+        memcpy(p, insns, n * sizeof(*insns));
         /* A temporary file renamed over the entry (a symlink or anything else there is replaced,
          * not followed): readers see the old entry or the new one. The fsync()s cost nothing on a
          * tmpfs, and elsewhere a torn file would only fail its checksum. */
