@@ -29,6 +29,7 @@
  *    (ReadWritePaths=). /var/cache/skilld, its CacheDirectory=, would be writable too, but it is
  *    on disk, 0755 for the environments every run reads, and keeps entries of every kernel ever
  *    booted. Embedded runs of root (skillctl run --local) share the directory with the service.
+ *    A service given another runtime directory (--runtime-dir) uses its seccomp/ instead.
  *  - another user: $XDG_RUNTIME_DIR/skilld/seccomp, 0700, if $XDG_RUNTIME_DIR is a directory of
  *    theirs that nobody else may enter (pam_systemd makes it 0700; a tmpfs too, removed at the
  *    last logout). Only that user and root can write there. A process of that user able to plant
@@ -271,12 +272,31 @@ static int open_own_dir(int parent_fd, const char *dir, mode_t mode, bool privat
         return 0;
 }
 
+/* The service's runtime directory when it is not /run/skilld (skilld --runtime-dir, which tests
+ * and benchmarks use so as to touch nothing of the host's). */
+static char *runtime_dir_override;
+
+int sandbox_seccomp_cache_set_runtime_dir(const char *dir) {
+        char *copy = NULL;
+
+        if (dir) {
+                copy = strdup(dir);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(runtime_dir_override);
+        runtime_dir_override = copy;
+        return 0;
+}
+
 int sandbox_seccomp_cache_dir(int *ret_fd) {
         _cleanup_close_ int base_fd = -EBADF, skilld_fd = -EBADF;
         const char *runtime;
         int r;
 
-        if (geteuid() == 0)
+        if (runtime_dir_override)
+                r = open_own_dir(AT_FDCWD, runtime_dir_override, 0755, false, &skilld_fd);
+        else if (geteuid() == 0)
                 r = open_own_dir(AT_FDCWD, "/run/skilld", 0755, false, &skilld_fd);
         else {
                 runtime = secure_getenv("XDG_RUNTIME_DIR");

@@ -110,15 +110,16 @@ START_TEST(test_round_trip) {
 END_TEST
 
 /* What the engine loads (the process's copy, from the cache or generated) is the generated
- * program. As root this goes through /run/skilld/seccomp, as anyone else through a scratch
- * $XDG_RUNTIME_DIR. */
+ * program, and the entries are where a service's runtime directory says (as skilld
+ * --runtime-dir makes it: here, a scratch directory). */
 START_TEST(test_process_copy) {
         _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_close_ int dir_fd = -EBADF;
 
-        if (geteuid() != 0)
-                ck_assert_int_eq(setenv("XDG_RUNTIME_DIR", t.path, 1), 0);
+        ck_assert_int_eq(sandbox_seccomp_cache_set_runtime_dir(t.path), 0);
         for (int notify = 0; notify < n_variants(); notify++) {
                 _cleanup_free_ struct sock_filter *gen = NULL, *from_fd = NULL;
+                _cleanup_free_ char *key = NULL, *name = NULL;
                 const struct sock_filter *a = NULL, *b = NULL;
                 _cleanup_close_ int fd = -EBADF;
                 size_t n_gen = 0, n_a = 0, n_b = 0;
@@ -130,6 +131,14 @@ START_TEST(test_process_copy) {
                 ck_assert_int_eq(sandbox_seccomp_program_cached(notify, &b, &n_b, NULL), 0);
                 ck_assert_ptr_eq(a, b);
 
+                /* Written under the program's name, in DIR/seccomp, private. */
+                ck_assert_int_eq(sandbox_seccomp_cache_key(notify, &key), 0);
+                name = strdup_printf("seccomp/test-seccomp-cache.%s", variant_name(notify));
+                ck_assert_ptr_nonnull(name);
+                assert_entry_good(t.fd, name, key, gen, n_gen);
+                ck_assert_int_eq(fstatat(t.fd, "seccomp", &st, AT_SYMLINK_NOFOLLOW), 0);
+                ck_assert_uint_eq(st.st_mode & 07777, 0700);
+
                 /* The sealed memfd the init gets. */
                 ck_assert_int_eq(sandbox_seccomp_program_fd(notify, &fd, NULL), 0);
                 ck_assert_int_eq(fstat(fd, &st), 0);
@@ -140,15 +149,11 @@ START_TEST(test_process_copy) {
                 ck_assert_int_eq(pread(fd, from_fd, st.st_size, 0), st.st_size);
                 assert_same(from_fd, n_gen, gen, n_gen);
         }
-        /* Root's entries are in the host's /run/skilld/seccomp, named after this program: leave
-         * nothing there. */
-        if (geteuid() == 0) {
-                _cleanup_close_ int dir_fd = -EBADF;
-
-                ck_assert_int_eq(sandbox_seccomp_cache_dir(&dir_fd), 0);
-                (void) unlinkat(dir_fd, "test-seccomp-cache.errno.bpf", 0);
-                (void) unlinkat(dir_fd, "test-seccomp-cache.notify.bpf", 0);
-        }
+        /* A runtime directory others may write is not used: generated, nothing written. */
+        ck_assert_int_eq(chmod(t.path, 0777), 0);
+        ck_assert_int_eq(sandbox_seccomp_cache_dir(&dir_fd), -EPERM);
+        ck_assert_int_eq(chmod(t.path, 0700), 0);
+        ck_assert_int_eq(sandbox_seccomp_cache_set_runtime_dir(NULL), 0);
 }
 END_TEST
 
