@@ -330,7 +330,7 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
                                  struct sock_filter **ret, size_t *ret_n, char **error) {
         _cleanup_free_ struct sock_filter *insns = NULL;
         size_t n = 0;
-        int r = -ENXIO;
+        int r;
 
         if (dir_fd >= 0 && key) {
                 r = sandbox_seccomp_cache_load_at(dir_fd, name, key, &insns, &n);
@@ -339,8 +339,8 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
                         *ret_n = n;
                         return 0;
                 }
+                log_debug_errno(r, "No usable cached seccomp program %s (%m), generating it.", name);
         }
-        log_debug_errno(r, "No usable cached seccomp program %s (%m), generating it.", name);
         r = sandbox_seccomp_program(notify, &insns, &n, error);
         if (r < 0)
                 return r;
@@ -366,7 +366,7 @@ int sandbox_seccomp_program_cached(bool notify, const struct sock_filter **ret, 
                 if (r >= 0)
                         r = sandbox_seccomp_cache_dir(&dir_fd);
                 if (r < 0)
-                        log_debug_errno(r, "Not caching the seccomp program %s: %m", name);
+                        log_debug_errno(r, "Not caching the seccomp program %s, generating it: %m", name);
                 r = sandbox_seccomp_cache_get_at(dir_fd, name, key, notify, &programs[notify].insns,
                                                  &programs[notify].n, error);
                 if (r < 0)
