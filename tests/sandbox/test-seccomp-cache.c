@@ -133,7 +133,7 @@ START_TEST(test_process_copy) {
 
                 /* Written under the program's name, in DIR/seccomp, private. */
                 ck_assert_int_eq(sandbox_seccomp_cache_key(notify, &key), 0);
-                name = strdup_printf("seccomp/test-seccomp-cache.%s", variant_name(notify));
+                name = strdup_printf("seccomp/%s.%s", program_invocation_short_name, variant_name(notify));
                 ck_assert_ptr_nonnull(name);
                 assert_entry_good(t.fd, name, key, gen, n_gen);
                 ck_assert_int_eq(fstatat(t.fd, "seccomp", &st, AT_SYMLINK_NOFOLLOW), 0);
