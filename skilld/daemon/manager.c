@@ -1230,6 +1230,9 @@ static int setup_store(Manager *m) {
         r = mkdir_p_at(AT_FDCWD, m->runtime_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create %s: %m", m->runtime_dir);
+        /* The seccomp programs' cache lives there too (sandbox_seccomp_warm()). */
+        if (sandbox_seccomp_cache_set_runtime_dir(m->runtime_dir) < 0)
+                return log_oom();
         if (m->policy) {
                 lock = strjoin_path(m->runtime_dir, "uids.lock");
                 if (!lock)

@@ -792,19 +792,16 @@ static int prepare_seccomp(SandboxRun *run) {
         return 0;
 }
 
-/* Builds the filter and exports its program: after the clone, so that it overlaps the init's
- * setup of its root instead of adding to it (about 1 ms: libseccomp's rules, then its BPF). The
- * init cannot get past its release without it. */
+/* Obtains the filter's program (seccomp-cache.c: kept by the process, read from the cache, or
+ * generated, about 1 ms, when neither has it): after the clone, so that it overlaps the init's
+ * setup of its root instead of adding to it. The init cannot get past its release without it. */
 static int compile_seccomp(SandboxRun *run) {
-        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         _cleanup_free_ char *why = NULL;
         int r;
 
         if (!run->seccomp)
                 return 0;
-        r = sandbox_seccomp_new(run->supervisor, &ctx, &why);
-        if (r >= 0)
-                r = sandbox_seccomp_export(ctx, &run->seccomp_fd, &why);
+        r = sandbox_seccomp_program_fd(run->supervisor, &run->seccomp_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "%s", why ?: "Failed to build the seccomp filter");
         return 0;

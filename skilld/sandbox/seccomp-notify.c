@@ -8,8 +8,8 @@
  * say what was refused. The engine never lets a call through (no SECCOMP_USER_NOTIF_FLAG_CONTINUE):
  * when the two variants disagree, which is a bug, the answer is EPERM.
  *
- * The errno program is built at the first notification: a run that is refused nothing pays
- * nothing but the poll() entry. The record is bounded: SANDBOX_REFUSED_MAX distinct calls,
+ * The errno program is obtained at the first notification (seccomp-cache.c: the process's copy,
+ * the cache file, or generated): a run that is refused nothing pays nothing but the poll() entry. The record is bounded: SANDBOX_REFUSED_MAX distinct calls,
  * counts saturate. A listener the engine no longer holds would make every refused call fail with
  * ENOSYS instead of its errno, so the engine keeps it until the run's last process is gone. */
 #include <linux/filter.h>
@@ -28,8 +28,6 @@
 /* Notifications answered per call of seccomp_supervisor_process(), so the streams and the
  * deadline are not starved by a skill that does nothing but refused calls. */
 #define SUPERVISOR_BATCH 64U
-/* seccomp(2) programs are at most BPF_MAXINSNS long. */
-#define PROG_MAX 4096U
 
 typedef struct RefusedEntry {
         int nr;
@@ -45,7 +43,7 @@ struct SeccompSupervisor {
         struct seccomp_notif_resp *resp;
         size_t req_size;
         size_t resp_size;
-        struct sock_filter *prog;       /* the errno variant, built at the first notification */
+        const struct sock_filter *prog; /* the errno variant, obtained at the first notification */
         size_t n_prog;
         bool prog_failed;
 
@@ -60,7 +58,6 @@ SeccompSupervisor *seccomp_supervisor_free(SeccompSupervisor *s) {
         (void) safe_close(s->fd);
         free(s->req);
         free(s->resp);
-        free(s->prog);
         free(s);
         return NULL;
 }
@@ -97,43 +94,6 @@ void seccomp_supervisor_attach(SeccompSupervisor *s, int fd) {
 
 int seccomp_supervisor_fd(const SeccompSupervisor *s) {
         return s && !s->gone ? s->fd : -EBADF;
-}
-
-int sandbox_seccomp_program(bool notify, struct sock_filter **ret, size_t *ret_n) {
-        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
-        _cleanup_free_ char *why = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ struct sock_filter *prog = NULL;
-        off_t size;
-        ssize_t n;
-        int r;
-
-        r = sandbox_seccomp_new(notify, &ctx, &why);
-        if (r < 0)
-                return r;
-        fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = seccomp_export_bpf(ctx, fd);
-        if (r < 0)
-                return r;
-        size = lseek(fd, 0, SEEK_END);
-        if (size < 0)
-                return -errno;
-        if (size == 0 || size % sizeof(struct sock_filter) != 0 ||
-            (size_t) size / sizeof(struct sock_filter) > PROG_MAX)
-                return -EBADMSG;
-        prog = malloc((size_t) size);
-        if (!prog)
-                return -ENOMEM;
-        n = pread(fd, prog, (size_t) size, 0);
-        if (n < 0)
-                return -errno;
-        if (n != size)
-                return -EIO;
-        *ret = TAKE_PTR(prog);
-        *ret_n = (size_t) size / sizeof(struct sock_filter);
-        return 0;
 }
 
 /* A classic BPF interpreter for the instructions seccomp(2) accepts, run on one call. Jumps are
@@ -275,7 +235,7 @@ int sandbox_seccomp_program_run(const struct sock_filter *prog, size_t n, const 
 static int refusal_errno(SeccompSupervisor *s, const struct seccomp_data *d) {
         uint32_t action;
 
-        if (!s->prog && !s->prog_failed && sandbox_seccomp_program(false, &s->prog, &s->n_prog) < 0)
+        if (!s->prog && !s->prog_failed && sandbox_seccomp_program_cached(false, &s->prog, &s->n_prog, NULL) < 0)
                 s->prog_failed = true;
         if (!s->prog || sandbox_seccomp_program_run(s->prog, s->n_prog, d, &action) < 0)
                 return EPERM;

@@ -40,7 +40,7 @@ START_TEST(test_inventory_passes_filter) {
         ck_assert_msg(fd >= 0, "%s: %m (generate it with tests/compat/gen-inventory.py)", path);
         ck_assert_int_eq(read_full_fd(fd, 1 << 20, &text, NULL), 0);
         /* The variant that is loaded: a refusal there is a notification, a kill a kill. */
-        ck_assert_int_eq(sandbox_seccomp_program(sandbox_seccomp_notify_available(), &prog, &n_prog), 0);
+        ck_assert_int_eq(sandbox_seccomp_program(sandbox_seccomp_notify_available(), &prog, &n_prog, NULL), 0);
 
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 char name[64], a[3][32];

@@ -74,3 +74,31 @@ field=$(journalctl -o json --no-pager SKILLD_RUN_ID="$id" MESSAGE_ID=7bf39efccf7
     python3 -c 'import json,sys; print(json.loads(sys.stdin.readline()).get("SKILLD_REFUSED_SYSCALLS"))')
 assert_eq None "$field" "no SKILLD_REFUSED_SYSCALLS for a clean run"
 echo "a clean run names nothing"
+
+# The filter's programs, generated once by the service (skilld/sandbox/seccomp-cache.c): under
+# skilld.service's hardening (ProtectSystem=strict, ReadWritePaths=/run/skilld) the service
+# keeps them in /run/skilld/seccomp, root's alone; a new service reads them back instead of
+# generating, and one it cannot trust is generated again, replaced, and the refusals stay.
+cache=/run/skilld/seccomp
+assert_eq "700 root" "$(stat -c '%a %U' "$cache")" "the seccomp cache directory"
+for v in notify errno; do
+    assert_eq "600 root regular file" "$(stat -c '%a %U %F' "$cache/skilld.$v.bpf")" "skilld.$v.bpf"
+done
+before=$(stat -c %Y.%i "$cache/skilld.notify.bpf")
+systemctl stop skilld.service
+rm -rf "$work/alice/skill-out"
+(cd "$work/alice" && as_user alice skillctl run --system "$SKILLD_SOURCE_ROOT/examples/skills/shell-report") \
+    >/dev/null 2>&1 || fail "a run through a new service"
+assert_eq "$before" "$(stat -c %Y.%i "$cache/skilld.notify.bpf")" "a new service reads the cached program back"
+# A damaged errno program (a byte more), for the next service's first refused calls.
+size=$(stat -c %s "$cache/skilld.errno.bpf")
+printf x >>"$cache/skilld.errno.bpf"
+systemctl stop skilld.service
+rm -rf "$work/alice/skill-out"
+rc=0
+(cd "$work/alice" && as_user alice skillctl run --system "$skill") >"$work/out" 2>"$work/err" || rc=$?
+assert_eq 1 "$rc" "the refusing skill with a damaged cache entry"
+assert_contains "$(cat "$work/out")" "raw 93" "socket(AF_INET, SOCK_RAW) still got EPROTONOSUPPORT"
+assert_contains "$(cat "$work/err")" ", 2 system calls refused, " "still both refusals named"
+assert_eq "$size" "$(stat -c %s "$cache/skilld.errno.bpf")" "the damaged entry replaced"
+echo "the service's seccomp programs cached in $cache, read back, and replaced when damaged"
