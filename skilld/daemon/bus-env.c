@@ -485,7 +485,6 @@ static int build_start(Manager *m, sd_bus_message *msg, const BuildOptions *o, P
         if (b->result_fd < 0)
                 return -errno;
 
-        sandbox_seccomp_warm();         /* the build's sandbox inherits the filter's programs */
         pid = fork();
         if (pid < 0)
                 return -errno;

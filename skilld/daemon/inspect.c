@@ -346,7 +346,6 @@ int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const cha
         if (result_fd < 0)
                 return -errno;
 
-        sandbox_seccomp_warm();         /* inference's sandbox inherits the filter's programs */
         pid = fork();
         if (pid < 0)
                 return -errno;

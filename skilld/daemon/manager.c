@@ -1230,7 +1230,7 @@ static int setup_store(Manager *m) {
         r = mkdir_p_at(AT_FDCWD, m->runtime_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create %s: %m", m->runtime_dir);
-        /* The seccomp programs' cache lives there too (sandbox_seccomp_warm()). */
+        /* The seccomp programs' cache lives there too: the workers read it (seccomp-cache.c). */
         if (sandbox_seccomp_cache_set_runtime_dir(m->runtime_dir) < 0)
                 return log_oom();
         if (m->policy) {

@@ -746,8 +746,6 @@ void worker_reset_process(const int *keep, size_t n_keep, const char *name) {
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid) {
         pid_t parent = getpid(), pid;
 
-        /* The filter's programs, obtained once in the service: every worker inherits them. */
-        sandbox_seccomp_warm();
         service_pid = parent;
         pid = fork();
         if (pid < 0)

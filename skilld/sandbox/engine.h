@@ -316,10 +316,6 @@ int run_result_exit_code(const RunResult *r);
  * (an environment build). */
 int sandbox_uid_reserve(uid_t *ret_uid, int *ret_lock_fd, char **error);
 
-/* Obtains the seccomp filter's programs (from the cache, or generated) and keeps them in this
- * process: a service calls it before it forks the process that calls sandbox_run(), so that no
- * run generates them. Failures are only logged (at debug): the run then obtains them itself. */
-void sandbox_seccomp_warm(void);
 /* Where a service keeps them on disk: DIR/seccomp, DIR being its runtime directory (see
  * skilld/sandbox/seccomp-cache.c), instead of /run/skilld/seccomp or the user's. */
 int sandbox_seccomp_cache_set_runtime_dir(const char *dir);

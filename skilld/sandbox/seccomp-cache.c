@@ -12,8 +12,7 @@
  *    supports (the SECCOMP_GET_ACTION_AVAIL probes);
  *  - the architecture and the kernel (uname's release, version and machine).
  * That is the key. A program is kept at two levels: in the process (each variant once obtained
- * stays, a few KiB, so that the service, which obtains both before it forks a worker, never
- * generates per run: sandbox_seccomp_warm()), and in a file whose header holds the key and a
+ * stays, a few KiB), and in a file whose header holds the key and a
  * checksum of key and program, read back only if it is a regular file (no symlink followed) of
  * our own uid that nobody else may write, in a directory that only we may write, of a sane size,
  * with the same key and a matching checksum. Anything else, or any failure to read or write, and
@@ -399,14 +398,3 @@ int sandbox_seccomp_program_fd(bool notify, int *ret_fd, char **error) {
         return 0;
 }
 
-void sandbox_seccomp_warm(void) {
-        const struct sock_filter *insns;
-        size_t n;
-
-        if (!sandbox_seccomp_available())
-                return;
-        for (int notify = 0; notify <= (int) sandbox_seccomp_notify_available(); notify++)
-                if (sandbox_seccomp_program_cached(notify, &insns, &n, NULL) < 0)
-                        log_debug("Could not prepare the seccomp program (%s), the runs will build it.",
-                                  notify ? "notify" : "errno");
-}

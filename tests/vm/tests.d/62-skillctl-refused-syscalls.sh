@@ -75,7 +75,7 @@ field=$(journalctl -o json --no-pager SKILLD_RUN_ID="$id" MESSAGE_ID=7bf39efccf7
 assert_eq None "$field" "no SKILLD_REFUSED_SYSCALLS for a clean run"
 echo "a clean run names nothing"
 
-# The filter's programs, generated once by the service (skilld/sandbox/seccomp-cache.c): under
+# The filter's programs, generated once by the service's workers (skilld/sandbox/seccomp-cache.c): under
 # skilld.service's hardening (ProtectSystem=strict, ReadWritePaths=/run/skilld) the service
 # keeps them in /run/skilld/seccomp, root's alone; a new service reads them back instead of
 # generating, and one it cannot trust is generated again, replaced, and the refusals stay.
