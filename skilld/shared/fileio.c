@@ -1,6 +1,7 @@
 /* See fileio.h. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -260,6 +261,15 @@ static void *fsync_thread(void *arg) {
         return NULL;
 }
 
+/* Whether fd is on a file system without a disk behind it, where fsync() returns at once: a
+ * thread to wait for it would cost more than the call (much more under an emulated CPU). */
+static bool fd_on_memory_fs(int fd) {
+        struct statfs sfs;
+
+        return fstatfs(fd, &sfs) >= 0 &&
+               ((unsigned long) sfs.f_type == TMPFS_MAGIC || (unsigned long) sfs.f_type == RAMFS_MAGIC);
+}
+
 int fsync_many(const int *fds, size_t n, int *ret_results) {
         pthread_t threads[8];
         int results[8];
@@ -277,7 +287,7 @@ int fsync_many(const int *fds, size_t n, int *ret_results) {
                 (void) pthread_attr_setstacksize(&attr, 64 * 1024);
         for (size_t i = 0; i + 1 < n; i++) {
                 results[i] = fds[i];
-                if (fds[i] >= 0)
+                if (fds[i] >= 0 && !fd_on_memory_fs(fds[i]))
                         started[i] = pthread_create(&threads[i], have_attr ? &attr : NULL, fsync_thread,
                                                     &results[i]) == 0;
         }
