@@ -30,6 +30,10 @@ LINE = re.compile(r"Run phases \(ms\):(.*)$", re.M)
 # left out of that run's figures.
 SPANS = [
     ("engine: prepare (checks, identity, cgroups, argv, env)", "enter", "prepared"),
+    ("engine: prepare: request, paths, namespaces checked", "enter", "checked"),
+    ("engine: prepare: limit backend (v1: four cgroups)", "checked", "limits"),
+    ("engine: prepare: the run's uid (lock, user database)", "limits", "identity"),
+    ("engine: prepare: inputs, rlimits, argv, env, pipes", "identity", "prepared"),
     ("engine: clone3() (the namespaces)", "prepared", "cloned"),
     ("engine: seccomp program, placing, release", "cloned", "released"),
     ("init: scheduled after the clone", "cloned", "init-born"),
@@ -41,6 +45,8 @@ SPANS = [
     ("init: held for the release, after the late part", "init-late", "init-go"),
     ("init: fork of the skill process", "init-late", "init-forked"),
     ("skill process: stdio, limits, privileges, filter", "init-forked", "skill-exec"),
+    ("skill process: stdio, limits, fds, privileges", "init-forked", "skill-setup"),
+    ("skill process: the seccomp filter loaded", "skill-setup", "skill-exec"),
     ("the skill (execve() to its reaping)", "skill-exec", "skill-end"),
     ("init: the rest killed and reaped, report sent", "skill-end", "init-empty"),
     ("engine: the report read", "init-empty", "exited"),

@@ -1145,6 +1145,8 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         int r;
 
+        /* The init's marks, inherited with the fork, are the init's to send. */
+        memset(marks, 0, sizeof(marks));
         reset_signals();
 
         /* A new session without a controlling terminal: TIOCSTI and job control on the caller's
@@ -1182,6 +1184,7 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         if (r < 0)
                 goto fail;
 
+        mark(c, MARK_SKILL_SETUP);
         /* Last, so that none of the setup above needs a syscall the filter refuses. */
         if (c->seccomp) {
                 r = load_seccomp_program(c->seccomp_notify);
@@ -1219,7 +1222,6 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 goto fail;
 
         if (c->timing) {
-                memset(marks, 0, sizeof(marks));
                 mark(c, MARK_SKILL_EXEC);
                 send_marks(c);
         }

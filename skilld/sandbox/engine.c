@@ -135,6 +135,9 @@ static void run_mark(SandboxRun *run, RunMark m) {
 
 static const char *const mark_names[_MARK_MAX] = {
         [MARK_ENTER] = "enter",
+        [MARK_CHECKED] = "checked",
+        [MARK_LIMITS] = "limits",
+        [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
         [MARK_CLONED] = "cloned",
         [MARK_INIT_BORN] = "init-born",
@@ -144,6 +147,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_INIT_GO] = "init-go",
         [MARK_INIT_LATE] = "init-late",
         [MARK_INIT_FORKED] = "init-forked",
+        [MARK_SKILL_SETUP] = "skill-setup",
         [MARK_SKILL_EXEC] = "skill-exec",
         [MARK_SKILL_END] = "skill-end",
         [MARK_INIT_EMPTY] = "init-empty",
@@ -966,6 +970,7 @@ static int run_prepare(SandboxRun *run) {
         r = prepare_seccomp(run);
         if (r < 0)
                 return r;
+        run_mark(run, MARK_CHECKED);
         r = pick_backend(run);
         if (r < 0)
                 return r;
@@ -976,9 +981,11 @@ static int run_prepare(SandboxRun *run) {
         run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT |
                                        SANDBOX_LIMIT_OUTPUT |
                                        SANDBOX_LIMIT_TMPFS;
+        run_mark(run, MARK_LIMITS);
         r = prepare_identity(run);
         if (r < 0)
                 return r;
+        run_mark(run, MARK_IDENTITY);
         r = prepare_files(run);
         if (r < 0)
                 return r;

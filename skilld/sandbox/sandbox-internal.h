@@ -41,7 +41,10 @@ typedef enum ChildMessageType {
  * only when debug logging is on (skillctl -v), one line a run; bench/phases.py reads it. */
 typedef enum RunMark {
         MARK_ENTER,             /* sandbox_run() called */
-        MARK_PREPARED,          /* request checked, identity, backend, cgroups made, argv, env */
+        MARK_CHECKED,           /* request, output directory, entry point, namespaces, filter support */
+        MARK_LIMITS,            /* the limit backend prepared (v1: four cgroups made, limits written) */
+        MARK_IDENTITY,          /* the run's uid taken (as root: its lock, the user database asked) */
+        MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_INIT_BORN,         /* the init's first instruction */
         MARK_INIT_START,        /* the init runs: its fds closed, in its cgroups */
@@ -50,6 +53,7 @@ typedef enum RunMark {
         MARK_INIT_GO,           /* the release received */
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
         MARK_INIT_FORKED,       /* the skill process forked */
+        MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges; the filter next */
         MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
         MARK_SKILL_END,         /* the init reaped the skill process */
         MARK_INIT_EMPTY,        /* the init killed and reaped everything else: it reports */
