@@ -123,6 +123,7 @@ typedef struct SandboxRun {
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
         bool init_reaped;
+        bool previous_removed;          /* an earlier run's result.json and logs are gone */
         ChildMessage exit_msg;
         LiveCopy out_live;
         LiveCopy err_live;
@@ -1163,6 +1164,26 @@ static void run_kill(SandboxRun *run) {
         run->backend->kill(run->backend_state);
 }
 
+_printf_(2, 3)
+static void store_fail(SandboxRun *run, const char *fmt, ...);
+
+/* An output directory used before holds that run's result.json and logs. They go before the new
+ * logs are written, result.json first, so that it never stands beside logs that are not its own.
+ * Called once the init is released, so that freeing their blocks (a journal handle each, which
+ * waits behind other writers' commits on a busy disk) happens while the skill runs; where the
+ * run ends before it is released, the store calls it. */
+static void remove_previous(SandboxRun *run) {
+        if (run->previous_removed || run->dest_fd < 0)
+                return;
+        run->previous_removed = true;
+        if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT) {
+                store_fail(run, "Failed to remove the earlier result.json: %m");
+                return;
+        }
+        (void) unlinkat(run->dest_fd, "stdout.log", 0);
+        (void) unlinkat(run->dest_fd, "stderr.log", 0);
+}
+
 static int run_start(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         int r;
@@ -1209,6 +1230,7 @@ static int run_start(SandboxRun *run) {
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
         run_mark(run, MARK_RELEASED);
+        remove_previous(run);
         return 0;
 
 abort:
@@ -1603,7 +1625,6 @@ static RunStatus decide_status(SandboxRun *run, const SandboxOutcome *outcome) {
         return success ? RUN_STATUS_SUCCEEDED : RUN_STATUS_FAILED;
 }
 
-_printf_(2, 3)
 static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_list ap;
 
@@ -1666,8 +1687,7 @@ static void run_store(SandboxRun *run) {
          * fsync() carries them all), then result.json's rename. A crash before the first
          * leaves logs that may be incomplete, and no result.json to vouch for them: one an
          * earlier run left in a reused directory is removed before the logs are replaced. */
-        if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT)
-                store_fail(run, "Failed to remove the earlier result.json: %m");
+        remove_previous(run);
         r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
                                  res->stdout_stream.size, 0644, &out_log);
         if (r >= 0)

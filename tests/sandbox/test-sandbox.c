@@ -256,6 +256,41 @@ START_TEST(test_input_channels_output_artifacts) {
 }
 END_TEST
 
+/* An output directory used again: result.json and the logs are the last run's, also where it
+ * ended before its skill started (the engine removes the earlier run's files once the init is
+ * released, or at the store when it never was). */
+START_TEST(test_output_dir_reused) {
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "echo \"$SANDBOX_INPUT\"\n"
+                "case \"$SANDBOX_INPUT\" in *1*) echo first >&2;; esac\n");
+        _cleanup_free_ char *first_id = NULL;
+
+        for (unsigned i = 0; i < 3; i++) {
+                _cleanup_free_ char *result_json = NULL, *out = NULL, *err = NULL;
+                _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+
+                t.req.input_json = i == 0 ? "{\"n\": 1}" : "{\"n\": 2}";
+                /* The third run cannot start: its entry point does not exist. */
+                t.req.script = i == 2 ? "scripts/missing.sh" : "scripts/main.sh";
+                test_run_go(&t);
+                assert_status(t.res, i == 2 ? RUN_STATUS_ERROR : RUN_STATUS_SUCCEEDED);
+                ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json,
+                                                   NULL), 0);
+                parsed = cJSON_Parse(result_json);
+                ck_assert_ptr_nonnull(parsed);
+                ck_assert_str_eq(cJSON_GetObjectItem(parsed, "run_id")->valuestring, t.res->run_id);
+                if (i == 0)
+                        first_id = strdup(t.res->run_id);
+                else
+                        ck_assert_str_ne(t.res->run_id, first_id);
+                ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 1024, true, &out, NULL), 0);
+                ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stderr.log", 1024, true, &err, NULL), 0);
+                ck_assert_str_eq(out, i == 0 ? "{\"n\": 1}\n" : i == 1 ? "{\"n\": 2}\n" : "");
+                ck_assert_str_eq(err, i == 0 ? "first\n" : "");
+        }
+}
+END_TEST
+
 START_TEST(test_output_from_stdout) {
         _cleanup_test_run_ TestRun t = test_run_new("echo '{\"answer\": [1, 2]}'");
 
@@ -1169,6 +1204,7 @@ static Suite *sandbox_suite(void) {
         tc = tcase_create("contract");
         tcase_add_test(tc, test_input_channels_output_artifacts);
         tcase_add_test(tc, test_output_from_stdout);
+        tcase_add_test(tc, test_output_dir_reused);
         tcase_add_test(tc, test_output_exact);
         tcase_add_test(tc, test_output_json_invalid);
         tcase_add_test(tc, test_input_files_in_work);
