@@ -1169,9 +1169,10 @@ static void store_fail(SandboxRun *run, const char *fmt, ...);
 
 /* An output directory used before holds that run's result.json and logs. They go before the new
  * logs are written, result.json first, so that it never stands beside logs that are not its own.
- * Called once the init is released, so that freeing their blocks (a journal handle each, which
- * waits behind other writers' commits on a busy disk) happens while the skill runs; where the
- * run ends before it is released, the store calls it. */
+ * Called when the skill process hands over the filter's listener, just before its execve() (or
+ * at the release, without a listener), so that freeing their blocks (a journal handle each,
+ * which waits behind other writers' commits on a busy disk) happens while the skill runs and not
+ * while the init builds its root; where the skill never got that far, the store calls it. */
 static void remove_previous(SandboxRun *run) {
         if (run->previous_removed || run->dest_fd < 0)
                 return;
@@ -1230,7 +1231,8 @@ static int run_start(SandboxRun *run) {
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
         run_mark(run, MARK_RELEASED);
-        remove_previous(run);
+        if (!run->supervisor)
+                remove_previous(run);
         return 0;
 
 abort:
@@ -1263,6 +1265,7 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_NOTIFY_FD:
                 if (passed >= 0 && run->supervisor)
                         seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
+                remove_previous(run);
                 break;
         case CHILD_MSG_WORK_FD:
                 if (passed >= 0 && run->work_fd < 0 && run->req->workspace_fd >= 0)
