@@ -118,6 +118,15 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     binaries = sys.argv[2:] or [os.path.join(SRC, "build", "skillctl", "skillctl")]
     with tempfile.TemporaryDirectory() as tmp:
+        # The seccomp cache keeps one entry per program name (skilld/sandbox/seccomp-cache.c):
+        # builds sharing a name would replace each other's at every run. Each binary after the
+        # first runs under a name of its own; the output names it as given.
+        names = {}
+        for i, b in enumerate(binaries):
+            names[b] = b
+            if i > 0:
+                names[b] = os.path.join(tmp, f"skillctl-{i}")
+                os.symlink(os.path.abspath(b), names[b])
         skills = {
             "shell": (make_shell_skill(tmp), []),
             "python": (os.path.join(SRC, "examples", "skills", "json-transform"), ["--input", INPUT]),
@@ -126,11 +135,11 @@ def main():
         data = {v: [] for v in variants}
         out = os.path.join(tmp, "out")
         for v in variants:                 # warm-up
-            run_once(v[0], skills[v[1]][0], out, skills[v[1]][1])
+            run_once(names[v[0]], skills[v[1]][0], out, skills[v[1]][1])
         for i in range(rounds):
             k = i % len(variants)
             for v in variants[k:] + variants[:k]:
-                data[v].append(run_once(v[0], skills[v[1]][0], out, skills[v[1]][1]))
+                data[v].append(run_once(names[v[0]], skills[v[1]][0], out, skills[v[1]][1]))
 
     for (binary, skill), runs in data.items():
         print(f"{skill} skill, {binary}: {rounds} runs, medians in ms")

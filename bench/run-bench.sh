@@ -28,6 +28,14 @@ INPUT='{"numbers": [1, 2, 3, 4], "text": "the quick brown fox"}'
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
+# The seccomp cache keeps one entry per program name and variant (skilld/sandbox/seccomp-cache.c):
+# two builds both called skillctl would replace each other's entry at every run and both generate
+# their programs each time. The baseline runs under a name of its own.
+if [ -n "$BASELINE" ]; then
+        ln -s "$BASELINE" "$T/skillctl-baseline"
+        BASELINE=$T/skillctl-baseline
+fi
+
 # The trivial shell skill.
 mkdir -p "$T/shell/scripts"
 cat >"$T/shell/SKILL.md" <<'MD'
