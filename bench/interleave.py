@@ -3,7 +3,7 @@
 
 The machines are shared and noisy, so variants are never timed in blocks one after the other
 (a burst of load would land on one of them only): every round runs each variant once, in an
-order rotated from round to round, and a variant's figure is the median over the rounds. The
+order shuffled from round to round, and a variant's figure is the median over the rounds. The
 ratios between variants of one round share whatever the machine was doing then, which is why
 only ratios are quoted.
 
@@ -15,6 +15,7 @@ Prints a table of medians and the ratios; exits non-zero only when a variant fai
 """
 
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -50,9 +51,15 @@ def main():
             run_once(v)
 
     times = {v["name"]: [] for v in variants}
-    for i in range(rounds):
-        k = i % len(variants)
-        for v in variants[k:] + variants[:k]:
+    # A fixed rotation keeps neighbours: in run-bench.sh the start-up variants came right after
+    # a Python run every round but one in ten (whose namespaces the kernel still tears down),
+    # and the same binary timed as its own baseline started 1.09 to 1.12 times slower as
+    # "skillctl" than as "baseline". Each round runs the variants in an order of its own.
+    shuffle = random.Random(15).shuffle
+    for _ in range(rounds):
+        order = list(variants)
+        shuffle(order)
+        for v in order:
             times[v["name"]].append(run_once(v))
 
     med = {name: statistics.median(t) for name, t in times.items()}

@@ -3,7 +3,7 @@
 
 Runs `skillctl -v run --local` of the trivial shell skill (the one bench/run-bench.sh times)
 and of the Python example json-transform, ROUNDS times each, interleaved (and, given several
-skillctl binaries, each of them in every round, in a rotated order), and reads the engine's
+skillctl binaries, each of them in every round, in a shuffled order), and reads the engine's
 "Run phases (ms):" debug line: CLOCK_MONOTONIC marks taken in the engine, the sandbox init and
 the skill process (RunMark in skilld/sandbox/sandbox-internal.h). Prints the median length of
 each span between two marks (SPANS below), the median whole run as the harness saw it, and
@@ -15,6 +15,7 @@ engine's. A benchmark, not a test: nothing is asserted.
 """
 
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -136,9 +137,11 @@ def main():
         out = os.path.join(tmp, "out")
         for v in variants:                 # warm-up
             run_once(names[v[0]], skills[v[1]][0], out, skills[v[1]][1])
-        for i in range(rounds):
-            k = i % len(variants)
-            for v in variants[k:] + variants[:k]:
+        shuffle = random.Random(15).shuffle   # an order of its own each round (interleave.py)
+        for _ in range(rounds):
+            order = list(variants)
+            shuffle(order)
+            for v in order:
                 data[v].append(run_once(names[v[0]], skills[v[1]][0], out, skills[v[1]][1]))
 
     for (binary, skill), runs in data.items():

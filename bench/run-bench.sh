@@ -1,6 +1,6 @@
 #!/bin/bash
 # Times a trivial shell skill and the Python example (json-transform) three ways, interleaved in
-# one run (bench/interleave.py: every round runs each variant once, in a rotated order): bare
+# one run (bench/interleave.py: every round runs each variant once, in a shuffled order): bare
 # (the interpreter on the script, no isolation), bwrap with comparable isolation (when
 # installed), and `skillctl run` (the embedded engine). Prints medians and the ratios issue 15
 # sets goals for. A benchmark, not a test: nothing here passes or fails.
