@@ -1,8 +1,5 @@
-/* See sd-dlopen.h. The library is named by its soname, as the package that ships it does (a
- * libsystemd.so symlink exists only with the -dev package). RTLD_NOW: a symbol missing from an
- * older library fails here, with its name, not at the first call of it. */
-#include <dlfcn.h>
-
+/* See sd-dlopen.h. */
+#include "dlopen-util.h"
 #include "error.h"
 #include "sd-dlopen.h"
 
@@ -33,10 +30,7 @@ SD_DLOPEN_DESTRUCTORS(SD_DLSYM_DEFINE_DESTRUCTOR)
 
 /* Where each pointer goes, by name: resolved all together, published only when all are found. */
 #define SD_DLSYM_SLOT(name) { #name, (void **) &sym_##name },
-static const struct {
-        const char *name;
-        void **slot;
-} symbols[] = {
+static const DlopenSymbol symbols[] = {
         SD_DLOPEN_SYMBOLS(SD_DLSYM_SLOT)
         SD_DLOPEN_DESTRUCTORS(SD_DLSYM_SLOT)
 };
@@ -44,31 +38,18 @@ static const struct {
 
 int dlopen_libsystemd(const char *why, char **error) {
         static bool loaded = false;
-        void *found[ELEMENTSOF(symbols)];
-        void *dl;
+        _cleanup_free_ char *needed_by = NULL;
+        int r;
 
         if (loaded)
                 return 0;
-
-        dl = dlopen(LIBSYSTEMD_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (!dl)
-                return error_setf(error, -EOPNOTSUPP, "cannot load %s, which %s needs: %s "
-                                  "(install libsystemd0)", LIBSYSTEMD_SONAME, why, strna(dlerror()));
-        for (size_t i = 0; i < ELEMENTSOF(symbols); i++) {
-                (void) dlerror();
-                found[i] = dlsym(dl, symbols[i].name);
-                if (!found[i]) {
-                        const char *reason = dlerror();
-
-                        (void) dlclose(dl);
-                        return error_setf(error, -EOPNOTSUPP, "%s has no %s, which %s needs: %s "
-                                          "(libsystemd0 247 or newer is needed)", LIBSYSTEMD_SONAME,
-                                          symbols[i].name, why, strna(reason));
-                }
-        }
-        /* Kept loaded for the life of the process (RTLD_NODELETE, and no dlclose()). */
-        for (size_t i = 0; i < ELEMENTSOF(symbols); i++)
-                *symbols[i].slot = found[i];
+        needed_by = strdup_printf("%s needs", why);
+        if (!needed_by)
+                return -ENOMEM;
+        r = dlopen_symbols(LIBSYSTEMD_SONAME, symbols, ELEMENTSOF(symbols), needed_by, "libsystemd0",
+                           "libsystemd0 247", error);
+        if (r < 0)
+                return r;
         loaded = true;
         return 0;
 }

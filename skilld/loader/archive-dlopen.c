@@ -1,9 +1,6 @@
-/* See archive-dlopen.h. The library is named by its soname, as the package that ships it does
- * (a libarchive.so symlink exists only with the -dev package). RTLD_NOW: a symbol missing from
- * an older library fails here, with its name, not at the first call of it. */
-#include <dlfcn.h>
-
+/* See archive-dlopen.h. */
 #include "archive-dlopen.h"
+#include "dlopen-util.h"
 #include "error.h"
 
 #define LIBARCHIVE_SONAME "libarchive.so.13"
@@ -50,10 +47,7 @@ ARCHIVE_DLSYM_DEFINE(archive_write_zip_set_compression_deflate);
 
 /* Where each pointer goes, by name: resolved all together, published only when all are found. */
 #define SYM(name) { #name, (void **) &sym_##name }
-static const struct {
-        const char *name;
-        void **slot;
-} symbols[] = {
+static const DlopenSymbol symbols[] = {
         SYM(archive_entry_filetype),
         SYM(archive_entry_free),
         SYM(archive_entry_hardlink),
@@ -96,32 +90,14 @@ static const struct {
 
 int dlopen_libarchive(char **error) {
         static bool loaded = false;
-        void *found[ELEMENTSOF(symbols)];
-        void *dl;
+        int r;
 
         if (loaded)
                 return 0;
-
-        dl = dlopen(LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (!dl)
-                return error_setf(error, -EOPNOTSUPP,
-                                  "cannot load %s, which .skill archives and folder inputs need: %s "
-                                  "(install libarchive13)", LIBARCHIVE_SONAME, strna(dlerror()));
-        for (size_t i = 0; i < ELEMENTSOF(symbols); i++) {
-                (void) dlerror();
-                found[i] = dlsym(dl, symbols[i].name);
-                if (!found[i]) {
-                        const char *why = dlerror();
-
-                        (void) dlclose(dl);
-                        return error_setf(error, -EOPNOTSUPP, "%s has no %s: %s (libarchive 3.4 or "
-                                          "newer is needed)", LIBARCHIVE_SONAME, symbols[i].name,
-                                          strna(why));
-                }
-        }
-        /* Kept loaded for the life of the process (RTLD_NODELETE, and no dlclose()). */
-        for (size_t i = 0; i < ELEMENTSOF(symbols); i++)
-                *symbols[i].slot = found[i];
+        r = dlopen_symbols(LIBARCHIVE_SONAME, symbols, ELEMENTSOF(symbols),
+                           ".skill archives and folder inputs need", "libarchive13", "libarchive 3.4", error);
+        if (r < 0)
+                return r;
         loaded = true;
         return 0;
 }
