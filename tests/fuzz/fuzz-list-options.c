@@ -32,8 +32,7 @@
 #define N_KNOWN 6
 
 typedef struct Recipe {
-        const uint8_t *data;
-        size_t size;
+        FuzzReader in;
         bool bad;               /* a key, type or value that must be refused */
         const char *bad_key;    /* the known key of the first bad entry (NULL: an unknown key) */
         unsigned seen;
@@ -55,34 +54,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         return 0;
 }
 
-static bool take(Recipe *r, size_t n, const uint8_t **ret) {
-        if (r->size < n)
-                return false;
-        *ret = r->data;
-        r->data += n;
-        r->size -= n;
-        return true;
-}
-
-static uint8_t byte(Recipe *r) {
-        const uint8_t *p;
-
-        return take(r, 1, &p) ? *p : 0;
-}
-
-/* A string: one length byte, then that many bytes (NUL-free by construction). */
-static char *string(Recipe *r) {
-        size_t n = byte(r) % 64;
-        const uint8_t *p;
-        char *s;
-
-        if (!take(r, n, &p))
-                n = 0, p = (const uint8_t *) "";
-        s = strndup((const char *) p, n);
-        fuzz_assert(s);
-        return s;
-}
-
 #define ID "0123456789abcdef0123456789abcdef"
 
 /* Values that lead somewhere: cursors (good, near misses), states, skill names, prefixes. */
@@ -96,27 +67,13 @@ static const char *const words[] = {
 };
 
 static char *word_or_string(Recipe *r) {
-        uint8_t b = byte(r);
-
-        if (b < 0x80) {
-                char *s = strdup(words[b % ELEMENTSOF(words)]);
-                fuzz_assert(s);
-                return s;
-        }
-        return string(r);
+        return fuzz_word_or_string(&r->in, words, ELEMENTSOF(words));
 }
 
 static uint64_t number(Recipe *r) {
         static const uint64_t special[] = { 0, 1, 2, 50, 1000, UINT32_MAX, 1ULL << 32, UINT64_MAX };
-        const uint8_t *p;
-        uint64_t v = 0;
-        uint8_t b = byte(r);
 
-        if (b < 0x80)
-                return special[b % ELEMENTSOF(special)];
-        if (take(r, 8, &p))
-                memcpy(&v, p, 8);
-        return v;
+        return fuzz_number(&r->in, special, ELEMENTSOF(special));
 }
 
 /* The cursor grammar, independently of store.c. */
@@ -209,7 +166,7 @@ static int append_value(sd_bus_message *m, Recipe *r, size_t t, int k) {
                 return q;
         }
         case 2: {
-                bool b = byte(r) & 1;
+                bool b = fuzz_byte(&r->in) & 1;
                 if (k == 2)
                         r->all = b;
                 return sd_bus_message_append(m, "b", b);
@@ -219,7 +176,7 @@ static int append_value(sd_bus_message *m, Recipe *r, size_t t, int k) {
         case 4:
                 return sd_bus_message_append(m, "i", (int32_t) number(r));
         default:
-                n = byte(r) % 4;
+                n = fuzz_byte(&r->in) % 4;
                 q = sd_bus_message_open_container(m, 'a', types[t] + 1);
                 for (unsigned i = 0; q >= 0 && i < n; i++) {
                         _cleanup_free_ char *s = word_or_string(r);
@@ -237,9 +194,9 @@ static int append_options(sd_bus_message *m, Recipe *r) {
         int q;
 
         q = sd_bus_message_open_container(m, 'a', "{sv}");
-        while (q >= 0 && r->size > 0) {
+        while (q >= 0 && r->in.size > 0) {
                 _cleanup_free_ char *own = NULL;
-                uint8_t kb = byte(r), tb = byte(r);
+                uint8_t kb = fuzz_byte(&r->in), tb = fuzz_byte(&r->in);
                 const char *key;
                 size_t k = kb % 16, t;
                 int ki = -1;
@@ -248,7 +205,7 @@ static int append_options(sd_bus_message *m, Recipe *r) {
                 if (k < ELEMENTSOF(keys))
                         key = keys[k];
                 else
-                        key = own = string(r);
+                        key = own = fuzz_string(&r->in);
                 for (size_t i = 0; i < N_KNOWN; i++)
                         if (streq(key, keys[i]))
                                 ki = (int) i;
@@ -323,12 +280,12 @@ static void check_accepted(const ListOptions *o, const Recipe *r) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        Recipe recipe = { .data = data, .size = size };
+        Recipe recipe = { .in = { .data = data, .size = size } };
         int fd_before = fuzz_lowest_free_fd();
         int q;
 
-        if (byte(&recipe) & 1) {
-                _cleanup_free_ char *s = strndup((const char *) recipe.data, recipe.size);
+        if (fuzz_byte(&recipe.in) & 1) {
+                _cleanup_free_ char *s = strndup((const char *) recipe.in.data, recipe.in.size);
 
                 fuzz_assert(s);
                 check_cursor(s);

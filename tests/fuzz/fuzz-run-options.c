@@ -27,8 +27,7 @@
 #include "session.h"
 
 typedef struct Recipe {
-        const uint8_t *data;
-        size_t size;
+        FuzzReader in;
         bool bad;               /* an unknown or repeated key, or a wrong type: must be refused */
         unsigned seen;
 } Recipe;
@@ -65,34 +64,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         return 0;
 }
 
-static bool take(Recipe *r, size_t n, const uint8_t **ret) {
-        if (r->size < n)
-                return false;
-        *ret = r->data;
-        r->data += n;
-        r->size -= n;
-        return true;
-}
-
-static uint8_t byte(Recipe *r) {
-        const uint8_t *p;
-
-        return take(r, 1, &p) ? *p : 0;
-}
-
-/* A string: one length byte, then that many bytes (NUL-free by construction). */
-static char *string(Recipe *r) {
-        size_t n = byte(r) % 64;
-        const uint8_t *p;
-        char *s;
-
-        if (!take(r, n, &p))
-                n = 0, p = (const uint8_t *) "";
-        s = strndup((const char *) p, n);
-        fuzz_assert(s);
-        return s;
-}
-
 /* Names that lead somewhere: limit names, environment names, file names. */
 static const char *const words[] = {
         "memory", "tasks", "cpu", "timeout", "stdout", "stderr", "output", "tmpfs",
@@ -101,14 +72,7 @@ static const char *const words[] = {
 };
 
 static char *word_or_string(Recipe *r) {
-        uint8_t b = byte(r);
-
-        if (b < 0x80) {
-                char *s = strdup(words[b % ELEMENTSOF(words)]);
-                fuzz_assert(s);
-                return s;
-        }
-        return string(r);
+        return fuzz_word_or_string(&r->in, words, ELEMENTSOF(words));
 }
 
 static uint64_t number(Recipe *r) {
@@ -116,19 +80,12 @@ static uint64_t number(Recipe *r) {
                 0, 1, 100, 4096, 512ULL << 20, 4ULL << 30, UINT64_MAX, UINT64_MAX - 1,
                 60000000, 3600000001ULL, 400, 401, 1ULL << 63,
         };
-        const uint8_t *p;
-        uint64_t v = 0;
-        uint8_t b = byte(r);
 
-        if (b < 0x80)
-                return special[b % ELEMENTSOF(special)];
-        if (take(r, 8, &p))
-                memcpy(&v, p, 8);
-        return v;
+        return fuzz_number(&r->in, special, ELEMENTSOF(special));
 }
 
 static int fd_of(Recipe *r) {
-        return fd_kinds[byte(r) % ELEMENTSOF(fd_kinds)];
+        return fd_kinds[fuzz_byte(&r->in) % ELEMENTSOF(fd_kinds)];
 }
 
 static const char *const keys[] = {
@@ -145,7 +102,7 @@ static int append_value(sd_bus_message *m, Recipe *r, size_t t) {
 
         switch (t) {
         case 0: case 1: case 2: case 8: case 9:
-                n = byte(r) % 8;
+                n = fuzz_byte(&r->in) % 8;
                 q = sd_bus_message_open_container(m, 'a', types[t] + 1);
                 for (unsigned i = 0; q >= 0 && i < n; i++) {
                         _cleanup_free_ char *k = word_or_string(r), *v = NULL;
@@ -166,11 +123,11 @@ static int append_value(sd_bus_message *m, Recipe *r, size_t t) {
                 }
                 return q < 0 ? q : sd_bus_message_close_container(m);
         case 3:
-                return sd_bus_message_append(m, "b", byte(r) & 1);
+                return sd_bus_message_append(m, "b", fuzz_byte(&r->in) & 1);
         case 4:
                 return sd_bus_message_append(m, "h", fd_of(r));
         case 5: {
-                _cleanup_free_ char *s = string(r);
+                _cleanup_free_ char *s = fuzz_string(&r->in);
                 return sd_bus_message_append(m, "s", s);
         }
         case 6:
@@ -184,9 +141,9 @@ static int append_options(sd_bus_message *m, Recipe *r) {
         int q;
 
         q = sd_bus_message_open_container(m, 'a', "{sv}");
-        while (q >= 0 && r->size > 0) {
+        while (q >= 0 && r->in.size > 0) {
                 _cleanup_free_ char *own = NULL;
-                uint8_t kb = byte(r), tb = byte(r);
+                uint8_t kb = fuzz_byte(&r->in), tb = fuzz_byte(&r->in);
                 const char *key;
                 size_t k = kb % 16, t;
                 int ki;
@@ -194,7 +151,7 @@ static int append_options(sd_bus_message *m, Recipe *r) {
                 if (k < ELEMENTSOF(keys))
                         key = keys[k];
                 else
-                        key = own = string(r);
+                        key = own = fuzz_string(&r->in);
                 /* Mostly the right type, so that the values get decoded too. */
                 if (k < ELEMENTSOF(key_types) && tb < 0xc0)
                         /* types[] lists the first four in that order; h is 4, s is 5 */
@@ -287,17 +244,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *name = NULL, *script = NULL, *input = NULL;
-        Recipe recipe = { .data = data, .size = size };
+        Recipe recipe = { .in = { .data = data, .size = size } };
         int fd_before = fuzz_lowest_free_fd();
         bool installed;
         uint8_t head;
         int q;
 
-        head = byte(&recipe);
+        head = fuzz_byte(&recipe.in);
         installed = !(head & 1);
-        name = (head & 2) ? string(&recipe) : strdup("fuzz-skill");
-        script = (head & 4) ? string(&recipe) : strdup("");
-        input = (head & 8) ? string(&recipe) : strdup((head & 16) ? "{\"a\": [1, 2]}" : "");
+        name = (head & 2) ? fuzz_string(&recipe.in) : strdup("fuzz-skill");
+        script = (head & 4) ? fuzz_string(&recipe.in) : strdup("");
+        input = (head & 8) ? fuzz_string(&recipe.in) : strdup((head & 16) ? "{\"a\": [1, 2]}" : "");
         fuzz_assert(name && script && input);
 
         fuzz_assert(sd_bus_message_new_method_call(bus, &m, "io.skilld.Skilld1", "/io/skilld/Skilld1",

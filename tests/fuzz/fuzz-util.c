@@ -120,3 +120,53 @@ bool fuzz_loader_code_is_documented(int r) {
                         return true;
         return false;
 }
+
+bool fuzz_take(FuzzReader *r, size_t n, const uint8_t **ret) {
+        if (r->size < n)
+                return false;
+        *ret = r->data;
+        r->data += n;
+        r->size -= n;
+        return true;
+}
+
+uint8_t fuzz_byte(FuzzReader *r) {
+        const uint8_t *p;
+
+        return fuzz_take(r, 1, &p) ? *p : 0;
+}
+
+char *fuzz_string(FuzzReader *r) {
+        size_t n = fuzz_byte(r) % 64;
+        const uint8_t *p;
+        char *s;
+
+        if (!fuzz_take(r, n, &p))
+                n = 0, p = (const uint8_t *) "";
+        s = strndup((const char *) p, n);
+        fuzz_assert(s);
+        return s;
+}
+
+char *fuzz_word_or_string(FuzzReader *r, const char *const *words, size_t n_words) {
+        uint8_t b = fuzz_byte(r);
+        char *s;
+
+        if (b >= 0x80)
+                return fuzz_string(r);
+        s = strdup(words[b % n_words]);
+        fuzz_assert(s);
+        return s;
+}
+
+uint64_t fuzz_number(FuzzReader *r, const uint64_t *special, size_t n_special) {
+        const uint8_t *p;
+        uint64_t v = 0;
+        uint8_t b = fuzz_byte(r);
+
+        if (b < 0x80)
+                return special[b % n_special];
+        if (fuzz_take(r, 8, &p))
+                memcpy(&v, p, 8);
+        return v;
+}

@@ -48,3 +48,23 @@ int fuzz_memfd(const char *name, const uint8_t *data, size_t size);
 
 /* Whether r is one of the loader's documented refusals (loader.h), or -ENOMEM. */
 bool fuzz_loader_code_is_documented(int r);
+
+/* A fuzz input read as a recipe, from the front: a target that builds structured values (bus
+ * messages, options) takes its choices from it. Past the end every read gives zeros or empty
+ * strings, so any input is a complete recipe. */
+typedef struct FuzzReader {
+        const uint8_t *data;
+        size_t size;
+} FuzzReader;
+
+/* The next n bytes, or false (and nothing taken) when fewer are left. */
+bool fuzz_take(FuzzReader *r, size_t n, const uint8_t **ret);
+/* The next byte, 0 past the end. */
+uint8_t fuzz_byte(FuzzReader *r);
+/* A string: one length byte (mod 64), then that many bytes; NUL-free, never NULL. */
+char *fuzz_string(FuzzReader *r);
+/* One of words (a byte below 0x80 picks it) or else fuzz_string(): values that lead somewhere,
+ * and anything at all. */
+char *fuzz_word_or_string(FuzzReader *r, const char *const *words, size_t n_words);
+/* One of special (a byte below 0x80 picks it) or else the next 8 bytes (0 past the end). */
+uint64_t fuzz_number(FuzzReader *r, const uint64_t *special, size_t n_special);
