@@ -40,5 +40,12 @@ int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char *
 void uid_allocator_stop_lookups(UidAllocator *a);
 
 /* The uids in [first, first + count) that some process of the host has (real, effective, saved
- * or file system uid), sorted, without duplicates. */
+ * or file system uid), sorted, without duplicates. Each process's uids come from its pidfd
+ * (PIDFD_GET_INFO, Linux 6.13) where the kernel can tell them so, else from /proc/PID/status,
+ * whose formatting is most of the scan's cost. */
 int uid_collect_in_use(uid_t first, uint32_t count, uid_t **ret, size_t *ret_n);
+
+/* The real, effective, saved and file system uids of process pid, as uid_collect_in_use() reads
+ * them; status_only reads /proc/PID/status even where a pidfd could tell (for tests comparing the
+ * two). -ESRCH once it is gone. */
+int uid_of_process(pid_t pid, bool status_only, uid_t ret[static 4]);

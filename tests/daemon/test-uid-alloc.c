@@ -1,9 +1,11 @@
 /* Tests for uid-alloc.c: the run uid rule. Every uid comes from the range, is locked while held,
  * goes round the range before coming back, and is never handed out while a process has it. */
+#include <dirent.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "parse-util.h"
 #include "test-util.h"
 #include "uid-alloc.h"
 
@@ -145,6 +147,85 @@ START_TEST(test_process_holds_uid) {
 }
 END_TEST
 
+/* Both ways of reading a process's uids agree, for every process of the host (the pidfd's where
+ * the kernel has PIDFD_GET_INFO, else both are the status file). */
+START_TEST(test_pidfd_and_status_agree) {
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        unsigned compared = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d))) {
+                uid_t a[4], b[4];
+                unsigned pid;
+
+                if (safe_atou(de->d_name, &pid) < 0 || pid == 0)
+                        continue;
+                if (uid_of_process((pid_t) pid, false, a) < 0 || uid_of_process((pid_t) pid, true, b) < 0)
+                        continue; /* gone meanwhile */
+                ck_assert_mem_eq(a, b, sizeof(a));
+                compared++;
+        }
+        closedir(d);
+        ck_assert_uint_gt(compared, 0);
+}
+END_TEST
+
+/* Children whose real, effective and saved uids differ, one of them a zombie not reaped yet: each
+ * uid counts, until the zombie is reaped. */
+START_TEST(test_every_uid_of_a_process_counts) {
+        _cleanup_free_ uid_t *l = NULL;
+        int p[2];
+        pid_t live, zombie;
+        size_t n = 0;
+        siginfo_t si = {};
+        char c;
+
+        if (geteuid() != 0)
+                return; /* only root can become another uid */
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        live = fork();
+        ck_assert_int_ge(live, 0);
+        if (live == 0) {
+                if (setresgid(FIRST + 4, FIRST + 4, FIRST + 4) < 0 ||
+                    setresuid(FIRST + 4, FIRST + 5, FIRST + 6) < 0)
+                        _exit(1);
+                if (write(p[1], "x", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        zombie = fork();
+        ck_assert_int_ge(zombie, 0);
+        if (zombie == 0) {
+                if (setresgid(FIRST + 8, FIRST + 8, FIRST + 8) < 0 ||
+                    setresuid(FIRST + 8, FIRST + 8, FIRST + 8) < 0)
+                        _exit(1);
+                _exit(0);
+        }
+        safe_close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        safe_close(p[0]);
+        ck_assert_int_eq(waitid(P_PID, (id_t) zombie, &si, WEXITED | WNOWAIT), 0);
+
+        ck_assert_int_eq(uid_collect_in_use(FIRST + 4, 5, &l, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_uint_eq(l[0], FIRST + 4);
+        ck_assert_uint_eq(l[1], FIRST + 5);
+        ck_assert_uint_eq(l[2], FIRST + 6);
+        ck_assert_uint_eq(l[3], FIRST + 8);
+
+        (void) kill(live, SIGKILL);
+        (void) waitpid(live, NULL, 0);
+        (void) waitpid(zombie, NULL, 0);
+        free(l);
+        l = NULL;
+        ck_assert_int_eq(uid_collect_in_use(FIRST + 4, 5, &l, &n), 0);
+        ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 /* A uid of the user database that no process has, whose next uid is neither named nor in use. */
 static bool find_named_uid(uid_t *ret) {
         struct passwd *pw;
@@ -213,6 +294,8 @@ int main(void) {
         tcase_add_test(tc, test_rotation_goes_round);
         tcase_add_test(tc, test_other_instance_locks_count);
         tcase_add_test(tc, test_process_holds_uid);
+        tcase_add_test(tc, test_pidfd_and_status_agree);
+        tcase_add_test(tc, test_every_uid_of_a_process_counts);
         tcase_add_test(tc, test_named_uid_skipped);
         tcase_add_test(tc, test_invalid_ranges);
         suite_add_tcase(s, tc);
