@@ -61,6 +61,7 @@ static Run *run_free(Run *run) {
                 (void) waitpid(run->worker, NULL, 0);
         }
         sd_event_source_disable_unref(run->worker_source);
+        scope_spare_free(run->scope_spare);
         free(run->path);
         free(run->skill_name);
         free(run->skill_hash);
@@ -240,6 +241,47 @@ static void manager_schedule_spare_uid(Manager *m) {
         (void) sd_event_source_set_enabled(m->spare_uid_source, SD_EVENT_ONESHOT);
 }
 
+static void on_scope_spare_gone(ScopeSpare *s, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->scope_spare == s)
+                m->scope_spare = scope_spare_free(s);
+}
+
+/* The next run's scope, started ahead (scope-spare.h) when the service has nothing else to do, as
+ * the spare uid is taken. */
+static int on_scope_spare(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->stopping || !m->use_scopes || m->scope_spare)
+                return 0;
+        r = scope_spare_start(m->event, m->systemd_address, &m->scope_spare_limits, on_scope_spare_gone, m,
+                              &m->scope_spare);
+        if (r < 0)
+                log_debug_errno(r, "No scope started ahead: %m");
+        return 0;
+}
+
+static void manager_schedule_scope_spare(Manager *m, const SandboxLimits *limits) {
+        int r;
+
+        if (!m->use_scopes)
+                return;
+        m->scope_spare_limits = *limits;
+        if (!m->scope_spare_source) {
+                r = sd_event_add_defer(m->event, &m->scope_spare_source, on_scope_spare, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->scope_spare_source, SD_EVENT_PRIORITY_IDLE);
+                if (r < 0) {
+                        m->scope_spare_source = sd_event_source_disable_unref(m->scope_spare_source);
+                        return; /* the next run's worker starts its scope */
+                }
+                (void) sd_event_source_set_description(m->scope_spare_source, "spare-scope");
+        }
+        (void) sd_event_source_set_enabled(m->scope_spare_source, SD_EVENT_ONESHOT);
+}
+
 static int on_dispatch(sd_event_source *s, void *userdata) {
         manager_dispatch_queue(userdata);
         return 0;
@@ -264,6 +306,7 @@ static void manager_schedule_dispatch(Manager *m) {
 }
 
 int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error) {
+        _cleanup_(scope_spare_freep) ScopeSpare *spare = NULL;
         _cleanup_free_ char *request = NULL, *path = NULL, *env_cache = NULL;
         _cleanup_close_ int env_fd = -EBADF;
         const Policy *p = m->policy;
@@ -271,6 +314,8 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         StoreRunInfo info = {};
         StoreRun *record = NULL;
         size_t user_running, user_queued;
+        SandboxLimits limits = manager_sandbox_limits(s->limits);
+        bool starts_now;
         sd_id128_t rid;
         Run *run;
         int r;
@@ -279,8 +324,9 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
          *    behind them, so runs start in the order they came. */
         user_running = manager_count_runs(m, s->owner, true);
         user_queued = manager_count_runs(m, s->owner, false);
-        if (!(manager_count_runs(m, UID_INVALID, true) < p->max_active &&
-              user_running < p->max_active_per_user && user_queued == 0)) {
+        starts_now = manager_count_runs(m, UID_INVALID, true) < p->max_active &&
+                user_running < p->max_active_per_user && user_queued == 0;
+        if (!starts_now) {
                 if (user_queued >= p->max_queued_per_user)
                         return error_setf(error, -EUSERS,
                                           "You have %zu runs active and %zu waiting, the most the "
@@ -306,11 +352,17 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         if (r < 0)
                 return r;
 
-        /* 3. The record, queued. */
-        r = sd_id128_randomize(&rid);
-        if (r < 0)
-                return error_setf(error, r, "Failed to make a run id: %s", strerror(-r));
-        sd_id128_to_string(rid, id);
+        /* 3. The record, queued. A run that starts at once takes the scope started ahead, if it
+         *    was started with the limits the run has: it is named after its id. */
+        if (starts_now && !m->stopping && scope_spare_fits(m->scope_spare, &limits)) {
+                spare = TAKE_PTR(m->scope_spare);
+                memcpy(id, scope_spare_id(spare), sizeof(id));
+        } else {
+                r = sd_id128_randomize(&rid);
+                if (r < 0)
+                        return error_setf(error, r, "Failed to make a run id: %s", strerror(-r));
+                sd_id128_to_string(rid, id);
+        }
         r = request_json(s, &request);
         if (r < 0)
                 return r;
@@ -341,6 +393,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .uid = UID_INVALID,
         };
         run->path = TAKE_PTR(path);
+        run->scope_spare = TAKE_PTR(spare);
         run->skill_name = strdup(s->skill->name);
         run->skill_hash = strdup(s->skill->hash);
         run->script = strdup(strempty(s->skill->script));
@@ -391,7 +444,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 run_free(run);
                 return error_setf(error, -errno, "Failed to take the output fds: %m");
         }
-        run->limits = manager_sandbox_limits(s->limits);
+        run->limits = limits;
         run->limits_from_skill = s->limits_from_skill;
         run->skill_dir_fd = dup_fd(s->skill_dir_fd);
         run->env_dir_fd = TAKE_FD(env_fd);
@@ -505,8 +558,21 @@ static int run_start(Run *run) {
         _cleanup_close_pair_ int cancel[2] = { -EBADF, -EBADF };
         _cleanup_strv_free_ char **env_search = NULL;
         RunRequest req = RUN_REQUEST_INIT;
+        ScopeSpareHandout spare = {};
         WorkerArgs w = {};
         int r;
+
+        /* Its scope started ahead, taken when it was submitted to start at once: still young
+         * enough that systemd's backstop (RuntimeMaxUSec=, counted from the scope's start) is
+         * later than the run's own timeout. */
+        if (run->scope_spare) {
+                if (scope_spare_age_usec(run->scope_spare) >= WORKER_SCOPE_GRACE_USEC) {
+                        log_warning("Run %s cannot start: the scope started ahead for it is too old.",
+                                    run->record->id);
+                        return -ETIME;
+                }
+                scope_spare_handout(run->scope_spare, &spare);
+        }
 
         /* 1. An identity of its own (uid-alloc.h): the one taken ahead, else one taken now. */
         if (geteuid() == 0) {
@@ -583,6 +649,7 @@ static int run_start(Run *run) {
                 .use_scope = m->use_scopes,
                 .systemd_address = m->systemd_address,
                 .description = description,
+                .spare = run->scope_spare ? &spare : NULL,
         };
 
         /* 3. Running, on disk first: a service killed from here on leaves it interrupted. */
@@ -594,6 +661,9 @@ static int run_start(Run *run) {
         if (r < 0)
                 return log_warning_errno(r, "Failed to start the worker of run %s: %m", run->record->id);
         run->running = true;
+        if (run->scope_spare)
+                scope_spare_handed(run->scope_spare);
+        manager_schedule_scope_spare(m, &run->limits);
         run->cancel_fd = TAKE_FD(cancel[1]);
         /* The worker has them now; ours would only keep pipes open. */
         run->stdout_fd = safe_close(run->stdout_fd);
@@ -983,6 +1053,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->dispatch_source);
         sd_event_source_disable_unref(m->spare_uid_source);
         safe_close(m->spare_uid_lock_fd);
+        scope_spare_free(m->scope_spare);
+        sd_event_source_disable_unref(m->scope_spare_source);
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);

@@ -23,6 +23,7 @@
 #include <systemd/sd-id128.h>
 
 #include "engine.h"
+#include "scope-spare.h"
 #include "inspect.h"
 #include "policy.h"
 #include "session.h"
@@ -122,6 +123,7 @@ struct Run {
         int env_dir_fd;                 /* the skill's environment (skilld/env), or -1 */
         uid_t uid;
         char *unit;
+        ScopeSpare *scope_spare;        /* the scope started ahead whose id the run took, or NULL */
         bool cancel_requested;
 
         /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
@@ -169,6 +171,11 @@ struct Manager {
         uid_t spare_uid;
         int spare_uid_lock_fd;
         sd_event_source *spare_uid_source;
+        /* The next run's scope started ahead (scope-spare.h), when runs go into scopes; the limits
+         * it is started with: those of the last run that started. */
+        ScopeSpare *scope_spare;
+        SandboxLimits scope_spare_limits;
+        sd_event_source *scope_spare_source;
         SkillDirs skill_dirs;
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
 

@@ -1,12 +1,16 @@
 /* See scope.h. */
+#include <fcntl.h>
 #include <signal.h>
 
+#include "error.h"
+#include "fileio.h"
 #include "log.h"
 #include "scope.h"
 
 #define SYSTEMD_BUS_NAME "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+#define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
 
 struct ScopeJob {
         sd_bus *bus;
@@ -100,6 +104,15 @@ int scope_append_properties(sd_bus_message *m, const ScopeParams *p) {
                                   "KillSignal", "i", (int32_t) SIGKILL,
                                   "OOMPolicy", "s", "continue",
                                   "CollectMode", "s", "inactive-or-failed");
+        if (r < 0)
+                return r;
+
+        /* A scope started ahead takes its run's sandbox later, by AttachProcessesToUnit, which
+         * systemd grants only for a delegated unit. What is delegated is the scope's own cgroup
+         * tree, root's: the run's processes (another uid, no capabilities, in a cgroup namespace
+         * of their own) can write none of it. */
+        if (p->delegate)
+                r = sd_bus_message_append(m, "(sv)", "Delegate", "b", 1);
         if (r < 0)
                 return r;
 
@@ -286,4 +299,83 @@ int scope_stop_matching(sd_bus *bus, const char *pattern) {
                 return r;
         r = sd_bus_call_async(bus, NULL, m, on_list_reply, NULL, 0);
         return r < 0 ? r : 0;
+}
+
+static int connect_address(const char *address, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_bus_client(bus, !streq(address, SYSTEMD_PRIVATE_ADDRESS));
+        if (r < 0)
+                return r;
+        r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+int scope_connect_systemd(const char *address, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (address)
+                return connect_address(address, ret);
+        /* As root, systemd's own socket: one connection straight to PID 1 per run, without the
+         * bus daemon relaying every message and without Hello and AddMatch round trips. */
+        if (geteuid() == 0 && connect_address(SYSTEMD_PRIVATE_ADDRESS, ret) >= 0)
+                return 0;
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+int scope_open_cgroup(pid_t pid, const char *unit, int *ret_fd, char **error) {
+        static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        const char *line, *end;
+        int r;
+
+        path = strdup_printf("/proc/%d/cgroup", (int) pid);
+        if (!path)
+                return -ENOMEM;
+        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, true, &text, NULL);
+        if (r < 0)
+                return error_setf(error, r, "Failed to read %s: %s", path, strerror(-r));
+        line = startswith(text, "0::");
+        if (!line && (line = strstr(text, "\n0::")))
+                line += strlen("\n0::");
+        if (!line)
+                return error_setf(error, -EOPNOTSUPP, "The sandbox is in no cgroup v2 cgroup");
+        end = line + strcspn(line, "\n");
+        free(path);
+        path = strndup(line, end - line);
+        if (!path)
+                return -ENOMEM;
+        /* SECURITY: the limits are only where systemd said; anything else is a failure. */
+        end = strrchr(path, '/');
+        if (!end || !streq(end + 1, unit))
+                return error_setf(error, -EIO, "The sandbox is in %s, not in its scope %s", path, unit);
+
+        for (size_t i = 0; i < ELEMENTSOF(mounts); i++) {
+                _cleanup_free_ char *dir = strjoin_path(mounts[i], path + 1);
+                int fd;
+
+                if (!dir)
+                        return -ENOMEM;
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+        }
+        return error_setf(error, -ENOENT, "The cgroup of %s is not found under /sys/fs/cgroup", unit);
 }

@@ -35,6 +35,7 @@ typedef struct ScopeParams {
         uint64_t tasks_max;
         uint64_t cpu_quota_per_sec_usec;        /* CPU time per second of wall time */
         uint64_t runtime_max_usec;      /* the backstop: systemd kills the scope after this */
+        bool delegate;                  /* Delegate=yes: processes may be attached later */
 } ScopeParams;
 
 /* "skilld-run-<id>.scope" */
@@ -56,6 +57,14 @@ int scope_start(sd_bus *bus, const ScopeParams *p, scope_job_handler_t handler, 
                 ScopeJob **ret);
 ScopeJob *scope_job_free(ScopeJob *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ScopeJob *, scope_job_free);
+
+/* A new connection to systemd: address, else (as root) PID 1's own socket, one connection straight
+ * to it without the bus daemon relaying every message, else the system bus. */
+int scope_connect_systemd(const char *address, sd_bus **ret);
+
+/* The cgroup directory of the scope unit that pid is in, from its own /proc entry (cgroup v2),
+ * opened; an error naming where it is when that is not unit's. */
+int scope_open_cgroup(pid_t pid, const char *unit, int *ret_fd, char **error);
 
 /* Stops, asynchronously, every loaded unit whose name matches pattern (fire and forget: the
  * outcome is logged). For the leftovers of a service that was killed. */

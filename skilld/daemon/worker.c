@@ -22,7 +22,6 @@ static pid_t service_pid = 0;
 #define ENGINE_DIR ".#engine"
 /* The engine's own limit of an input. */
 #define INPUT_MAX (64U * 1024U * 1024U)
-#define SYSTEMD_PRIVATE_ADDRESS "unix:path=/run/systemd/private"
 /* How long systemd may take to start a scope before the run fails. */
 #define SCOPE_START_TIMEOUT_USEC (60ULL * 1000000)
 /* How long the worker waits for the follower to hand the end of the output over. */
@@ -45,9 +44,8 @@ typedef struct ScopeState {
         char *job_result;
         char *job_message;
         sd_bus *bus;                    /* to systemd, opened in prepare(), or NULL */
+        bool spare;                     /* the scope was started ahead (scope-spare.h) */
 } ScopeState;
-
-static int systemd_connect(const char *address, sd_bus **ret);
 
 static int write_oom_adj(const char *value) {
         _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -60,7 +58,7 @@ static int write_oom_adj(const char *value) {
 /* The pin: a process of the service in the run's scope, doing nothing but keeping the scope
  * populated until the engine has read the outcome. It ends when its pipe is closed (by us, or by
  * the worker's death) and dies with the worker anyway. */
-static int pin_spawn(pid_t *ret_pid, int *ret_fd) {
+int worker_pin_spawn(pid_t *ret_pid, int *ret_fd) {
         _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
         pid_t parent = getpid(), pid;
 
@@ -110,23 +108,42 @@ static int scope_prepare(const SandboxLimits *limits, const char *run_id, void *
         if (!s->unit)
                 return -ENOMEM;
 
-        /* systemd's side of the connection (accepting, authenticating us) goes on while we fork
-         * the pin and the engine clones the sandbox: place() has only its call to make. The pin
-         * and the sandbox close every fd they inherit, this one too, before anything else. A
-         * failure here is tried again in place(). */
-        (void) systemd_connect(s->config->systemd_address, &s->bus);
+        if (s->config->spare) {
+                /* The scope is there already, with the pin in it and the limits applied: the
+                 * sandbox is cloned into its cgroup (clone_into()). */
+                if (!streq(s->config->spare->unit, s->unit)) {
+                        free(s->unit);
+                        return error_setf(error, -EINVAL, "The scope started ahead is %s, not the run's",
+                                          s->config->spare->unit);
+                }
+                s->spare = true;
+                s->pin = s->config->spare->pin;
+                s->pin_fd = s->config->spare->pin_fd;
+                s->cgroup_fd = s->config->spare->cgroup_fd;
+                /* For place(), where the sandbox cannot be cloned into the scope (clone3() is
+                 * refused in the service, RestrictNamespaces=): connected meanwhile, as below. */
+                (void) scope_connect_systemd(s->config->systemd_address, &s->bus);
+        } else {
+                /* systemd's side of the connection (accepting, authenticating us) goes on while we
+                 * fork the pin and the engine clones the sandbox: place() has only its call to
+                 * make. The pin and the sandbox close every fd they inherit, this one too, before
+                 * anything else. A failure here is tried again in place(). */
+                (void) scope_connect_systemd(s->config->systemd_address, &s->bus);
 
-        r = pin_spawn(&s->pin, &s->pin_fd);
-        if (r < 0) {
-                sd_bus_flush_close_unref(s->bus);
-                free(s->unit);
-                return error_setf(error, r, "Failed to start the scope's pin process: %s", strerror(-r));
+                r = worker_pin_spawn(&s->pin, &s->pin_fd);
+                if (r < 0) {
+                        sd_bus_flush_close_unref(s->bus);
+                        free(s->unit);
+                        return error_setf(error, r, "Failed to start the scope's pin process: %s",
+                                          strerror(-r));
+                }
         }
 
         /* The sandbox child, cloned next, inherits our oom_score_adj: 1000 makes its processes the
          * OOM killer's first choice in the scope (never the pin, which keeps ours) and outside of
-         * it, where an untrusted run is the right thing to lose first. place() lowers ours again,
-         * which needs no privilege down to where we started. */
+         * it, where an untrusted run is the right thing to lose first. place() (or born(), for a
+         * child cloned into the spare scope) lowers ours again, which needs no privilege down to
+         * where we started. */
         if (read_full_file_at(AT_FDCWD, "/proc/self/oom_score_adj", 64, true, &adj, NULL) >= 0) {
                 adj[strcspn(adj, "\n")] = '\0';
                 if (strlen(adj) < sizeof(s->oom_adj) && write_oom_adj("1000") >= 0)
@@ -153,86 +170,6 @@ static void on_scope_job(ScopeJob *job, int r, const char *result, const char *m
         s->job_message = message ? strdup(message) : NULL;
 }
 
-static int systemd_connect_address(const char *address, sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        int r;
-
-        r = sd_bus_new(&bus);
-        if (r < 0)
-                return r;
-        r = sd_bus_set_address(bus, address);
-        if (r < 0)
-                return r;
-        r = sd_bus_set_bus_client(bus, !streq(address, SYSTEMD_PRIVATE_ADDRESS));
-        if (r < 0)
-                return r;
-        r = sd_bus_start(bus);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(bus);
-        return 0;
-}
-
-static int systemd_connect(const char *address, sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        int r;
-
-        if (address)
-                return systemd_connect_address(address, ret);
-        /* As root, systemd's own socket: one connection straight to PID 1 per run, without the
-         * bus daemon relaying every message and without Hello and AddMatch round trips. */
-        if (geteuid() == 0 && systemd_connect_address(SYSTEMD_PRIVATE_ADDRESS, ret) >= 0)
-                return 0;
-        r = sd_bus_open_system(&bus);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(bus);
-        return 0;
-}
-
-/* Where the placed child's cgroup is, from its own /proc entry: the scope's directory. */
-static int open_cgroup_of(pid_t pid, const char *unit, int *ret_fd, char **error) {
-        static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        const char *line, *end;
-        int r;
-
-        path = strdup_printf("/proc/%d/cgroup", (int) pid);
-        if (!path)
-                return -ENOMEM;
-        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, true, &text, NULL);
-        if (r < 0)
-                return error_setf(error, r, "Failed to read %s: %s", path, strerror(-r));
-        line = startswith(text, "0::");
-        if (!line && (line = strstr(text, "\n0::")))
-                line += strlen("\n0::");
-        if (!line)
-                return error_setf(error, -EOPNOTSUPP, "The sandbox is in no cgroup v2 cgroup");
-        end = line + strcspn(line, "\n");
-        free(path);
-        path = strndup(line, end - line);
-        if (!path)
-                return -ENOMEM;
-        /* SECURITY: the limits are only where systemd said; anything else is a failure. */
-        end = strrchr(path, '/');
-        if (!end || !streq(end + 1, unit))
-                return error_setf(error, -EIO, "The sandbox is in %s, not in its scope %s", path, unit);
-
-        for (size_t i = 0; i < ELEMENTSOF(mounts); i++) {
-                _cleanup_free_ char *dir = strjoin_path(mounts[i], path + 1);
-                int fd;
-
-                if (!dir)
-                        return -ENOMEM;
-                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd >= 0) {
-                        *ret_fd = fd;
-                        return 0;
-                }
-        }
-        return error_setf(error, -ENOENT, "The cgroup of %s is not found under /sys/fs/cgroup", unit);
-}
-
 /* Starts the scope p and waits until systemd's job is done: only then are the processes in it
  * with its limits applied. s receives the job's outcome; *connected, when set, is the connection
  * to use (taken). */
@@ -244,7 +181,7 @@ static int scope_start_wait(const char *systemd_address, sd_bus **connected, con
         uint64_t deadline, now;
         int r;
 
-        r = bus ? 0 : systemd_connect(systemd_address, &bus);
+        r = bus ? 0 : scope_connect_systemd(systemd_address, &bus);
         if (r < 0)
                 return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
         r = sd_event_new(&event);
@@ -279,6 +216,35 @@ static int scope_start_wait(const char *systemd_address, sd_bus **connected, con
         return 0;
 }
 
+static int scope_clone_into(void *state) {
+        ScopeState *s = state;
+
+        return s->spare ? s->cgroup_fd : -EBADF;
+}
+
+static void scope_born(void *state) {
+        oom_adj_restore(state);
+}
+
+/* The sandbox into the scope started ahead, where it could not be cloned into it: systemd moves it
+ * (the scope is delegated for that), synchronously, as it would have at the scope's start. Our
+ * view of /sys/fs/cgroup is read-only (ProtectControlGroups=), and systemd's the right hand. */
+static int spare_attach(ScopeState *s, pid_t pid, char **error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = s->bus ? 0 : scope_connect_systemd(s->config->systemd_address, &s->bus);
+        if (r < 0)
+                return error_setf(error, r, "Failed to connect to systemd: %s", strerror(-r));
+        r = sd_bus_call_method(s->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                               "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &e, NULL,
+                               "ssau", s->unit, "", 1, (uint32_t) pid);
+        if (r < 0)
+                return error_setf(error, r, "systemd did not move the sandbox into %s: %s", s->unit,
+                                  e.message ?: strerror(-r));
+        return 0;
+}
+
 static int scope_place(void *state, pid_t pid, char **error) {
         ScopeState *s = state;
         pid_t pids[2] = { pid, s->pin };
@@ -298,10 +264,21 @@ static int scope_place(void *state, pid_t pid, char **error) {
 
         oom_adj_restore(s);
 
+        if (s->spare) {
+                _cleanup_close_ int fd = -EBADF;
+
+                r = spare_attach(s, pid, error);
+                if (r < 0)
+                        return r;
+                /* SECURITY: as for a scope started for the run, the limits are only where
+                 * systemd said. */
+                return scope_open_cgroup(pid, s->unit, &fd, error);
+        }
+
         r = scope_start_wait(s->config->systemd_address, &s->bus, &p, s, error);
         if (r < 0)
                 return r;
-        return open_cgroup_of(pid, s->unit, &s->cgroup_fd, error);
+        return scope_open_cgroup(pid, s->unit, &s->cgroup_fd, error);
 }
 
 static void scope_kill(void *state) {
@@ -383,6 +360,8 @@ const SandboxBackendOps worker_scope_backend = {
         .child_rlimits = false,
         .prepare = scope_prepare,
         .place = scope_place,
+        .clone_into = scope_clone_into,
+        .born = scope_born,
         .kill = scope_kill,
         .collect = scope_collect,
         .free = scope_free,
@@ -598,6 +577,7 @@ static int worker_execute(const WorkerArgs *w) {
         ScopeConfig config = {
                 .systemd_address = w->systemd_address,
                 .description = w->description,
+                .spare = w->spare,
         };
         RunRequest req = w->request;
         pid_t follower = 0;
@@ -686,7 +666,7 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
 
         /* Only the fds of this run survive: the service's buses, other runs' pipes and callers'
          * fds must not reach the sandbox, nor be kept open by us. */
-        keep = calloc(7 + req->n_files, sizeof(int));
+        keep = calloc(9 + req->n_files, sizeof(int));
         if (!keep)
                 _exit(EXIT_FAILURE);
         keep[n++] = req->skill_dir_fd;
@@ -696,6 +676,10 @@ _noreturn_ static void worker_main(const WorkerArgs *w) {
         keep[n++] = w->client_stderr_fd;
         keep[n++] = w->result_fd;
         keep[n++] = req->workspace_fd;
+        if (w->spare) {
+                keep[n++] = w->spare->pin_fd;
+                keep[n++] = w->spare->cgroup_fd;
+        }
         for (size_t i = 0; i < req->n_files; i++)
                 keep[n++] = req->files[i].fd;
         worker_reset_process(keep, n, "skilld-worker");

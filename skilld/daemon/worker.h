@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "engine.h"
+#include "scope-spare.h"
 
 typedef struct WorkerArgs {
         /* The run, complete except for output_dir, stdout_fd, stderr_fd and the backend, which
@@ -38,6 +39,7 @@ typedef struct WorkerArgs {
         bool use_scope;                 /* false: the engine's own backends (no systemd) */
         const char *systemd_address;    /* where systemd answers; NULL: the system bus */
         const char *description;        /* of the scope */
+        const ScopeSpareHandout *spare; /* the run's scope, started ahead, or NULL */
 } WorkerArgs;
 
 /* The engine's backend that puts each sandbox into a transient scope of skilld.slice, with its
@@ -46,9 +48,14 @@ typedef struct WorkerArgs {
 typedef struct ScopeConfig {
         const char *systemd_address;    /* NULL: the system bus */
         const char *description;        /* of the scope */
+        const ScopeSpareHandout *spare; /* the scope started ahead for the run, or NULL */
 } ScopeConfig;
 
 extern const SandboxBackendOps worker_scope_backend;
+
+/* Forks a pin: a process that does nothing but keep a scope populated until *ret_fd is closed
+ * (by its holder, or with its holder's death), and dies with its parent. */
+int worker_pin_spawn(pid_t *ret_pid, int *ret_fd);
 
 /* Forks the worker. The child never returns. */
 int worker_spawn(const WorkerArgs *w, pid_t *ret_pid);

@@ -55,6 +55,9 @@ struct SandboxBackendOps {
         /* Optional, tried first: the cgroup directory fd the init is cloned into
          * (CLONE_INTO_CGROUP, cgroup v2), or -EBADF. Where the kernel refuses, place() follows. */
         int (*clone_into)(void *state);
+        /* Optional: the init was born in clone_into()'s cgroup, so place() is not called; what
+         * place() does besides placing it (the scope backend's oom_score_adj) happens here. */
+        void (*born)(void *state);
         /* Kills every process still in the run's cgroup; the engine also kills the PID namespace
          * init, so this is the second line. */
         void (*kill)(void *state);

@@ -1107,6 +1107,8 @@ static int run_clone(SandboxRun *run) {
         pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
         if (pid > 0 && cgroup_fd >= 0) {
                 run->born_placed = true;
+                if (run->backend->born)
+                        run->backend->born(run->backend_state);
                 log_debug("The sandbox init was cloned into its cgroup");
         } else if (pid < 0 && cgroup_fd >= 0 && errno != ENOSYS) {
                 /* An older kernel (E2BIG, EINVAL), or a cgroup it will not start us in: then the

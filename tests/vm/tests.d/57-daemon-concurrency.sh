@@ -27,7 +27,7 @@ tiny=$(make_skill tiny 'echo "tiny $1"')
 # One run first: what the service opens once and keeps (the journal's socket) is in the baseline.
 assert_eq "succeeded 0" "$(call alice run --wait "$tiny" 0 | tail -n 1)" "the first run"
 pid=$(daemon_main_pid)
-wait_until 90 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper never ended"
+wait_until 90 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper or the scope started ahead never ended"
 baseline=$(daemon_settled_fds "$pid")
 echo "skilld (pid $pid) has $baseline fds"
 

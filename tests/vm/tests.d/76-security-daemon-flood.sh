@@ -37,7 +37,7 @@ YAML
 quick=$(make_skill quick 'sleep 0.5; echo "quick $1"')
 assert_eq "succeeded 0" "$(call alice run --wait "$quick" 0 | tail -n 1)" "the first run"
 pid=$(daemon_main_pid)
-wait_until 90 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper never ended"
+wait_until 90 daemon_settled_fds "$pid" >/dev/null || fail "the user database helper or the scope started ahead never ended"
 baseline=$(daemon_settled_fds "$pid")
 tasks_max=$(systemctl show -P TasksMax skilld.service)
 cgroup=/sys/fs/cgroup$(systemctl show -P ControlGroup skilld.service)
