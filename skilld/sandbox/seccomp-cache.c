@@ -157,8 +157,9 @@ int sandbox_seccomp_cache_key(bool notify, char **ret) {
 /* 64-bit FNV-1a. It finds a torn or damaged file (each step is a bijection of the state, so any
  * one changed byte changes the result); it is no authenticator, nor needs to be: whoever could
  * forge an entry could as well write the right checksum, which is why only a file nobody else
- * may write is read at all. A cryptographic hash would bring libgcrypt's initialization into
- * the service (0.1 ms and half a MiB of its pages resident), for nothing more. */
+ * may write is read at all. A cryptographic hash would add nothing to that (when this was
+ * written it would also have brought libgcrypt's initialization into the service: 0.1 ms and
+ * half a MiB of its pages resident). */
 static uint64_t cache_checksum(const char *key, const struct sock_filter *insns, size_t n) {
         const uint8_t *parts[2] = { (const uint8_t *) key, (const uint8_t *) insns };
         const size_t sizes[2] = { strlen(key), n * sizeof(*insns) };

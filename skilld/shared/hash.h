@@ -1,4 +1,4 @@
-/* SHA-256 (libgcrypt): streaming context plus hex formatting. */
+/* SHA-256 (Nettle): streaming context plus hex formatting. */
 #pragma once
 
 #include "util.h"
