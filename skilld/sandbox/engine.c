@@ -455,12 +455,10 @@ static int open_output_dir(SandboxRun *run) {
         const char *dir = run->req->output_dir;
         int r;
 
-        r = mkdir_p_at(AT_FDCWD, dir, 0755);
+        /* The directory the walk made or found, not a second lookup of its path. */
+        r = mkdir_p_open_at(AT_FDCWD, dir, 0755, &run->dest_fd);
         if (r < 0)
                 return run_fail(run, r, "Failed to create the output directory %s: %s", dir, strerror(-r));
-        run->dest_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (run->dest_fd < 0)
-                return run_fail(run, -errno, "Failed to open the output directory %s: %m", dir);
         if (mkdirat(run->dest_fd, "files", 0755) < 0 && errno != EEXIST)
                 return run_fail(run, -errno, "Failed to create %s/files: %m", dir);
         run->files_dest_fd = openat(run->dest_fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -205,6 +205,42 @@ START_TEST(test_atomic_write) {
 }
 END_TEST
 
+/* mkdir_p_open_at(): the one-call path for a directory that exists and the walk that makes one
+ * answer alike; neither goes through a symlink, wherever it is on the path. */
+START_TEST(test_mkdir_p_open) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_close_ int made = -EBADF, found = -EBADF, top = -EBADF;
+        struct stat a, b;
+
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "x/y/z", 0700, &made), 0);
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "x/y/z", 0700, &found), 0);
+        ck_assert_int_eq(fstat(made, &a), 0);
+        ck_assert_int_eq(fstat(found, &b), 0);
+        ck_assert(S_ISDIR(a.st_mode));
+        ck_assert_uint_eq(a.st_mode & 07777, 0700 & ~umask_get());
+        ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/./y/../y/z", 0755), 0);
+
+        /* A symlink on the way or at the end: refused whether the rest exists or not. */
+        ck_assert_int_eq(symlinkat("x", t.fd, "link"), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link/y/z", 0755), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link/new", 0755), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link", 0755), 0);
+        ck_assert_int_lt(fstatat(t.fd, "x/new", &a, 0), 0);
+
+        /* A file where a folder should be. */
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "x/file", "", 0, 0644), 0);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/file", 0755), -ENOTDIR);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/file/sub", 0755), -ENOTDIR);
+
+        /* No component: dir_fd itself. */
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "", 0755, &top), 0);
+        ck_assert_int_eq(fstat(top, &a), 0);
+        ck_assert_int_eq(fstat(t.fd, &b), 0);
+        ck_assert(a.st_ino == b.st_ino);
+}
+END_TEST
+
 START_TEST(test_fsync_many) {
         _cleanup_test_dir_ TestDir t = test_dir_new();
         _cleanup_close_ int f = -EBADF, g = -EBADF;
@@ -409,6 +445,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_sha256);
         tcase_add_test(tc, test_random_id);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
+        tcase_add_test(tc, test_mkdir_p_open);
         suite_add_tcase(s, tc);
         return s;
 }
