@@ -1,6 +1,7 @@
 /* Tests for skilld/shared: the checked parsers, string helpers, atomic writes and hashing that
  * everything else trusts. */
 #include <sys/wait.h>
+#include <time.h>
 #include <systemd/sd-id128.h>
 
 #include "error.h"
@@ -164,6 +165,42 @@ START_TEST(test_strv) {
         ck_assert_ptr_nonnull(c);
         ck_assert_str_eq(c[1], "b");
         ck_assert_ptr_null(c[3]);
+}
+END_TEST
+
+/* format_utc_timestamp() against glibc's gmtime_r(): the epoch, leap days and the centuries
+ * around them, the ends of months and years, and a day's worth of seconds stepped through a
+ * few thousand years. */
+static void assert_utc_as_gmtime(uint64_t usec) {
+        char got[UTC_TIMESTAMP_MAX], want[64];
+        time_t t = (time_t) (usec / 1000000U);
+        struct tm tm;
+
+        ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
+        (void) snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                        (unsigned) (usec % 1000000U));
+        ck_assert_int_eq(format_utc_timestamp(usec, got), 0);
+        ck_assert_str_eq(got, want);
+}
+
+START_TEST(test_utc_timestamp) {
+        static const uint64_t secs[] = {
+                0, 59, 86399, 86400, 951782399, 951782400, 951868800, 978307199, 1709164800,
+                1709251199, 1709251200, 1795686897, 4107456000, 4107542400, 4102444800, 253402300799,
+        };
+        char buf[UTC_TIMESTAMP_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(secs); i++) {
+                assert_utc_as_gmtime(secs[i] * 1000000U);
+                assert_utc_as_gmtime(secs[i] * 1000000U + 999999U);
+        }
+        for (uint64_t s = 0; s < 253402300800U; s += 86400U * 97U + 3607U)
+                assert_utc_as_gmtime(s * 1000000U + s % 1000000U);
+        ck_assert_int_eq(format_utc_timestamp(UINT64_C(1795686897123456), buf), 0);
+        ck_assert_str_eq(buf, "2026-11-26T09:54:57.123456Z");
+        ck_assert_int_eq(format_utc_timestamp(UINT64_C(253402300800) * 1000000U, buf), -ERANGE);
+        ck_assert_int_eq(format_utc_timestamp(UINT64_MAX, buf), -ERANGE);
 }
 END_TEST
 
@@ -446,6 +483,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_random_id);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
         tcase_add_test(tc, test_mkdir_p_open);
+        tcase_add_test(tc, test_utc_timestamp);
         suite_add_tcase(s, tc);
         return s;
 }
