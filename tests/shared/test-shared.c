@@ -364,6 +364,70 @@ START_TEST(test_sha256) {
 }
 END_TEST
 
+/* Both implementations (hash.c): libmd for small inputs, Nettle loaded by the first large one,
+ * on the FIPS 180-4 vectors, whole and in uneven pieces, and for a file and a pipe. */
+static void sha256_chunked(const char *data, size_t n, size_t piece, char hex[static SHA256_HEX_SIZE]) {
+        _cleanup_(sha256_freep) Sha256 *h = NULL;
+
+        ck_assert_int_eq(sha256_new(&h), 0);
+        for (size_t off = 0; off < n; off += piece)
+                ck_assert_int_eq(sha256_update(h, data + off, MIN(piece, n - off)), 0);
+        ck_assert_int_eq(sha256_final_hex(h, hex), 0);
+}
+
+START_TEST(test_sha256_both) {
+        static const char two_blocks[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+        static const char *const want_two = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+        static const char *const want_million = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_free_ char *million = malloc(1000000);
+        _cleanup_close_ int fd = -EBADF;
+        char hex[SHA256_HEX_SIZE];
+        uint64_t n = 0;
+        int p[2];
+
+        ck_assert_ptr_nonnull(million);
+        memset(million, 'a', 1000000);
+        if (!streq_ptr(getenv("CK_FORK"), "no"))
+                ck_assert(!sha256_fast_loaded());
+        for (int round = 0; round < 2; round++) {
+                /* Round 0 in this test's own process (check forks one per test): libmd, until the
+                 * large buffer loads Nettle; round 1: Nettle for everything. */
+                ck_assert_int_eq(sha256_buffer_hex(two_blocks, strlen(two_blocks), hex), 0);
+                ck_assert_str_eq(hex, want_two);
+                sha256_chunked(two_blocks, strlen(two_blocks), 7, hex);
+                ck_assert_str_eq(hex, want_two);
+                sha256_chunked(million, 1000000, 1000, hex);
+                ck_assert_str_eq(hex, want_million);
+                ck_assert_int_eq(sha256_buffer_hex("", 0, hex), 0);
+                ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+                ck_assert_int_eq(sha256_buffer_hex(million, 1000000, hex), 0);
+                ck_assert_str_eq(hex, want_million);
+                /* libnettle8 is installed wherever the tests run (libarchive13 needs it). */
+                ck_assert(sha256_fast_loaded());
+        }
+
+        /* A file (its size known) and a pipe (taken as large). */
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "f", million, 100000, 0644), 0);
+        fd = openat(t.fd, "f", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(sha256_fd(fd, hex, &n), 0);
+        ck_assert_uint_eq(n, 100000);
+        {
+                char want[SHA256_HEX_SIZE];
+
+                ck_assert_int_eq(sha256_buffer_hex(million, 100000, want), 0);
+                ck_assert_str_eq(hex, want);
+        }
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        ck_assert_int_eq(write(p[1], two_blocks, strlen(two_blocks)), (ssize_t) strlen(two_blocks));
+        (void) close(p[1]);
+        ck_assert_int_eq(sha256_fd(p[0], hex, &n), 0);
+        (void) close(p[0]);
+        ck_assert_str_eq(hex, want_two);
+}
+END_TEST
+
 START_TEST(test_rm_rf_does_not_follow_links) {
         _cleanup_test_dir_ TestDir outside = test_dir_new(), t = test_dir_new();
         struct stat st;
@@ -480,6 +544,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_open_regular);
         tcase_add_test(tc, test_term_escape);
         tcase_add_test(tc, test_sha256);
+        tcase_add_test(tc, test_sha256_both);
         tcase_add_test(tc, test_random_id);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
         tcase_add_test(tc, test_mkdir_p_open);
