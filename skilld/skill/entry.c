@@ -570,7 +570,7 @@ int skill_resolve_entry_named(const Skill *s, int dir_fd, const char *script_ove
                 return error_setf(error, r, "scripts: symlinks are not allowed");
         if (r < 0)
                 return error_setf(error, r, "scripts: cannot list: %m");
-        if (strv_length(direct) == 1)
+        if (direct && strv_length(direct) == 1)
                 return entry_open(dir_fd, direct[0], NULL, "only script in scripts/", ret, error);
 
         return entry_not_found(dir_fd, override_name, error);
