@@ -45,7 +45,8 @@ int loop_write(int fd, const void *buf, size_t n) {
         return 0;
 }
 
-int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+/* With own_nonblock, fd is read_full_file_at()'s, still O_NONBLOCK from its open: see there. */
+static int read_full_fd_internal(int fd, size_t max, bool own_nonblock, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
@@ -70,6 +71,14 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
+                        if (errno == EAGAIN && own_nonblock) {
+                                int fl = fcntl(fd, F_GETFL);
+
+                                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                                        return -errno;
+                                own_nonblock = false;
+                                continue;
+                        }
                         return -errno;
                 }
                 if (k == 0)
@@ -83,6 +92,10 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        return read_full_fd_internal(fd, max, false, ret, ret_size);
 }
 
 int open_regular_at(int dir_fd, const char *path, int flags) {
@@ -115,10 +128,16 @@ const char *open_regular_strerror(int r) {
 int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
 
-        fd = open_regular_at(dir_fd, path, O_RDONLY | (nofollow ? O_NOFOLLOW : 0));
+        /* Left O_NONBLOCK (the open's guard against a FIFO): the fd is a regular file's, read to
+         * its end and closed here, and Linux ignores the flag for regular files, /proc, sysfs and
+         * cgroupfs alike. Clearing it took two fcntl() calls for every file a run reads (its
+         * cgroups' figures, /proc/self/cgroup, the binding of its environment). Should a file
+         * system answer EAGAIN after all (a FUSE server may), the flag is cleared then and the
+         * read goes on. */
+        fd = open_regular_at(dir_fd, path, O_RDONLY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
         if (fd < 0)
                 return fd;
-        return read_full_fd(fd, max, ret, ret_size);
+        return read_full_fd_internal(fd, max, true, ret, ret_size);
 }
 
 mode_t umask_get(void) {
