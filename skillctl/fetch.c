@@ -91,7 +91,8 @@ int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *
         if (isempty(base) || streq(base, ".") || streq(base, ".."))
                 return -EINVAL;
 
-        r = sha256_new(&h);
+        /* A download's size is not known ahead: hashed as a large input. */
+        r = sha256_new_sized(UINT64_MAX, &h);
         if (r < 0)
                 return r;
         fd = open_temp_at(parent_fd, temp);

@@ -73,7 +73,7 @@ static int copy_file(int src_dir_fd, int dst_dir_fd, const char *name, const cha
         out = openat(dst_dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (out < 0)
                 return error_setf(ctx->error, -errno, "Failed to create artifact %s: %m", path);
-        r = sha256_new(&h);
+        r = sha256_new_sized((uint64_t) st.st_size, &h);
         if (r < 0)
                 return error_setf(ctx->error, r, "Failed to hash artifact %s", path);
 

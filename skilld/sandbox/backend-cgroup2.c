@@ -114,6 +114,14 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
 
         if (find_mount(&mnt) < 0)
                 return error_setf(error, -EOPNOTSUPP, "no cgroup2 file system is mounted");
+        /* A cgroup's controllers are a subset of its parent's, so where the hierarchy's root
+         * lacks memory, pids or cpu (the hybrid layout, whose cgroup2 mount has them in v1
+         * hierarchies), no cgroup of it has them and neither branch below could be taken.
+         * Answered first, so that such a host does not read /proc/self/cgroup here and again in
+         * the v1 backend. */
+        if (!has_controllers(mnt))
+                return error_setf(error, -EOPNOTSUPP,
+                                  "the cgroup2 hierarchy at %s has no memory, pids and cpu controllers", mnt);
         r = cg_own_path(NULL, &own);
         if (r < 0)
                 return error_setf(error, -EOPNOTSUPP, "this process is in no cgroup2 cgroup");
@@ -124,7 +132,7 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
         if (!streq(own, "/") && is_delegated(own_dir) && has_controllers(own_dir)) {
                 parent = TAKE_PTR(own_dir);
                 r = make_parent(parent, true, error);
-        } else if (geteuid() == 0 && has_controllers(mnt)) {
+        } else if (geteuid() == 0) {
                 r = cg_write_path(mnt, "cgroup.subtree_control", "+memory +pids +cpu");
                 if (r < 0)
                         return error_setf(error, r, "Failed to enable controllers at %s: %s", mnt,
@@ -136,9 +144,8 @@ static int cgroup2_prepare(const SandboxLimits *limits, const char *run_id, void
                         return error_setf(error, -errno, "Failed to create %s: %m", parent);
                 r = make_parent(parent, false, error);
         } else
-                return error_setf(error, -EOPNOTSUPP, "the cgroup2 hierarchy at %s %s", mnt,
-                                  geteuid() == 0 ? "has no memory, pids and cpu controllers" :
-                                  "was not delegated to this user");
+                return error_setf(error, -EOPNOTSUPP, "the cgroup2 hierarchy at %s was not delegated "
+                                  "to this user", mnt);
         if (r < 0)
                 return r;
 

@@ -147,18 +147,10 @@ static cJSON *json_string_or_null(const char *s) {
 }
 
 static cJSON *json_time(uint64_t usec) {
-        char buf[64];
-        struct tm tm;
-        time_t t;
+        char buf[UTC_TIMESTAMP_MAX];
 
-        if (usec == 0)
+        if (usec == 0 || format_utc_timestamp(usec, buf) < 0)
                 return cJSON_CreateNull();
-        t = (time_t) (usec / 1000000ULL);
-        if (!gmtime_r(&t, &tm))
-                return cJSON_CreateNull();
-        (void) snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
-                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                        (unsigned) (usec % 1000000ULL));
         return cJSON_CreateString(buf);
 }
 

@@ -8,10 +8,16 @@
  *    any change of the rules or of how they are compiled changes. A binary without a build-id is
  *    never cached: nothing else tells a rebuilt tree from the one that wrote the file;
  *  - libseccomp: its version and the build-id of its library (a distribution's patch changes the
- *    generator, not the version), and its API level, which sums up what it found the kernel
- *    supports (the SECCOMP_GET_ACTION_AVAIL probes);
+ *    generator, not the version);
  *  - the architecture and the kernel (uname's release, version and machine).
- * That is the key. A program is kept at two levels: in the process (each variant once obtained
+ * That is the key. libseccomp's API level (what it found the kernel supports) is not in it: the
+ * level decides only whether a variant can be generated at all (below 3 libseccomp refuses the
+ * bad-architecture action, below 5 the notify action), and where it can, the bytes are the same
+ * at every level (tests/sandbox test_same_at_every_level checks that against the libseccomp in
+ * use, so that a libseccomp where it matters fails the tests). Whether this kernel can take a
+ * variant is asked before any run (sandbox_seccomp_available()); an entry can only hold what
+ * the same libseccomp generated from the same rules. Asking for the level took ten probes of
+ * the kernel and libseccomp's code paged in, on every run, cached program or not. A program is kept at two levels: in the process (each variant once obtained
  * stays, a few KiB), and in a file whose header holds the key and a
  * checksum of key and program, read back only if it is a regular file (no symlink followed) of
  * our own uid that nobody else may write, in a directory that only we may write, of a sane size,
@@ -139,10 +145,10 @@ int sandbox_seccomp_cache_key(bool notify, char **ret) {
         (void) dl_iterate_phdr(find_build_id, &lib);
         if (uname(&u) < 0)
                 return -errno;
-        key = strdup_printf("variant %s\nrules %s\nlibseccomp %u.%u.%u %s\napi %u\narch %" PRIu32
+        key = strdup_printf("variant %s\nrules %s\nlibseccomp %u.%u.%u %s\narch %" PRIu32
                             "\nkernel %s\t%s\t%s\n",
                             notify ? "notify" : "errno", rules.hex, v ? v->major : 0, v ? v->minor : 0,
-                            v ? v->micro : 0, lib.hex[0] != '\0' ? lib.hex : "-", seccomp_api_get(),
+                            v ? v->micro : 0, lib.hex[0] != '\0' ? lib.hex : "-",
                             seccomp_arch_native(), u.release, u.version, u.machine);
         if (!key)
                 return -ENOMEM;
@@ -157,8 +163,9 @@ int sandbox_seccomp_cache_key(bool notify, char **ret) {
 /* 64-bit FNV-1a. It finds a torn or damaged file (each step is a bijection of the state, so any
  * one changed byte changes the result); it is no authenticator, nor needs to be: whoever could
  * forge an entry could as well write the right checksum, which is why only a file nobody else
- * may write is read at all. A cryptographic hash would bring libgcrypt's initialization into
- * the service (0.1 ms and half a MiB of its pages resident), for nothing more. */
+ * may write is read at all. A cryptographic hash would add nothing to that (when this was
+ * written it would also have brought libgcrypt's initialization into the service: 0.1 ms and
+ * half a MiB of its pages resident). */
 static uint64_t cache_checksum(const char *key, const struct sock_filter *insns, size_t n) {
         const uint8_t *parts[2] = { (const uint8_t *) key, (const uint8_t *) insns };
         const size_t sizes[2] = { strlen(key), n * sizeof(*insns) };

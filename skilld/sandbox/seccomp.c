@@ -18,6 +18,7 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -25,6 +26,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "error.h"
 #include "sandbox-internal.h"
@@ -369,17 +371,36 @@ bool sandbox_seccomp_describe_arg(int nr, const uint64_t args[static 6], char *b
         return true;
 }
 
+/* What the filter needs of the kernel is asked of it directly, a few seccomp() calls whose
+ * arguments cannot take effect, rather than through libseccomp's API level: seccomp_api_get()
+ * probed ten things (TSYNC, the log action and flag, SPEC_ALLOW, TSYNC_ESRCH...) that neither
+ * the generation nor the load of our programs uses, on every run, 15 us with the first touch of
+ * its code, and the cache key no longer needs the level (seccomp-cache.c). The conditions are
+ * the ones under which libseccomp generates each variant (it refuses the bad-architecture
+ * action below API level 3, and SCMP_ACT_NOTIFY without SECCOMP_GET_NOTIF_SIZES) and the
+ * engine loads it (flags 0, or SECCOMP_FILTER_FLAG_NEW_LISTENER). */
 bool sandbox_seccomp_notify_available(void) {
-        /* Level 5: the kernel has SECCOMP_RET_USER_NOTIF and libseccomp its notify API. */
-        return seccomp_api_get() >= 5;
+        uint32_t action = SECCOMP_RET_USER_NOTIF;
+        struct seccomp_notif_sizes sizes;
+
+        /* Linux 5.0: the action, the sizes, and the listener flag (a NULL program is EFAULT where
+         * the flag is known, before anything is installed; EINVAL where it is not). */
+        if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0 ||
+            syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+                return false;
+        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, NULL) < 0 &&
+                errno == EFAULT;
 }
 
 bool sandbox_seccomp_available(void) {
+        uint32_t action = SECCOMP_RET_KILL_PROCESS;
+
         /* EINVAL: the kernel was built without seccomp. The filter kills the bad architectures
-         * with SECCOMP_RET_KILL_PROCESS, which needs libseccomp API level 3 (kernel 4.14): below
-         * that (or where seccomp(2) itself is missing, as under Valgrind, which reports level 1)
-         * the layer counts as unavailable rather than failing half-way through building it. */
-        return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 && seccomp_api_get() >= 3;
+         * with SECCOMP_RET_KILL_PROCESS (Linux 4.14): without it (or where seccomp(2) itself is
+         * missing, as under Valgrind, which answers ENOSYS) the layer counts as unavailable
+         * rather than failing half-way through building it. */
+        return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
+                syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
 int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error) {

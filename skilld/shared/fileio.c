@@ -2,8 +2,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 
 #include "fileio.h"
@@ -43,7 +45,8 @@ int loop_write(int fd, const void *buf, size_t n) {
         return 0;
 }
 
-int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+/* With own_nonblock, fd is read_full_file_at()'s, still O_NONBLOCK from its open: see there. */
+static int read_full_fd_internal(int fd, size_t max, bool own_nonblock, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
@@ -68,6 +71,14 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
+                        if (errno == EAGAIN && own_nonblock) {
+                                int fl = fcntl(fd, F_GETFL);
+
+                                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                                        return -errno;
+                                own_nonblock = false;
+                                continue;
+                        }
                         return -errno;
                 }
                 if (k == 0)
@@ -81,6 +92,10 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        return read_full_fd_internal(fd, max, false, ret, ret_size);
 }
 
 int open_regular_at(int dir_fd, const char *path, int flags) {
@@ -113,10 +128,16 @@ const char *open_regular_strerror(int r) {
 int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
 
-        fd = open_regular_at(dir_fd, path, O_RDONLY | (nofollow ? O_NOFOLLOW : 0));
+        /* Left O_NONBLOCK (the open's guard against a FIFO): the fd is a regular file's, read to
+         * its end and closed here, and Linux ignores the flag for regular files, /proc, sysfs and
+         * cgroupfs alike. Clearing it took two fcntl() calls for every file a run reads (its
+         * cgroups' figures, /proc/self/cgroup, the binding of its environment). Should a file
+         * system answer EAGAIN after all (a FUSE server may), the flag is cleared then and the
+         * read goes on. */
+        fd = open_regular_at(dir_fd, path, O_RDONLY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
         if (fd < 0)
                 return fd;
-        return read_full_fd(fd, max, ret, ret_size);
+        return read_full_fd_internal(fd, max, true, ret, ret_size);
 }
 
 mode_t umask_get(void) {
@@ -326,12 +347,39 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
         return 0;
 }
 
-int mkdir_p_at(int dir_fd, const char *path, mode_t mode) {
-        _cleanup_free_ char *copy = strdup(path);
+/* The directory path in one call when it exists: openat2() with RESOLVE_NO_SYMLINKS succeeds
+ * exactly where the walk below would create nothing and open every component with O_NOFOLLOW. */
+static int open_dir_no_symlinks(int dir_fd, const char *path) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                .resolve = RESOLVE_NO_SYMLINKS,
+        };
+        int fd;
+
+        fd = (int) syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+        return fd < 0 ? -errno : fd;
+}
+
+int mkdir_p_open_at(int dir_fd, const char *path, mode_t mode, int *ret_fd) {
+        _cleanup_free_ char *copy = NULL;
         _cleanup_close_ int fd = -EBADF;
         char *p, *save = NULL;
         int cur = dir_fd;
 
+        /* Every run's output and runtime directories exist already: one call instead of a
+         * mkdirat() and an openat() per component. Any failure (missing, a symlink, no openat2()
+         * before Linux 5.6 or behind a seccomp filter) takes the walk, which creates what is
+         * missing and fails as it always did. */
+        if (!isempty(path)) {
+                fd = open_dir_no_symlinks(dir_fd, path);
+                if (fd >= 0) {
+                        if (ret_fd)
+                                *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
+        }
+
+        copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
         /* strtok_r() drops the leading "/": walk an absolute path from the root, not from dir_fd. */
@@ -353,7 +401,20 @@ int mkdir_p_at(int dir_fd, const char *path, mode_t mode) {
                 fd = nfd;
                 cur = fd;
         }
+        if (!ret_fd)
+                return 0;
+        if (fd < 0) {
+                /* No component at all: dir_fd itself. */
+                fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+        }
+        *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+int mkdir_p_at(int dir_fd, const char *path, mode_t mode) {
+        return mkdir_p_open_at(dir_fd, path, mode, NULL);
 }
 
 static int rm_rf_children(int fd, dev_t dev) {

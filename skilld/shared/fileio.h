@@ -69,6 +69,8 @@ ssize_t loop_read(int fd, void *buf, size_t n);
 
 /* mkdir -p relative to dir_fd, refusing to go through symlinks. */
 int mkdir_p_at(int dir_fd, const char *path, mode_t mode);
+/* The same, and the directory opened (O_RDONLY, O_DIRECTORY) into *ret_fd. */
+int mkdir_p_open_at(int dir_fd, const char *path, mode_t mode, int *ret_fd);
 
 /* rm -rf of everything below and including path under dir_fd, not crossing mounts or links. */
 int rm_rf_at(int dir_fd, const char *path);

@@ -1,4 +1,5 @@
-/* SHA-256 (libgcrypt): streaming context plus hex formatting. */
+/* SHA-256 (libmd for small inputs, Nettle loaded for large ones): streaming context plus hex
+ * formatting. */
 #pragma once
 
 #include "util.h"
@@ -9,6 +10,8 @@
 typedef struct Sha256 Sha256;
 
 int sha256_new(Sha256 **ret);
+/* The same for about size_hint bytes (UINT64_MAX: unknown), which picks the implementation. */
+int sha256_new_sized(uint64_t size_hint, Sha256 **ret);
 Sha256 *sha256_free(Sha256 *h);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sha256 *, sha256_free);
 int sha256_update(Sha256 *h, const void *data, size_t n);
@@ -19,3 +22,5 @@ int sha256_final_hex(Sha256 *h, char hex[static SHA256_HEX_SIZE]);
 int sha256_fd(int fd, char hex[static SHA256_HEX_SIZE], uint64_t *ret_size);
 /* The hash of one buffer. */
 int sha256_buffer_hex(const void *data, size_t n, char hex[static SHA256_HEX_SIZE]);
+/* Whether the fast implementation (Nettle) is loaded in this process (for the tests). */
+bool sha256_fast_loaded(void);

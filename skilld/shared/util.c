@@ -310,3 +310,28 @@ ssize_t send_with_fd(int sock, const void *data, size_t size, int fd) {
         while (n < 0 && errno == EINTR);
         return n < 0 ? -errno : n;
 }
+
+int format_utc_timestamp(uint64_t usec, char buf[static UTC_TIMESTAMP_MAX]) {
+        uint64_t secs = usec / 1000000U, days = secs / 86400U, rest = secs % 86400U;
+        uint64_t z, era, doe, yoe, doy, mp, year;
+        unsigned month, day;
+
+        /* Days to a date in the proleptic Gregorian calendar, counted in 400-year eras from
+         * 0000-03-01 (H. Hinnant's civil_from_days(), unsigned: no date before 1970 here). */
+        z = days + 719468U;
+        era = z / 146097U;
+        doe = z - era * 146097U;                                        /* [0, 146096] */
+        yoe = (doe - doe / 1460U + doe / 36524U - doe / 146096U) / 365U; /* [0, 399] */
+        doy = doe - (365U * yoe + yoe / 4U - yoe / 100U);               /* [0, 365], from March */
+        mp = (5U * doy + 2U) / 153U;                                    /* [0, 11], March first */
+        day = (unsigned) (doy - (153U * mp + 2U) / 5U + 1U);
+        month = (unsigned) (mp < 10U ? mp + 3U : mp - 9U);
+        year = yoe + era * 400U + (month <= 2U);
+        if (year > 9999U)
+                return -ERANGE;
+        (void) snprintf(buf, UTC_TIMESTAMP_MAX, "%04u-%02u-%02uT%02u:%02u:%02u.%06uZ",
+                        (unsigned) (uint16_t) year, (unsigned) (uint8_t) month, (unsigned) (uint8_t) day,
+                        (unsigned) (uint8_t) (rest / 3600U), (unsigned) (uint8_t) (rest / 60U % 60U),
+                        (unsigned) (uint8_t) (rest % 60U), (unsigned) (usec % 1000000U));
+        return 0;
+}

@@ -150,6 +150,12 @@ int close_all_fds_except(const int *keep, size_t n_keep);
  * -errno. Async-signal-safe: forked children use it. */
 ssize_t send_with_fd(int sock, const void *data, size_t size, int fd);
 
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" for usec microseconds since the epoch, in UTC, what gmtime_r()
+ * would give but computed here: glibc's gmtime_r() loads the time zone (/etc/localtime) on its
+ * first call, 20 to 30 us that a result's timestamps do not need. -ERANGE past the year 9999. */
+#define UTC_TIMESTAMP_MAX 40U /* 28 used; room for what the compiler cannot bound */
+int format_utc_timestamp(uint64_t usec, char buf[static UTC_TIMESTAMP_MAX]);
+
 static inline uint64_t u64_mul_sat(uint64_t a, uint64_t b) {
         uint64_t r;
         return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;

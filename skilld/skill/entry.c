@@ -261,22 +261,21 @@ Interpreter interpreter_for_script(int dir_fd, const char *script) {
         return interpreter_from_fd(norm, fd);
 }
 
-/* Opens a script by its normalized path and fills ret; what names the path's origin in errors
+/* Fills ret from the script at the normalized path norm, which the caller opened: r is that
+ * open's result and fd (taken) the file on success. what names the path's origin in errors
  * ("--script", "entry_point") or is NULL for the built-in candidates. */
-static int entry_open(int dir_fd, const char *norm, const char *what, const char *how, SkillEntry *ret,
-                      char **error) {
+static int entry_from_open(int r, int fd_in, const char *norm, const char *what, const char *how,
+                           SkillEntry *ret, char **error) {
         _cleanup_free_ char *label = NULL, *script = NULL, *esc = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = fd_in;
         struct stat st;
         Interpreter i;
-        int r;
 
         esc = cescape(norm);
         label = what ? strdup_printf("%s %s", what, strempty(esc)) : strdup(strempty(esc));
         if (!esc || !label)
                 return -ENOMEM;
 
-        r = open_beneath(dir_fd, norm, O_RDONLY, &fd);
         if (r == -ENOENT || r == -ENOTDIR)
                 return error_setf(error, -ENOENT, "%s: no such file in the skill", label);
         if (r == -ELOOP)
@@ -301,6 +300,51 @@ static int entry_open(int dir_fd, const char *norm, const char *what, const char
                 .how = how,
         };
         return 0;
+}
+
+/* Opens a script by its normalized path and fills ret (see entry_from_open()). */
+static int entry_open(int dir_fd, const char *norm, const char *what, const char *how, SkillEntry *ret,
+                      char **error) {
+        int fd = -EBADF, r;
+
+        r = open_beneath(dir_fd, norm, O_RDONLY, &fd);
+        return entry_from_open(r, fd, norm, what, how, ret, error);
+}
+
+/* The built-in candidates in order. Those under scripts/ share one open of that folder (opened
+ * as open_beneath() would, without following a symlink), and the candidate found is the file
+ * already open: a run used to open scripts/ once per candidate and the winner twice. A missing
+ * or non-folder scripts/ skips its candidates, as the per-path opens' ENOENT or ENOTDIR did; any
+ * other failure (a symlink) is reported under the first candidate's name, as before. 1 when
+ * none exists. */
+static int entry_candidates_open(int dir_fd, SkillEntry *ret, char **error) {
+        _cleanup_close_ int scripts_fd = -EBADF;
+        int scripts_r = 1; /* not opened yet */
+
+        for (size_t i = 0; i < ELEMENTSOF(entry_candidates); i++) {
+                const char *path = entry_candidates[i], *name = path, *rest;
+                int at = dir_fd, fd = -EBADF, r;
+
+                rest = startswith(path, "scripts/");
+                if (rest) {
+                        if (scripts_r > 0)
+                                scripts_r = open_beneath(dir_fd, "scripts", O_RDONLY | O_DIRECTORY, &scripts_fd);
+                        if (scripts_r == -ENOENT || scripts_r == -ENOTDIR)
+                                continue;
+                        if (scripts_r < 0)
+                                return entry_from_open(scripts_r, -EBADF, path, NULL, path, ret, error);
+                        at = scripts_fd;
+                        name = rest;
+                }
+
+                /* Only absence moves on to the next candidate; a candidate that exists but is a
+                 * symlink or a directory is an error, not something to silently pass over. */
+                r = open_beneath(at, name, O_RDONLY, &fd);
+                if (r == -ENOENT || r == -ENOTDIR)
+                        continue;
+                return entry_from_open(r, fd, path, NULL, path, ret, error);
+        }
+        return 1;
 }
 
 static int entry_explicit(int dir_fd, const char *path, const char *what, SkillEntry *ret, char **error) {
@@ -517,24 +561,16 @@ int skill_resolve_entry_named(const Skill *s, int dir_fd, const char *script_ove
         if (s && s->entry_point)
                 return entry_explicit(dir_fd, s->entry_point, "entry_point", ret, error);
 
-        for (size_t i = 0; i < ELEMENTSOF(entry_candidates); i++) {
-                _cleanup_close_ int fd = -EBADF;
-
-                /* Only absence moves on to the next candidate; a candidate that exists but is a
-                 * symlink or a directory is an error, not something to silently pass over. */
-                r = open_beneath(dir_fd, entry_candidates[i], O_RDONLY, &fd);
-                if (r == -ENOENT || r == -ENOTDIR)
-                        continue;
-                fd = safe_close(fd);
-                return entry_open(dir_fd, entry_candidates[i], NULL, entry_candidates[i], ret, error);
-        }
+        r = entry_candidates_open(dir_fd, ret, error);
+        if (r <= 0)
+                return r;
 
         r = list_scripts_in(dir_fd, "scripts", false, &direct);
         if (r == -ELOOP)
                 return error_setf(error, r, "scripts: symlinks are not allowed");
         if (r < 0)
                 return error_setf(error, r, "scripts: cannot list: %m");
-        if (strv_length(direct) == 1)
+        if (direct && strv_length(direct) == 1)
                 return entry_open(dir_fd, direct[0], NULL, "only script in scripts/", ret, error);
 
         return entry_not_found(dir_fd, override_name, error);

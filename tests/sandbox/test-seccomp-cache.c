@@ -5,6 +5,7 @@
  * user (the parts about other owners need root). */
 #include <linux/filter.h>
 #include <grp.h>
+#include <seccomp.h>
 #include <sys/wait.h>
 
 #include "sandbox-internal.h"
@@ -69,11 +70,67 @@ START_TEST(test_key) {
         ck_assert_str_ne(k_errno, k_notify);
         ck_assert_ptr_nonnull(strstr(k_errno, "variant errno\nrules "));
         ck_assert_ptr_nonnull(strstr(k_errno, "\nlibseccomp "));
-        ck_assert_ptr_nonnull(strstr(k_errno, "\napi "));
+        /* Not libseccomp's API level: asking for it probes the kernel (test_same_at_every_level). */
+        ck_assert_ptr_null(strstr(k_errno, "\napi "));
         ck_assert_ptr_nonnull(strstr(k_errno, "\narch "));
         ck_assert_ptr_nonnull(strstr(k_errno, "\nkernel "));
         /* "rules " and a build-id of at least 20 bytes, 40 hex digits (SHA-1, the GNU default). */
         ck_assert_uint_ge(strcspn(strstr(k_errno, "rules ") + 6, "\n"), 40);
+}
+END_TEST
+
+/* Why the key can leave libseccomp's API level out: the level decides whether libseccomp
+ * generates a variant at all, never what it generates. Each variant at every level from the
+ * lowest that generates it to the highest this libseccomp knows (its own probes overridden with
+ * seccomp_api_set(), so the kernel does not matter) is the same program; below, generation
+ * fails. And where the engine's own checks say the kernel takes a variant, libseccomp left to
+ * probe for itself generates it. */
+START_TEST(test_same_at_every_level) {
+        static const unsigned lowest[2] = { 3, 5 };
+        unsigned natural = seccomp_api_get();
+
+        for (int notify = 0; notify < 2; notify++) {
+                _cleanup_free_ struct sock_filter *first = NULL;
+                size_t n_first = 0;
+
+                for (unsigned level = 1; level <= 7; level++) {
+                        _cleanup_free_ struct sock_filter *insns = NULL;
+                        size_t n = 0;
+                        int r;
+
+                        if (seccomp_api_set(level) < 0) {
+                                ck_assert_uint_gt(level, 6); /* libseccomp 2.5 knows 1 to 6 */
+                                break;
+                        }
+                        r = sandbox_seccomp_program(notify, &insns, &n, NULL);
+                        if (level < lowest[notify]) {
+                                ck_assert_int_lt(r, 0);
+                                continue;
+                        }
+                        ck_assert_int_eq(r, 0);
+                        if (!first) {
+                                first = TAKE_PTR(insns);
+                                n_first = n;
+                        } else
+                                assert_same(insns, n, first, n_first);
+                }
+        }
+        ck_assert_int_eq(seccomp_api_set(natural), 0);
+}
+END_TEST
+
+/* The engine's direct checks of the kernel against libseccomp probing for itself (in a process
+ * of its own, so that nothing set above is left): a variant the checks allow is one libseccomp
+ * generates. */
+START_TEST(test_checks_agree_with_libseccomp) {
+        for (int notify = 0; notify < n_variants(); notify++) {
+                _cleanup_free_ struct sock_filter *insns = NULL;
+                size_t n = 0;
+
+                generate(notify, &insns, &n);
+        }
+        ck_assert(!sandbox_seccomp_available() || seccomp_api_get() >= 3);
+        ck_assert(!sandbox_seccomp_notify_available() || seccomp_api_get() >= 5);
 }
 END_TEST
 
@@ -370,6 +427,8 @@ static Suite *cache_suite(void) {
         TCase *tc = tcase_create("cache");
 
         tcase_add_test(tc, test_key);
+        tcase_add_test(tc, test_same_at_every_level);
+        tcase_add_test(tc, test_checks_agree_with_libseccomp);
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_process_copy);
         tcase_add_test(tc, test_damaged);

@@ -1,6 +1,7 @@
 /* Tests for skilld/shared: the checked parsers, string helpers, atomic writes and hashing that
  * everything else trusts. */
 #include <sys/wait.h>
+#include <time.h>
 #include <systemd/sd-id128.h>
 
 #include "error.h"
@@ -167,6 +168,42 @@ START_TEST(test_strv) {
 }
 END_TEST
 
+/* format_utc_timestamp() against glibc's gmtime_r(): the epoch, leap days and the centuries
+ * around them, the ends of months and years, and a day's worth of seconds stepped through a
+ * few thousand years. */
+static void assert_utc_as_gmtime(uint64_t usec) {
+        char got[UTC_TIMESTAMP_MAX], want[64];
+        time_t t = (time_t) (usec / 1000000U);
+        struct tm tm;
+
+        ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
+        (void) snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+                        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                        (unsigned) (usec % 1000000U));
+        ck_assert_int_eq(format_utc_timestamp(usec, got), 0);
+        ck_assert_str_eq(got, want);
+}
+
+START_TEST(test_utc_timestamp) {
+        static const uint64_t secs[] = {
+                0, 59, 86399, 86400, 951782399, 951782400, 951868800, 978307199, 1709164800,
+                1709251199, 1709251200, 1795686897, 4107456000, 4107542400, 4102444800, 253402300799,
+        };
+        char buf[UTC_TIMESTAMP_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(secs); i++) {
+                assert_utc_as_gmtime(secs[i] * 1000000U);
+                assert_utc_as_gmtime(secs[i] * 1000000U + 999999U);
+        }
+        for (uint64_t s = 0; s < 253402300800U; s += 86400U * 97U + 3607U)
+                assert_utc_as_gmtime(s * 1000000U + s % 1000000U);
+        ck_assert_int_eq(format_utc_timestamp(UINT64_C(1795686897123456), buf), 0);
+        ck_assert_str_eq(buf, "2026-11-26T09:54:57.123456Z");
+        ck_assert_int_eq(format_utc_timestamp(UINT64_C(253402300800) * 1000000U, buf), -ERANGE);
+        ck_assert_int_eq(format_utc_timestamp(UINT64_MAX, buf), -ERANGE);
+}
+END_TEST
+
 START_TEST(test_error_first_wins) {
         _cleanup_free_ char *e = NULL;
 
@@ -202,6 +239,42 @@ START_TEST(test_atomic_write) {
         ck_assert_int_eq(write_file_atomic_at(t.fd, "big", "0123456789", 10, 0644), 0);
         ck_assert_int_eq(read_full_file_at(t.fd, "big", 9, true, &buf, &n), -EFBIG);
         ck_assert_ptr_null(buf);
+}
+END_TEST
+
+/* mkdir_p_open_at(): the one-call path for a directory that exists and the walk that makes one
+ * answer alike; neither goes through a symlink, wherever it is on the path. */
+START_TEST(test_mkdir_p_open) {
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_close_ int made = -EBADF, found = -EBADF, top = -EBADF;
+        struct stat a, b;
+
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "x/y/z", 0700, &made), 0);
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "x/y/z", 0700, &found), 0);
+        ck_assert_int_eq(fstat(made, &a), 0);
+        ck_assert_int_eq(fstat(found, &b), 0);
+        ck_assert(S_ISDIR(a.st_mode));
+        ck_assert_uint_eq(a.st_mode & 07777, 0700 & ~umask_get());
+        ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/./y/../y/z", 0755), 0);
+
+        /* A symlink on the way or at the end: refused whether the rest exists or not. */
+        ck_assert_int_eq(symlinkat("x", t.fd, "link"), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link/y/z", 0755), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link/new", 0755), 0);
+        ck_assert_int_lt(mkdir_p_at(t.fd, "link", 0755), 0);
+        ck_assert_int_lt(fstatat(t.fd, "x/new", &a, 0), 0);
+
+        /* A file where a folder should be. */
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "x/file", "", 0, 0644), 0);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/file", 0755), -ENOTDIR);
+        ck_assert_int_eq(mkdir_p_at(t.fd, "x/file/sub", 0755), -ENOTDIR);
+
+        /* No component: dir_fd itself. */
+        ck_assert_int_eq(mkdir_p_open_at(t.fd, "", 0755, &top), 0);
+        ck_assert_int_eq(fstat(top, &a), 0);
+        ck_assert_int_eq(fstat(t.fd, &b), 0);
+        ck_assert(a.st_ino == b.st_ino);
 }
 END_TEST
 
@@ -288,6 +361,70 @@ START_TEST(test_sha256) {
         ck_assert_int_eq(sha256_update(h, "abc", 3), 0);
         ck_assert_int_eq(sha256_final_hex(h, hex), 0);
         ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+/* Both implementations (hash.c): libmd for small inputs, Nettle loaded by the first large one,
+ * on the FIPS 180-4 vectors, whole and in uneven pieces, and for a file and a pipe. */
+static void sha256_chunked(const char *data, size_t n, size_t piece, char hex[static SHA256_HEX_SIZE]) {
+        _cleanup_(sha256_freep) Sha256 *h = NULL;
+
+        ck_assert_int_eq(sha256_new(&h), 0);
+        for (size_t off = 0; off < n; off += piece)
+                ck_assert_int_eq(sha256_update(h, data + off, MIN(piece, n - off)), 0);
+        ck_assert_int_eq(sha256_final_hex(h, hex), 0);
+}
+
+START_TEST(test_sha256_both) {
+        static const char two_blocks[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+        static const char *const want_two = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+        static const char *const want_million = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+        _cleanup_test_dir_ TestDir t = test_dir_new();
+        _cleanup_free_ char *million = malloc(1000000);
+        _cleanup_close_ int fd = -EBADF;
+        char hex[SHA256_HEX_SIZE];
+        uint64_t n = 0;
+        int p[2];
+
+        ck_assert_ptr_nonnull(million);
+        memset(million, 'a', 1000000);
+        if (!streq_ptr(getenv("CK_FORK"), "no"))
+                ck_assert(!sha256_fast_loaded());
+        for (int round = 0; round < 2; round++) {
+                /* Round 0 in this test's own process (check forks one per test): libmd, until the
+                 * large buffer loads Nettle; round 1: Nettle for everything. */
+                ck_assert_int_eq(sha256_buffer_hex(two_blocks, strlen(two_blocks), hex), 0);
+                ck_assert_str_eq(hex, want_two);
+                sha256_chunked(two_blocks, strlen(two_blocks), 7, hex);
+                ck_assert_str_eq(hex, want_two);
+                sha256_chunked(million, 1000000, 1000, hex);
+                ck_assert_str_eq(hex, want_million);
+                ck_assert_int_eq(sha256_buffer_hex("", 0, hex), 0);
+                ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+                ck_assert_int_eq(sha256_buffer_hex(million, 1000000, hex), 0);
+                ck_assert_str_eq(hex, want_million);
+                /* libnettle8 is installed wherever the tests run (libarchive13 needs it). */
+                ck_assert(sha256_fast_loaded());
+        }
+
+        /* A file (its size known) and a pipe (taken as large). */
+        ck_assert_int_eq(write_file_atomic_at(t.fd, "f", million, 100000, 0644), 0);
+        fd = openat(t.fd, "f", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(sha256_fd(fd, hex, &n), 0);
+        ck_assert_uint_eq(n, 100000);
+        {
+                char want[SHA256_HEX_SIZE];
+
+                ck_assert_int_eq(sha256_buffer_hex(million, 100000, want), 0);
+                ck_assert_str_eq(hex, want);
+        }
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        ck_assert_int_eq(write(p[1], two_blocks, strlen(two_blocks)), (ssize_t) strlen(two_blocks));
+        (void) close(p[1]);
+        ck_assert_int_eq(sha256_fd(p[0], hex, &n), 0);
+        (void) close(p[0]);
+        ck_assert_str_eq(hex, want_two);
 }
 END_TEST
 
@@ -407,8 +544,11 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_open_regular);
         tcase_add_test(tc, test_term_escape);
         tcase_add_test(tc, test_sha256);
+        tcase_add_test(tc, test_sha256_both);
         tcase_add_test(tc, test_random_id);
         tcase_add_test(tc, test_rm_rf_does_not_follow_links);
+        tcase_add_test(tc, test_mkdir_p_open);
+        tcase_add_test(tc, test_utc_timestamp);
         suite_add_tcase(s, tc);
         return s;
 }
