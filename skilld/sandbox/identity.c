@@ -13,7 +13,7 @@
 #include "fileio.h"
 #include "sandbox-internal.h"
 
-static bool uid_is_known(uid_t uid) {
+bool sandbox_identity_known(uid_t uid) {
         struct passwd pw, *found = NULL;
         char buf[1024];
 
@@ -22,7 +22,7 @@ static bool uid_is_known(uid_t uid) {
         return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || found;
 }
 
-int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+static int allocate(const char *lock_path, bool check, uid_t *ret_uid, int *ret_lock_fd, char **error) {
         _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int fd = -EBADF;
         uint32_t start;
@@ -61,7 +61,7 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
                                 continue;
                         return error_setf(error, -errno, "Failed to lock %s: %m", lock_path);
                 }
-                if (uid_is_known(uid)) {
+                if (check && sandbox_identity_known(uid)) {
                         fl.l_type = F_UNLCK;
                         (void) fcntl(fd, F_OFD_SETLK, &fl);
                         continue;
@@ -72,4 +72,12 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
         }
         return error_setf(error, -EBUSY, "Every sandbox uid (%u-%u) is in use", SANDBOX_UID_BASE,
                           SANDBOX_UID_BASE + SANDBOX_UID_COUNT - 1);
+}
+
+int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        return allocate(lock_path, true, ret_uid, ret_lock_fd, error);
+}
+
+int sandbox_identity_lock(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        return allocate(lock_path, false, ret_uid, ret_lock_fd, error);
 }

@@ -271,6 +271,11 @@ static bool fd_on_memory_fs(int fd) {
 }
 
 int fsync_many(const int *fds, size_t n, int *ret_results) {
+        return fsync_many_meanwhile(fds, n, ret_results, NULL, NULL);
+}
+
+int fsync_many_meanwhile(const int *fds, size_t n, int *ret_results, void (*meanwhile)(void *userdata),
+                         void *userdata) {
         pthread_t threads[8];
         int results[8];
         bool started[8] = {};
@@ -293,6 +298,8 @@ int fsync_many(const int *fds, size_t n, int *ret_results) {
         }
         if (have_attr)
                 (void) pthread_attr_destroy(&attr);
+        if (meanwhile)
+                meanwhile(userdata);
         /* The last here, and any whose thread could not be made (EAGAIN: out of tasks), while the
          * threads wait for theirs. */
         for (size_t i = 0; i < n; i++)
