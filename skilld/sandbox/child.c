@@ -1381,6 +1381,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int r;
 
         mark(c, MARK_INIT_BORN);
+        /* The engine waits for this before its own work after the clone (engine.c: await_init()). */
+        if (send(c->hold_fd, &(char) { HOLD_RUNNING }, 1, MSG_NOSIGNAL) != 1)
+                _exit(SANDBOX_EXIT_SETUP);
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
