@@ -1,8 +1,8 @@
 /* Limit backends: where the held sandbox child goes so that memory, tasks and CPU limits apply
  * before the first instruction of the skill runs. The engine creates the child, blocks it on a
- * hold pipe, calls place() with its pid, and only then releases it (or, with self_place(), hands
- * the init the cgroups it moves itself into before anything else). So a backend is "here is the
- * held child's pid, put it where limits apply" plus reading the outcome afterwards. A backend
+ * hold socket, calls place() with its pid, and only then releases it (or, with self_place(), hands
+ * the init the cgroups it moves itself into before anything of the run's own). So a backend is
+ * "here is the held child's pid, put it where limits apply" plus reading the outcome afterwards. A backend
  * whose init places itself may leave the making of its cgroups to create(), which the engine
  * calls after the clone, while the held init builds the fixed part of its root; the init enters
  * them before anything of the run's own exists, and long before it forks the skill process:

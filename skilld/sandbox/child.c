@@ -2,17 +2,18 @@
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
- *   1. moves itself into the run's cgroups where the backend lets it (cgroup v1), then builds the
- *      part of the root file system that holds nothing of the run's (/usr, /etc, /dev, /skill,
- *      /env) on a fresh tmpfs, while the parent places it where the limits apply (in a user
- *      namespace it first waits for its id maps, and so for the placement too);
- *   2. waits on the hold pipe until the parent placed it where the limits apply;
+ *   1. tells the parent it runs (HOLD_RUNNING), then builds the part of the root file system
+ *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
+ *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
+ *      a user namespace it first waits for its id maps, and so for the release too);
+ *   2. where it places itself (cgroup v1), receives the run's cgroups on the hold socket and
+ *      enters them; else, unless it was cloned into its cgroup, waits for the release;
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
  *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
  *      new root, and hides the caller's command line, which it still carries as a copy of the
- *      caller; an init that was in place from its start (it entered its v1 cgroups itself, or
- *      was cloned into its v2 cgroup) does this before the release instead, which it then waits
- *      for only to fork the skill process (the release carries the seccomp program);
+ *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
+ *      cgroup) waits for the release only now, to fork the skill process (the release carries
+ *      the seccomp program, and follows the check that no account has the uid);
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to

@@ -1,19 +1,24 @@
 /* The parent side of a run: prepare, clone, place, release, watch, collect.
  *
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
- *   2. Pick the limit backend and the throwaway identity; build argv and environment while
+ *   2. Pick the limit backend and lock the throwaway uid; build argv and environment while
  *      errors can still be reported plainly.
- *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
- *      (unprivileged); build the seccomp filter's program; let the backend place the init (or
- *      hand it the cgroups it moves itself into); release it, with the program. The init builds
- *      what it can of its root meanwhile.
+ *   3. clone3() the init into new namespaces, held on a socket, and wait until it runs (so that
+ *      what follows runs beside it, on another CPU when one is free). While the init builds the
+ *      fixed part of its root: make the cgroups it enters itself (cgroup v1) and hand them over,
+ *      ask the user database whether an account has the uid (if one does, that init goes and
+ *      another uid gets a clone of its own); write the uid/gid maps (unprivileged); get the
+ *      seccomp filter's program; let the backend place the init where it does not place itself;
+ *      release it, with the program.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
  *   5. Once the init reports that the skill process ended and it killed and reaped everything
  *      else: ask the backend what it saw, decide the status, read the output JSON, copy the
  *      artifacts, write the logs and result.json, while the kernel tears the init's namespaces
- *      down; then reap the init (without its report: reap first, then the rest). */
+ *      down; reap the init and remove the cgroups while the first syncs wait for the disk (or
+ *      once result.json is durable, if its exit takes longer). Without its report: reap first,
+ *      then the rest. */
 #include <assert.h>
 #include <poll.h>
 #include <sched.h>
