@@ -2,7 +2,7 @@
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
- *   1. tells the parent it runs (HOLD_RUNNING), then builds the part of the root file system
+ *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
  *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
  *      a user namespace it first waits for its id maps, and so for the release too);
@@ -1382,8 +1382,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int r;
 
         mark(c, MARK_INIT_BORN);
-        /* The engine waits for this before its own work after the clone (engine.c: await_init()). */
-        if (send(c->hold_fd, &(char) { HOLD_RUNNING }, 1, MSG_NOSIGNAL) != 1)
+        /* The engine waits for this before its own work after the clone (engine.c: step_aside()). */
+        if (send(c->hold_fd, &(int) { sched_getcpu() }, sizeof(int), MSG_NOSIGNAL) != sizeof(int))
                 _exit(SANDBOX_EXIT_SETUP);
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)

@@ -108,6 +108,8 @@ typedef struct SandboxRun {
         uid_t uid;
         gid_t gid;
         bool uid_checked;               /* no account has it (or it is not ours to check) */
+        bool stepped_aside;             /* on other CPUs than the init's until the release */
+        cpu_set_t affinity;             /* the caller's CPUs, to return to */
         uint64_t work_size;
         bool seccomp;                   /* the run gets the filter */
         int seccomp_fd;                 /* its program (sandbox_seccomp_export()), sent with the release */
@@ -1292,19 +1294,36 @@ static int check_identity(SandboxRun *run) {
         return 0;
 }
 
-/* Waits until the init runs. A new process is queued on the CPU of its parent, which the kernel
- * does not leave for an idle one at the clone: the engine's work after the clone (the cgroups,
- * the user database, about 0.7 ms) would delay the init by all of it on a machine with a CPU
- * to spare. A process woken from a wait is placed on an idle CPU if there is one: the engine,
- * woken by the init's first message, continues beside it (bench/README.md, sixth round). An init
- * that is gone (EOF) says why on the control socket, read when the next step fails. */
-static void await_init(SandboxRun *run) {
-        char byte;
-        ssize_t n;
+/* Leaves the init a CPU of its own while the engine does its part after the clone (the cgroups,
+ * the user database, about 0.7 ms): waits until the init runs and says where, and if that is
+ * where the engine is, moves the engine to the caller's other CPUs until the release
+ * (step_back()). A new process is queued on the CPU of its parent, which the kernel does not leave
+ * for an idle one at the clone; and a process woken by a task on a busy CPU mostly lands on the
+ * waker's (measured: bench/README.md, sixth round). Without this the init started when the
+ * engine's work was done, or the engine preempted it as soon as it woke; nothing overlapped.
+ * An init that is gone (EOF) says why on the control socket, read when the next step fails. */
+static void step_aside(SandboxRun *run) {
+        cpu_set_t others;
+        int cpu;
 
-        do
-                n = read(run->hold[1], &byte, 1);
-        while (n < 0 && errno == EINTR);
+        if (loop_read(run->hold[1], &cpu, sizeof(cpu)) != (ssize_t) sizeof(cpu) || cpu < 0 ||
+            cpu >= CPU_SETSIZE || sched_getcpu() != cpu)
+                return;
+        if (sched_getaffinity(0, sizeof(run->affinity), &run->affinity) < 0)
+                return;
+        others = run->affinity;
+        CPU_CLR(cpu, &others);
+        if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof(others), &others) < 0)
+                return;
+        run->stepped_aside = true;
+}
+
+/* The caller's CPUs again: before another clone (the init inherits them) and after the release. */
+static void step_back(SandboxRun *run) {
+        if (!run->stepped_aside)
+                return;
+        (void) sched_setaffinity(0, sizeof(run->affinity), &run->affinity);
+        run->stepped_aside = false;
 }
 
 /* An init that will never be released: killed and reaped, its channels closed. Nothing of the
@@ -1341,7 +1360,7 @@ static int run_start(SandboxRun *run) {
                 run->ctl[1] = safe_close(run->ctl[1]);
                 run->out_pipe[1] = safe_close(run->out_pipe[1]);
                 run->err_pipe[1] = safe_close(run->err_pipe[1]);
-                await_init(run);
+                step_aside(run);
 
                 /* While the init builds the fixed part of its root: its cgroups, then the user
                  * database. */
@@ -1350,6 +1369,7 @@ static int run_start(SandboxRun *run) {
                         goto abort;
                 if (check_identity(run) == 0)
                         break;
+                step_back(run);
                 abandon_init(run);
                 r = reallocate_identity(run);
                 if (r >= 0)
@@ -1388,12 +1408,14 @@ static int run_start(SandboxRun *run) {
         }
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
+        step_back(run);
         run_mark(run, MARK_RELEASED);
         if (!run->supervisor)
                 remove_previous(run);
         return 0;
 
 abort:
+        step_back(run);
         /* EOF on the hold pipe tells the held child to exit; SIGKILL in case it does not. */
         run->hold[1] = safe_close(run->hold[1]);
         run_kill(run);

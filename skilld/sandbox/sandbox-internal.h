@@ -24,9 +24,9 @@
 /* The largest /out/output.json read back. */
 #define SANDBOX_OUTPUT_JSON_MAX (16U * 1024U * 1024U)
 
-/* The hold socket (a stream). The init's first instruction sends HOLD_RUNNING; the engine then
- * sends one byte each, with its fds: HOLD_CGROUPS, when the init places itself, always first. */
-#define HOLD_RUNNING 'r'                /* the init runs: the engine waits for this after the clone */
+/* The hold socket (a stream). The init's first instruction sends the CPU it runs on (an int: it
+ * runs, the engine waits for this after the clone); the engine then sends one byte each, with its
+ * fds: HOLD_CGROUPS, when the init places itself, always first. */
 #define HOLD_CGROUPS 'c'                /* the run's cgroups to enter (SCM_RIGHTS, at most
                                          * SANDBOX_CGROUP_FDS_MAX) */
 #define HOLD_GO 'g'                     /* the release, with the seccomp program's memfd when the
