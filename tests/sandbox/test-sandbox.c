@@ -501,6 +501,27 @@ START_TEST(test_cgroup_failure_after_clone) {
 }
 END_TEST
 
+/* The engine narrows its own CPU affinity while the init builds its root (step_aside()): the init,
+ * the skill and the caller after the run keep the caller's CPUs. */
+START_TEST(test_affinity_kept) {
+        _cleanup_test_run_ TestRun t = test_run_new("grep Cpus_allowed_list /proc/self/status");
+        _cleanup_free_ char *status = NULL, *expected = NULL;
+        cpu_set_t before, after;
+        const char *line;
+
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/self/status", 64 * 1024, false, &status, NULL), 0);
+        line = strstr(status, "Cpus_allowed_list:");
+        ck_assert_ptr_nonnull(line);
+        expected = strndup(line, strcspn(line, "\n") + 1);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(strempty(t.res->stdout_stream.data), expected);
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+        ck_assert(CPU_EQUAL(&before, &after));
+}
+END_TEST
+
 /* ---- isolation, asserted on the host ---- */
 
 START_TEST(test_tmp_and_home_private) {
@@ -1318,6 +1339,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
+        tcase_add_test(tc, test_affinity_kept);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("isolation");
