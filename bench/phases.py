@@ -36,7 +36,7 @@ SPANS = [
     ("engine: prepare: uid locked (was: and NSS asked)", "limits", "identity"),
     ("engine: prepare: inputs, rlimits, argv, env, pipes", "identity", "prepared"),
     ("engine: clone3() (the namespaces)", "prepared", "cloned"),
-    ("engine: v1 cgroups made, handed to the init", "cloned", "cgroups"),
+    ("engine: init's CPU left; v1 cgroups made, sent", "cloned", "cgroups"),
     ("engine: the user database asked about the uid", "cgroups", "uid-checked"),
     ("engine: seccomp program, placing, release", "uid-checked", "released"),
     ("engine: clone3()'s return to the release", "cloned", "released"),

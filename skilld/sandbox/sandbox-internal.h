@@ -55,7 +55,7 @@ typedef enum RunMark {
         MARK_IDENTITY,          /* the run's uid taken (as root: its lock) */
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
         MARK_CLONED,            /* clone3() returned in the engine */
-        MARK_CGROUPS,           /* v1: the run's cgroups made, their limits written, handed to the init */
+        MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
         MARK_UID_CHECKED,       /* the user database says no account has the run's uid */
         MARK_INIT_BORN,         /* the init's first instruction */
         MARK_INIT_START,        /* the init runs: its fds closed (v2: in its cgroup since its birth) */
