@@ -2,8 +2,11 @@
  * "hybrid" layout, where the cgroup2 mount has no controllers). Root only: v1 has no safe
  * delegation. The run gets a child of our own cgroup in each hierarchy (v1 has no rule against
  * processes in inner cgroups), with memory.limit_in_bytes (and memsw where swap is accounted,
- * swappiness 0 where it is not), pids.max and the CFS quota; the init moves itself into all of
- * them before it does anything else (cgroup1_self_place()).
+ * swappiness 0 where it is not), pids.max and the CFS quota. prepare() only finds the
+ * hierarchies; the cgroups are made by create(), after the clone, while the init builds the fixed
+ * part of its root, and the init moves itself into all of them once it has built that, before
+ * anything of the run's own (cgroup1_self_place()). That fixed part (mounts, a few small files
+ * in /etc, about 0.4 ms of CPU) is the engine's work and is charged to the engine's cgroups.
  *
  * Unlike cgroup2 there is no cgroup.kill, no group OOM kill (the kernel kills the largest
  * process, usually the one allocating) and no memory peak across the run other than
@@ -34,6 +37,9 @@ static const char *const hierarchy_name[_HIERARCHY_MAX] = {
 };
 
 typedef struct Cgroup1 {
+        const SandboxLimits *limits;    /* the request's, which outlives the run */
+        char *run_id;
+        char *parent[_HIERARCHY_MAX];   /* where the run's cgroup goes; NULL: not used */
         char *path[_HIERARCHY_MAX];     /* NULL where not created */
         int fd[_HIERARCHY_MAX];
 } Cgroup1;
@@ -49,21 +55,22 @@ static void *cgroup1_free(void *state) {
                         cg_remove(cg->path[h]);
                 (void) safe_close(cg->fd[h]);
                 free(cg->path[h]);
+                free(cg->parent[h]);
         }
+        free(cg->run_id);
         free(cg);
         return NULL;
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(Cgroup1 *, cgroup1_free);
 
-/* Creates the run's cgroup in one hierarchy: /sys/fs/cgroup/<name> must be a v1 mount. */
-static int create_in(Cgroup1 *cg, Hierarchy h, const char *own_cgroups, const char *run_id, char **error) {
-        _cleanup_free_ char *own = NULL, *mnt = NULL, *parent = NULL;
+/* Where the run's cgroup goes in one hierarchy: /sys/fs/cgroup/<name> must be a v1 mount. */
+static int find_parent(Cgroup1 *cg, Hierarchy h, const char *own_cgroups, char **error) {
+        _cleanup_free_ char *own = NULL;
+        char mnt[64];
         struct statfs sf;
         int r;
 
-        mnt = strdup_printf("/sys/fs/cgroup/%s", hierarchy_name[h]);
-        if (!mnt)
-                return -ENOMEM;
+        (void) snprintf(mnt, sizeof(mnt), "/sys/fs/cgroup/%s", hierarchy_name[h]);
         if (statfs(mnt, &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
                 return error_setf(error, -EOPNOTSUPP, "no cgroup v1 %s hierarchy is mounted",
                                   hierarchy_name[h]);
@@ -73,33 +80,39 @@ static int create_in(Cgroup1 *cg, Hierarchy h, const char *own_cgroups, const ch
         if (r < 0)
                 return error_setf(error, -EOPNOTSUPP, "this process is in no v1 %s cgroup",
                                   hierarchy_name[h]);
+        cg->parent[h] = strdup_printf("%s%s", mnt, streq(own, "/") ? "" : own);
+        return cg->parent[h] ? 0 : -ENOMEM;
+}
 
-        parent = strdup_printf("%s%s", mnt, streq(own, "/") ? "" : own);
-        cg->path[h] = parent ? strdup_printf("%s/skilld-run-%s", parent, run_id) : NULL;
-        if (!cg->path[h])
+/* Creates the run's cgroup in one hierarchy, below the parent find_parent() found. */
+static int create_in(Cgroup1 *cg, Hierarchy h, char **error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        path = strdup_printf("%s/skilld-run-%s", cg->parent[h], cg->run_id);
+        if (!path)
                 return -ENOMEM;
         /* The runs of engines that were killed (SIGKILL) left theirs behind. */
-        cg_sweep_dead(parent, "skilld-run-");
+        cg_sweep_dead(cg->parent[h], "skilld-run-");
         /* cpu and cpuacct co-mounted: the same directory, created once (and locked by cpu's fd). */
-        r = cg_create_locked(cg->path[h], &cg->fd[h]);
+        r = cg_create_locked(path, &cg->fd[h]);
         if (r == -EEXIST && h == HIERARCHY_CPUACCT) {
-                cg->fd[h] = open(cg->path[h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                cg->fd[h] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 r = cg->fd[h] < 0 ? -errno : 0;
         }
-        if (r < 0) {
-                r = error_setf(error, r, "Failed to create %s: %s", cg->path[h], strerror(-r));
-                free(cg->path[h]);
-                cg->path[h] = NULL;
-                return r;
-        }
+        if (r < 0)
+                return error_setf(error, r, "Failed to create %s: %s", path, strerror(-r));
+        cg->path[h] = TAKE_PTR(path);
         return 0;
 }
 
+/* Whether the hierarchies are there and we are in them; the cgroups themselves are made by
+ * cgroup1_create(), after the clone, while the held init builds the fixed part of its root
+ * (it enters them before anything of the run's own is made). */
 static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
                            char **error) {
         _cleanup_(cgroup1_freep) Cgroup1 *cg = NULL;
         _cleanup_free_ char *own_cgroups = NULL;
-        char buf[64];
         int r;
 
         if (geteuid() != 0)
@@ -111,14 +124,38 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
         cg = calloc(1, sizeof(Cgroup1));
         if (!cg)
                 return -ENOMEM;
+        cg->limits = limits;
+        cg->run_id = strdup(run_id);
+        if (!cg->run_id)
+                return -ENOMEM;
         for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
                 cg->fd[h] = -EBADF;
 
         for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
-                r = create_in(cg, h, own_cgroups, run_id, error);
-                if (r < 0 && h == HIERARCHY_CPUACCT)
-                        break; /* usage figures then come from the init's rusage */
-                if (r < 0)
+                /* Without cpuacct the usage figures come from the init's rusage. */
+                r = find_parent(cg, h, own_cgroups, h == HIERARCHY_CPUACCT ? NULL : error);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && h != HIERARCHY_CPUACCT)
+                        return r;
+        }
+        *ret_state = TAKE_PTR(cg);
+        return 0;
+}
+
+static int cgroup1_create(void *state, char **error) {
+        Cgroup1 *cg = state;
+        const SandboxLimits *limits = cg->limits;
+        char buf[64];
+        int r;
+
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
+                if (!cg->parent[h])
+                        continue;
+                r = create_in(cg, h, h == HIERARCHY_CPUACCT ? NULL : error);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && h != HIERARCHY_CPUACCT)
                         return r;
         }
 
@@ -160,7 +197,6 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
         if (r < 0)
                 return error_setf(error, r, "Failed to set the CPU quota: %s", strerror(-r));
 
-        *ret_state = TAKE_PTR(cg);
         return 0;
 }
 
@@ -169,7 +205,7 @@ static int cgroup1_prepare(const SandboxLimits *limits, const char *run_id, void
  * (rcu_sync_enter()): 5 to 15 ms on a loaded host, during which the held init sits idle and every
  * other cgroup operation of the host waits too. A thread moving itself through "tasks" needs
  * neither lock, and the init is a single thread: it writes "0" into each hierarchy's "tasks"
- * itself, first thing, before it does anything else. */
+ * itself, once the engine sent it these fds (HOLD_CGROUPS). */
 static size_t cgroup1_self_place(void *state, int *fds, size_t max) {
         Cgroup1 *cg = state;
         size_t n = 0;
@@ -224,6 +260,7 @@ const SandboxBackendOps sandbox_backend_cgroup1 = {
         .enforces = SANDBOX_LIMIT_MEMORY | SANDBOX_LIMIT_TASKS | SANDBOX_LIMIT_CPU,
         .child_rlimits = false,
         .prepare = cgroup1_prepare,
+        .create = cgroup1_create,
         .self_place = cgroup1_self_place,
         .kill = cgroup1_kill,
         .collect = cgroup1_collect,

@@ -1,8 +1,11 @@
 /* Limit backends: where the held sandbox child goes so that memory, tasks and CPU limits apply
  * before the first instruction of the skill runs. The engine creates the child, blocks it on a
- * hold pipe, calls place() with its pid, and only then releases it (or, with self_place(), hands
- * the init the cgroups it moves itself into before anything else). So a backend is "here is the
- * held child's pid, put it where limits apply" plus reading the outcome afterwards:
+ * hold socket, calls place() with its pid, and only then releases it (or, with self_place(), hands
+ * the init the cgroups it moves itself into before anything of the run's own). So a backend is
+ * "here is the held child's pid, put it where limits apply" plus reading the outcome afterwards. A backend
+ * whose init places itself may leave the making of its cgroups to create(), which the engine
+ * calls after the clone, while the held init builds the fixed part of its root; the init enters
+ * them before anything of the run's own exists, and long before it forks the skill process:
  *   cgroup2       a cgroup v2 subtree this process may write (delegated, or created as root)
  *   cgroup1       as root, the memory, pids and cpu v1 hierarchies of hosts that still have them
  *   rlimit        per-process rlimits set inside the child, plus the engine's wall timer
@@ -45,12 +48,16 @@ struct SandboxBackendOps {
          * means "not available here", so automatic selection moves on to the next backend. */
         int (*prepare)(const SandboxLimits *limits, const char *run_id, void *userdata, void **ret_state,
                        char **error);
+        /* Optional, with self_place(): what prepare() left for after the clone (prepare() then only
+         * decides whether the backend can be used here). Called once the init exists and before
+         * self_place(); a failure kills the init, and free() removes what was made. */
+        int (*create)(void *state, char **error);
         /* The held child's pid: place it where the limits apply; returns once they do. NULL when
          * the init places itself (self_place). */
         int (*place)(void *state, pid_t pid, char **error);
         /* Instead of place(): cgroup directories (open fds, at most max) whose "tasks" file the
-         * init writes "0" into itself, as the first thing it does (cgroup v1, where moving
-         * oneself is cheap and moving another process is not: backend-cgroup1.c). */
+         * init writes "0" into itself, once it has them (cgroup v1, where moving oneself is cheap
+         * and moving another process is not: backend-cgroup1.c). */
         size_t (*self_place)(void *state, int *fds, size_t max);
         /* Optional, tried first: the cgroup directory fd the init is cloned into
          * (CLONE_INTO_CGROUP, cgroup v2), or -EBADF. Where the kernel refuses, place() follows. */

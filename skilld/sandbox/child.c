@@ -2,17 +2,18 @@
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
  * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
- *   1. moves itself into the run's cgroups where the backend lets it (cgroup v1), then builds the
- *      part of the root file system that holds nothing of the run's (/usr, /etc, /dev, /skill,
- *      /env) on a fresh tmpfs, while the parent places it where the limits apply (in a user
- *      namespace it first waits for its id maps, and so for the placement too);
- *   2. waits on the hold pipe until the parent placed it where the limits apply;
+ *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
+ *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
+ *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
+ *      a user namespace it first waits for its id maps, and so for the release too);
+ *   2. where it places itself (cgroup v1), receives the run's cgroups on the hold socket and
+ *      enters them; else, unless it was cloned into its cgroup, waits for the release;
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
  *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
  *      new root, and hides the caller's command line, which it still carries as a copy of the
- *      caller; an init that was in place from its start (it entered its v1 cgroups itself, or
- *      was cloned into its v2 cgroup) does this before the release instead, which it then waits
- *      for only to fork the skill process (the release carries the seccomp program);
+ *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
+ *      cgroup) waits for the release only now, to fork the skill process (the release carries
+ *      the seccomp program, and follows the check that no account has the uid);
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
@@ -1288,51 +1289,82 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         _exit(0);
 }
 
-/* cgroup v1 (backend-cgroup1.c): we are a single thread, so "0" in "tasks" moves the whole
- * process, and costs none of the global locking that moving another process does. */
-static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
-        for (size_t i = 0; i < c->n_cgroup_fds; i++) {
-                _cleanup_close_ int fd = -EBADF;
-
-                fd = openat(c->cgroup_fds[i], "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to open the run's cgroup");
-                if (write(fd, "0", 1) != 1)
-                        return STEP_FAIL(e->what, errno, "Failed to enter the run's cgroup");
-                (void) safe_close(c->cgroup_fds[i]);
-        }
-        return 0;
-}
-
-/* Held until the parent put us where the limits apply. EOF: the parent gave up. The release
- * carries the seccomp filter's program when the run has one: without it nothing goes on. */
-static void wait_for_placement(const SandboxChild *c) {
+/* One message on the hold socket (HOLD_*): its byte, and the fds it carries (at most max, kept
+ * close-on-exec). EOF (the parent gave up), anything unexpected or more fds than asked for:
+ * nothing goes on. */
+static char receive_hold(const SandboxChild *c, int *fds, size_t max, size_t *ret_n) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
+                char buf[CMSG_SPACE(sizeof(int) * SANDBOX_CGROUP_FDS_MAX)];
         } control = {};
-        char go;
-        struct iovec iov = { .iov_base = &go, .iov_len = 1 };
+        char byte;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
         struct msghdr mh = {
                 .msg_iov = &iov,
                 .msg_iovlen = 1,
                 .msg_control = &control,
                 .msg_controllen = sizeof(control.buf),
         };
-        _cleanup_close_ int fd = -EBADF;
         struct cmsghdr *cmsg;
-        ssize_t n;
+        size_t n = 0;
+        ssize_t k;
 
+        /* One byte at a time: a stream socket never joins a message with fds to another. */
         do
-                n = recvmsg(c->hold_fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n != 1)
+                k = recvmsg(c->hold_fd, &mh, MSG_CMSG_CLOEXEC);
+        while (k < 0 && errno == EINTR);
+        if (k != 1)
                 _exit(SANDBOX_EXIT_SETUP);
-        for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg))
-                if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
-                    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
-                        memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-        if ((mh.msg_flags & MSG_CTRUNC) || (c->seccomp != (fd >= 0)))
+        for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+                size_t m;
+
+                if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
+                        continue;
+                m = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                if (n + m > max)
+                        _exit(SANDBOX_EXIT_SETUP);
+                memcpy(fds + n, CMSG_DATA(cmsg), m * sizeof(int));
+                n += m;
+        }
+        if (mh.msg_flags & MSG_CTRUNC)
+                _exit(SANDBOX_EXIT_SETUP);
+        *ret_n = n;
+        return byte;
+}
+
+/* cgroup v1 (backend-cgroup1.c): the engine makes the run's cgroups while we build the fixed part
+ * of the root, and sends them. We are a single thread, so "0" in "tasks" moves the whole process,
+ * and costs none of the global locking that moving another process does. Before anything of the
+ * run's own is made (its writable places, its inputs: charged to the run's cgroups) and long
+ * before the skill process is forked. */
+static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
+        int fds[SANDBOX_CGROUP_FDS_MAX];
+        size_t n;
+        int r = 0;
+
+        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_CGROUPS)
+                _exit(SANDBOX_EXIT_SETUP);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int fd = fds[i], tasks = -EBADF;
+
+                if (r < 0)
+                        continue;
+                tasks = openat(fd, "tasks", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (tasks < 0)
+                        r = STEP_FAIL(e->what, errno, "Failed to open the run's cgroup");
+                else if (write(tasks, "0", 1) != 1)
+                        r = STEP_FAIL(e->what, errno, "Failed to enter the run's cgroup");
+        }
+        return r;
+}
+
+/* Held until the parent put us where the limits apply. The release carries the seccomp filter's
+ * program when the run has one: without it nothing goes on. */
+static void wait_for_placement(const SandboxChild *c) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t n;
+
+        if (receive_hold(c, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
                 _exit(SANDBOX_EXIT_SETUP);
         if (c->seccomp && read_seccomp_program(fd) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
@@ -1350,13 +1382,16 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         int r;
 
         mark(c, MARK_INIT_BORN);
+        /* The engine waits for this before its own work after the clone (engine.c: step_aside()). */
+        if (send(c->hold_fd, &(int) { sched_getcpu() }, sizeof(int), MSG_NOSIGNAL) != sizeof(int))
+                _exit(SANDBOX_EXIT_SETUP);
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
 
         /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
          * the sandbox; drop them before anything else. */
-        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds + n_ro, sizeof(int));
+        keep_all = calloc(ELEMENTSOF(keep) + c->n_files + n_ro, sizeof(int));
         if (!keep_all)
                 _exit(SANDBOX_EXIT_SETUP);
         memcpy(keep_all, keep, sizeof(keep));
@@ -1364,24 +1399,25 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * even for zero bytes. */
         if (c->n_files > 0)
                 memcpy(keep_all + ELEMENTSOF(keep), c->file_fds, c->n_files * sizeof(int));
-        if (c->n_cgroup_fds > 0)
-                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files, c->cgroup_fds, c->n_cgroup_fds * sizeof(int));
         if (n_ro > 0)
-                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds, c->ro_dir_fds, n_ro * sizeof(int));
-        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + c->n_cgroup_fds + n_ro);
+                memcpy(keep_all + ELEMENTSOF(keep) + c->n_files, c->ro_dir_fds, n_ro * sizeof(int));
+        r = close_all_fds_except(keep_all, ELEMENTSOF(keep) + c->n_files + n_ro);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close inherited file descriptors");
                 fail(c, r, &e);
         }
-        /* Before anything else, so that all the run does and holds is counted in its cgroups. */
-        r = enter_own_cgroups(c, &e);
-        if (r < 0)
-                fail(c, r, &e);
         mark(c, MARK_INIT_START);
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
-        if (!c->setup_before_hold)
+        if (!c->setup_before_hold) {
+                if (c->self_place) {
+                        r = enter_own_cgroups(c, &e);
+                        if (r < 0)
+                                fail(c, r, &e);
+                        mark(c, MARK_INIT_PLACED);
+                }
                 wait_for_placement(c);
+        }
 
         /* Detach from the caller's session, so terminal signals (^C) reach the caller only; it
          * decides whether the run is canceled. */
@@ -1404,9 +1440,15 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         mark(c, MARK_INIT_EARLY);
 
-        /* Where the init was in place from its start, only the skill process needs the release
-         * (it carries the seccomp program): the rest of the root is built meanwhile. */
-        if (c->setup_before_hold && !c->placed) {
+        /* Where the init is in place by now (it was cloned into its cgroup, or enters the ones
+         * the engine made meanwhile), only the skill process needs the release (it carries the
+         * seccomp program): the rest of the root is built first. */
+        if (c->setup_before_hold && c->self_place) {
+                r = enter_own_cgroups(c, &e);
+                if (r < 0)
+                        fail(c, r, &e);
+                mark(c, MARK_INIT_PLACED);
+        } else if (c->setup_before_hold && !c->placed) {
                 wait_for_placement(c);
                 mark(c, MARK_INIT_GO);
         }

@@ -1,19 +1,24 @@
 /* The parent side of a run: prepare, clone, place, release, watch, collect.
  *
  *   1. Check the request; open the skill tree, the output directory and the inputs as the caller.
- *   2. Pick the limit backend and the throwaway identity; build argv and environment while
+ *   2. Pick the limit backend and lock the throwaway uid; build argv and environment while
  *      errors can still be reported plainly.
- *   3. clone3() the init into new namespaces, held on a socket; write the uid/gid maps
- *      (unprivileged); build the seccomp filter's program; let the backend place the init (or
- *      hand it the cgroups it moves itself into); release it, with the program. The init builds
- *      what it can of its root meanwhile.
+ *   3. clone3() the init into new namespaces, held on a socket, and wait until it runs (so that
+ *      what follows runs beside it, on another CPU when one is free). While the init builds the
+ *      fixed part of its root: make the cgroups it enters itself (cgroup v1) and hand them over,
+ *      ask the user database whether an account has the uid (if one does, that init goes and
+ *      another uid gets a clone of its own); write the uid/gid maps (unprivileged); get the
+ *      seccomp filter's program; let the backend place the init where it does not place itself;
+ *      release it, with the program.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
  *   5. Once the init reports that the skill process ended and it killed and reaped everything
  *      else: ask the backend what it saw, decide the status, read the output JSON, copy the
  *      artifacts, write the logs and result.json, while the kernel tears the init's namespaces
- *      down; then reap the init (without its report: reap first, then the rest). */
+ *      down; reap the init and remove the cgroups while the first syncs wait for the disk (or
+ *      once result.json is durable, if its exit takes longer). Without its report: reap first,
+ *      then the rest. */
 #include <assert.h>
 #include <poll.h>
 #include <sched.h>
@@ -79,8 +84,7 @@ typedef struct SandboxRun {
         int files_dest_fd;              /* its files/ */
         int lock_fd;                    /* holds the uid */
         int hold[2];                    /* a stream socket pair: releasing never raises SIGPIPE */
-        int cgroup_fds[8];              /* the backend's: the init moves itself into them */
-        size_t n_cgroup_fds;
+        bool cgroups_made;              /* the backend's create() done (it runs once, whatever the clones) */
         bool born_placed;               /* cloned into the backend's cgroup (clone_into) */
         int ctl[2];
         int out_pipe[2];
@@ -103,6 +107,9 @@ typedef struct SandboxRun {
         uint64_t clone_flags;           /* the namespaces created with the init */
         uid_t uid;
         gid_t gid;
+        bool uid_checked;               /* no account has it (or it is not ours to check) */
+        bool stepped_aside;             /* on other CPUs than the init's until the release */
+        cpu_set_t affinity;             /* the caller's CPUs, to return to */
         uint64_t work_size;
         bool seccomp;                   /* the run gets the filter */
         int seccomp_fd;                 /* its program (sandbox_seccomp_export()), sent with the release */
@@ -141,10 +148,13 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
         [MARK_CLONED] = "cloned",
+        [MARK_CGROUPS] = "cgroups",
+        [MARK_UID_CHECKED] = "uid-checked",
         [MARK_INIT_BORN] = "init-born",
         [MARK_INIT_START] = "init-start",
         [MARK_RELEASED] = "released",
         [MARK_INIT_EARLY] = "init-early",
+        [MARK_INIT_PLACED] = "init-placed",
         [MARK_INIT_GO] = "init-go",
         [MARK_INIT_LATE] = "init-late",
         [MARK_INIT_FORKED] = "init-forked",
@@ -156,9 +166,11 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_INIT_GONE] = "init-gone",
         [MARK_DRAINED] = "drained",
         [MARK_REAPED] = "reaped",
+        [MARK_WRITTEN] = "written",
+        [MARK_INIT_REAPED] = "init-reaped",
+        [MARK_REMOVED] = "removed",
         [MARK_STORED_LOGS] = "stored-logs",
         [MARK_STORED] = "stored",
-        [MARK_INIT_REAPED] = "init-reaped",
         [MARK_DONE] = "done",
 };
 
@@ -176,6 +188,14 @@ static void log_marks(const SandboxRun *run) {
                               (double) (run->marks[i] - run->marks[MARK_ENTER]) / 1000.0);
         }
         log_debug("Run phases (ms):%s", line);
+}
+
+/* Removes what the backend made (the run's cgroups): once nothing of the run is left in them. */
+static void free_backend(SandboxRun *run) {
+        if (!run->backend || !run->backend_state)
+                return;
+        run->backend_state = run->backend->free(run->backend_state);
+        run_mark(run, MARK_REMOVED);
 }
 
 static void sandbox_run_done(SandboxRun *run) {
@@ -217,8 +237,7 @@ static void sandbox_run_done(SandboxRun *run) {
         strv_free(run->argv);
         free(run->exec_path);
         strv_free(run->envp);
-        if (run->backend)
-                run->backend_state = run->backend->free(run->backend_state);
+        free_backend(run);
         run_result_free(run->result);
         run_mark(run, MARK_DONE);
         log_marks(run);
@@ -751,6 +770,7 @@ static int prepare_identity(SandboxRun *run) {
                  * the sandbox's view too. */
                 run->uid = run->gid = SANDBOX_USERNS_ID + (getuid() == SANDBOX_USERNS_ID);
                 run->result->uid = getuid();
+                run->uid_checked = true;
                 return 0;
         }
 
@@ -759,15 +779,36 @@ static int prepare_identity(SandboxRun *run) {
                 run->uid = run->req->uid;
                 run->gid = (gid_t) run->req->uid;
                 run->result->uid = run->req->uid;
+                run->uid_checked = true;
                 return 0;
         }
 
+        /* Locked now, checked against the user database after the clone (check_identity()). */
+        r = sandbox_identity_lock(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
+        if (r < 0)
+                return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
+        run->uid = uid;
+        run->gid = (gid_t) uid;
+        run->result->uid = uid;
+        return 0;
+}
+
+/* The rare uid that the user database names after all: the held init that was built for it goes
+ * (it never ran anything as it), and another uid is taken the slow way, the database asked
+ * before the lock is kept, for a clone of its own. */
+static int reallocate_identity(SandboxRun *run) {
+        _cleanup_free_ char *why = NULL;
+        uid_t uid;
+        int r;
+
+        run->lock_fd = safe_close(run->lock_fd);
         r = sandbox_identity_allocate(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
         run->uid = uid;
         run->gid = (gid_t) uid;
         run->result->uid = uid;
+        run->uid_checked = true;
         return 0;
 }
 
@@ -810,13 +851,11 @@ static int compile_seccomp(SandboxRun *run) {
         return 0;
 }
 
+static int send_hold(SandboxRun *run, char byte, const int *fds, size_t n);
+
 /* Lets the held init go on, handing it the filter's program. */
 static int release_init(SandboxRun *run) {
-        ssize_t n = send_with_fd(run->hold[1], "", 1, run->seccomp_fd);
-
-        if (n < 0)
-                return (int) n;
-        return n == 1 ? 0 : -EIO;
+        return send_hold(run, HOLD_GO, &run->seccomp_fd, run->seccomp_fd >= 0);
 }
 
 /* Whether the kernel offers a namespace type: every process's /proc/PID/ns has an entry for
@@ -992,9 +1031,6 @@ static int run_prepare(SandboxRun *run) {
         if (r < 0)
                 return r;
         run->result->backend = run->backend->name;
-        if (run->backend->self_place)
-                run->n_cgroup_fds = run->backend->self_place(run->backend_state, run->cgroup_fds,
-                                                             ELEMENTSOF(run->cgroup_fds));
         run->result->limits_enforced = run->backend->enforces | SANDBOX_LIMIT_TIMEOUT |
                                        SANDBOX_LIMIT_OUTPUT |
                                        SANDBOX_LIMIT_TMPFS;
@@ -1058,9 +1094,8 @@ static int run_clone(SandboxRun *run) {
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
                 .setup_before_hold = !run->userns,
-                .placed = run->n_cgroup_fds > 0,
-                .cgroup_fds = run->cgroup_fds,
-                .n_cgroup_fds = run->n_cgroup_fds,
+                .placed = run->backend->self_place != NULL,
+                .self_place = run->backend->self_place != NULL,
                 .ctl_fd = run->ctl[1],
                 .skill_dir_fd = run->skill_dir_fd,
                 .env_dir_fd = run->env_dir_fd,
@@ -1133,11 +1168,11 @@ static int run_clone(SandboxRun *run) {
                                 "placing it instead");
                 args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
                 args.cgroup = 0;
-                child.placed = run->n_cgroup_fds > 0;
+                child.placed = run->backend->self_place != NULL;
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
         }
         if (pid < 0 && errno == ENOSYS) {
-                child.placed = run->n_cgroup_fds > 0;
+                child.placed = run->backend->self_place != NULL;
                 pid = (pid_t) syscall(SYS_clone, (unsigned long) flags | SIGCHLD, NULL, NULL, NULL, 0);
                 if (pid > 0) {
                         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
@@ -1203,20 +1238,163 @@ static void remove_previous(SandboxRun *run) {
         (void) unlinkat(run->dest_fd, "stderr.log", 0);
 }
 
+/* One byte for the held init (HOLD_*) with n fds. */
+static int send_hold(SandboxRun *run, char byte, const int *fds, size_t n) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * SANDBOX_CGROUP_FDS_MAX)];
+        } control = {};
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t k;
+
+        assert(n <= SANDBOX_CGROUP_FDS_MAX);
+        if (n > 0) {
+                struct cmsghdr *cmsg;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                cmsg = CMSG_FIRSTHDR(&mh);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * n);
+        }
+        do
+                k = sendmsg(run->hold[1], &mh, MSG_NOSIGNAL);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return -errno;
+        return k == 1 ? 0 : -EIO;
+}
+
+/* Where the init places itself (cgroup v1): the run's cgroups, made now where the backend left
+ * that for after the clone, handed to the init, which enters them once it has built the fixed
+ * part of its root, before anything of the run's own. */
+static int place_self(SandboxRun *run) {
+        _cleanup_free_ char *why = NULL;
+        int fds[SANDBOX_CGROUP_FDS_MAX];
+        size_t n;
+        int r;
+
+        if (!run->backend->self_place)
+                return 0;
+        if (run->backend->create && !run->cgroups_made) {
+                r = run->backend->create(run->backend_state, &why);
+                if (r < 0)
+                        return run_fail(run, r, "Failed to set up the run's %s limits: %s", run->backend->name,
+                                        why ?: strerror(-r));
+                run->cgroups_made = true;
+        }
+        n = run->backend->self_place(run->backend_state, fds, ELEMENTSOF(fds));
+        r = send_hold(run, HOLD_CGROUPS, fds, n);
+        if (r < 0) {
+                /* The init is gone: what it said is the reason. */
+                (void) read_control(run);
+                return run_fail(run, r, "Failed to hand the sandbox its cgroups: %s", strerror(-r));
+        }
+        run_mark(run, MARK_CGROUPS);
+        return 0;
+}
+
+/* Asks the user database about the uid locked before the clone: 0 when it names no account,
+ * 1 when it does. Nothing runs as the uid before this said 0: the skill process is forked after
+ * the release, and the init changes to the uid after that fork. */
+static int check_identity(SandboxRun *run) {
+        if (run->uid_checked)
+                return 0;
+        if (sandbox_identity_known(run->uid)) {
+                log_debug("The user database names uid %u: the run takes another one", run->uid);
+                return 1;
+        }
+        run->uid_checked = true;
+        run_mark(run, MARK_UID_CHECKED);
+        return 0;
+}
+
+/* Leaves the init a CPU of its own while the engine does its part after the clone (the cgroups,
+ * the user database, about 0.7 ms): waits until the init runs and says where, and if that is
+ * where the engine is, moves the engine to the caller's other CPUs until the release
+ * (step_back()). A new process is queued on the CPU of its parent, which the kernel does not leave
+ * for an idle one at the clone; and a process woken by a task on a busy CPU mostly lands on the
+ * waker's (measured: bench/README.md, sixth round). Without this the init started when the
+ * engine's work was done, or the engine preempted it as soon as it woke; nothing overlapped.
+ * An init that is gone (EOF) says why on the control socket, read when the next step fails. */
+static void step_aside(SandboxRun *run) {
+        cpu_set_t others;
+        int cpu;
+
+        if (loop_read(run->hold[1], &cpu, sizeof(cpu)) != (ssize_t) sizeof(cpu) || cpu < 0 ||
+            cpu >= CPU_SETSIZE || sched_getcpu() != cpu)
+                return;
+        if (sched_getaffinity(0, sizeof(run->affinity), &run->affinity) < 0)
+                return;
+        others = run->affinity;
+        CPU_CLR(cpu, &others);
+        if (CPU_COUNT(&others) == 0 || sched_setaffinity(0, sizeof(others), &others) < 0)
+                return;
+        run->stepped_aside = true;
+}
+
+/* The caller's CPUs again: before another clone (the init inherits them) and after the release. */
+static void step_back(SandboxRun *run) {
+        if (!run->stepped_aside)
+                return;
+        (void) sched_setaffinity(0, sizeof(run->affinity), &run->affinity);
+        run->stepped_aside = false;
+}
+
+/* An init that will never be released: killed and reaped, its channels closed. Nothing of the
+ * run ever ran in it; its cgroups (empty again) serve the next one. */
+static void abandon_init(SandboxRun *run) {
+        run->hold[1] = safe_close(run->hold[1]);
+        (void) syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
+        while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        run->pid = 0;
+        run->pidfd = safe_close(run->pidfd);
+        run->born_placed = false;
+        for (size_t i = 0; i < 2; i++) {
+                run->hold[i] = safe_close(run->hold[i]);
+                run->ctl[i] = safe_close(run->ctl[i]);
+                run->out_pipe[i] = safe_close(run->out_pipe[i]);
+                run->err_pipe[i] = safe_close(run->err_pipe[i]);
+        }
+}
+
 static int run_start(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         int r;
 
-        r = run_clone(run);
-        if (r < 0)
-                return r;
-        run_mark(run, MARK_CLONED);
+        for (;;) {
+                r = run_clone(run);
+                if (r < 0)
+                        return r;
+                run_mark(run, MARK_CLONED);
 
-        /* Our copies of the child's ends: the pipes must see EOF once the run's processes are gone. */
-        run->hold[0] = safe_close(run->hold[0]);
-        run->ctl[1] = safe_close(run->ctl[1]);
-        run->out_pipe[1] = safe_close(run->out_pipe[1]);
-        run->err_pipe[1] = safe_close(run->err_pipe[1]);
+                /* Our copies of the child's ends: the pipes must see EOF once the run's processes
+                 * are gone. */
+                run->hold[0] = safe_close(run->hold[0]);
+                run->ctl[1] = safe_close(run->ctl[1]);
+                run->out_pipe[1] = safe_close(run->out_pipe[1]);
+                run->err_pipe[1] = safe_close(run->err_pipe[1]);
+                step_aside(run);
+
+                /* While the init builds the fixed part of its root: its cgroups, then the user
+                 * database. */
+                r = place_self(run);
+                if (r < 0)
+                        goto abort;
+                if (check_identity(run) == 0)
+                        break;
+                step_back(run);
+                abandon_init(run);
+                r = reallocate_identity(run);
+                if (r >= 0)
+                        r = prepare_pipes(run);
+                if (r < 0)
+                        return r;
+        }
 
         if (run->userns) {
                 r = map_ids(run);
@@ -1228,7 +1406,7 @@ static int run_start(SandboxRun *run) {
                 goto abort;
         /* The init builds the part of its root that holds nothing of the run meanwhile; a failure
          * there (it exits, and then cannot be placed) is the one to report. */
-        r = run->n_cgroup_fds > 0 || run->born_placed ? 0 :
+        r = run->backend->self_place || run->born_placed ? 0 :
                 run->backend->place(run->backend_state, run->pid, &why);
         if (r < 0) {
                 (void) read_control(run);
@@ -1248,12 +1426,14 @@ static int run_start(SandboxRun *run) {
         }
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
+        step_back(run);
         run_mark(run, MARK_RELEASED);
         if (!run->supervisor)
                 remove_previous(run);
         return 0;
 
 abort:
+        step_back(run);
         /* EOF on the hold pipe tells the held child to exit; SIGKILL in case it does not. */
         run->hold[1] = safe_close(run->hold[1]);
         run_kill(run);
@@ -1657,6 +1837,40 @@ static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_end(ap);
 }
 
+/* While the store's first syncs wait for the disk (until done_fd is readable): an init that
+ * reported the run's end (it killed and reaped every other process of the run, and exits: its
+ * namespaces' teardown takes an RCU grace period or more) is reaped once its exit is complete,
+ * and the run's cgroups, empty then, are removed. An init still exiting when the syncs are done
+ * is reaped once the result is stored, and its cgroups removed after that. */
+static void finish_init(void *userdata, int done_fd) {
+        SandboxRun *run = userdata;
+
+        if (run->pid > 0 && !run->init_reaped) {
+                struct pollfd p[2] = {
+                        { .fd = run->pidfd, .events = POLLIN },
+                        { .fd = done_fd, .events = POLLIN },
+                };
+                pid_t k;
+                int n;
+
+                /* Without done_fd (no eventfd), only an init that is gone already. */
+                do
+                        n = done_fd >= 0 ? poll(p, 2, -1) : 0;
+                while (n < 0 && errno == EINTR);
+                if (n != 0 && !(p[0].revents & POLLIN))
+                        return;
+                do
+                        k = wait4(run->pid, NULL, WNOHANG, NULL);
+                while (k < 0 && errno == EINTR);
+                if (k != run->pid)
+                        return;
+                run->init_reaped = true;
+                run->backend->kill(run->backend_state);
+                run_mark(run, MARK_INIT_REAPED);
+        }
+        free_backend(run);
+}
+
 /* result.json's text into a temporary file beside its name, its writeback started. */
 static int write_result_tmp(SandboxRun *run, AtomicFile *ret) {
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
@@ -1725,14 +1939,16 @@ static void run_store(SandboxRun *run) {
                 return;
 
         r = write_result_tmp(run, &result);
+        run_mark(run, MARK_WRITTEN);
         /* All at once (fsync_many()): the first waits for the commit, the others for their
-         * disk flushes, side by side. */
+         * disk flushes, side by side; the init's end meanwhile. */
         if (r >= 0) {
                 int k[4];
 
-                (void) fsync_many((const int[]) { logs_written ? out_log.fd : -EBADF,
-                                                  logs_written ? err_log.fd : -EBADF,
-                                                  result.fd, run->dest_fd }, 4, k);
+                (void) fsync_many_meanwhile((const int[]) { logs_written ? out_log.fd : -EBADF,
+                                                            logs_written ? err_log.fd : -EBADF,
+                                                            result.fd, run->dest_fd }, 4, k,
+                                            finish_init, run);
                 if (k[0] < 0 || k[1] < 0) {
                         /* Rare (EIO): result.json must say so, so it is written and synced again. */
                         store_fail(run, "Failed to write the logs: %s", strerror(-(k[0] < 0 ? k[0] : k[1])));
@@ -1841,6 +2057,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 run.backend->kill(run.backend_state);
                 run_mark(&run, MARK_INIT_REAPED);
         }
+        free_backend(&run);
 
         *ret = TAKE_PTR(run.result);
         return 0;

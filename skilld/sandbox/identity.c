@@ -5,7 +5,9 @@
  *
  * A uid is taken by an open file description lock on its byte of one lock file: the lock lives
  * exactly as long as the fd, so a crashed run frees its uid by dying and concurrent embedded runs
- * (each its own process) never share one. The daemon brings its own allocator. */
+ * (each its own process) never share one. The engine locks one before the clone and asks the
+ * user database after it (sandbox_identity_lock(), sandbox_identity_known()): the database's
+ * first lookup in a process loads its modules. The daemon brings its own allocator. */
 #include <pwd.h>
 #include <sys/stat.h>
 
@@ -13,7 +15,7 @@
 #include "fileio.h"
 #include "sandbox-internal.h"
 
-static bool uid_is_known(uid_t uid) {
+bool sandbox_identity_known(uid_t uid) {
         struct passwd pw, *found = NULL;
         char buf[1024];
 
@@ -22,7 +24,7 @@ static bool uid_is_known(uid_t uid) {
         return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || found;
 }
 
-int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+static int allocate(const char *lock_path, bool check, uid_t *ret_uid, int *ret_lock_fd, char **error) {
         _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int fd = -EBADF;
         uint32_t start;
@@ -61,7 +63,7 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
                                 continue;
                         return error_setf(error, -errno, "Failed to lock %s: %m", lock_path);
                 }
-                if (uid_is_known(uid)) {
+                if (check && sandbox_identity_known(uid)) {
                         fl.l_type = F_UNLCK;
                         (void) fcntl(fd, F_OFD_SETLK, &fl);
                         continue;
@@ -72,4 +74,12 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
         }
         return error_setf(error, -EBUSY, "Every sandbox uid (%u-%u) is in use", SANDBOX_UID_BASE,
                           SANDBOX_UID_BASE + SANDBOX_UID_COUNT - 1);
+}
+
+int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        return allocate(lock_path, true, ret_uid, ret_lock_fd, error);
+}
+
+int sandbox_identity_lock(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        return allocate(lock_path, false, ret_uid, ret_lock_fd, error);
 }

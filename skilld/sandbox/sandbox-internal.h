@@ -24,6 +24,15 @@
 /* The largest /out/output.json read back. */
 #define SANDBOX_OUTPUT_JSON_MAX (16U * 1024U * 1024U)
 
+/* The hold socket (a stream). The init's first instruction sends the CPU it runs on (an int: it
+ * runs, the engine waits for this after the clone); the engine then sends one byte each, with its
+ * fds: HOLD_CGROUPS, when the init places itself, always first. */
+#define HOLD_CGROUPS 'c'                /* the run's cgroups to enter (SCM_RIGHTS, at most
+                                         * SANDBOX_CGROUP_FDS_MAX) */
+#define HOLD_GO 'g'                     /* the release, with the seccomp program's memfd when the
+                                         * run has the filter */
+#define SANDBOX_CGROUP_FDS_MAX 8U
+
 /* Messages on the control socket (SOCK_SEQPACKET: one message per send, never split). */
 typedef enum ChildMessageType {
         CHILD_MSG_ERROR = 1,            /* setup failed: error + text; the init exits */
@@ -42,14 +51,17 @@ typedef enum ChildMessageType {
 typedef enum RunMark {
         MARK_ENTER,             /* sandbox_run() called */
         MARK_CHECKED,           /* request, output directory, entry point, namespaces, filter support */
-        MARK_LIMITS,            /* the limit backend prepared (v1: four cgroups made, limits written) */
-        MARK_IDENTITY,          /* the run's uid taken (as root: its lock, the user database asked) */
+        MARK_LIMITS,            /* the limit backend chosen (v1: its hierarchies found; v2: its cgroup made) */
+        MARK_IDENTITY,          /* the run's uid taken (as root: its lock) */
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
         MARK_CLONED,            /* clone3() returned in the engine */
+        MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
+        MARK_UID_CHECKED,       /* the user database says no account has the run's uid */
         MARK_INIT_BORN,         /* the init's first instruction */
-        MARK_INIT_START,        /* the init runs: its fds closed, in its cgroups */
+        MARK_INIT_START,        /* the init runs: its fds closed (v2: in its cgroup since its birth) */
         MARK_RELEASED,          /* the seccomp program built, the init placed and released */
         MARK_INIT_EARLY,        /* session, host name, loopback, the root's fixed part */
+        MARK_INIT_PLACED,       /* v1: the init has its cgroups and entered them */
         MARK_INIT_GO,           /* the release received */
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
         MARK_INIT_FORKED,       /* the skill process forked */
@@ -61,10 +73,12 @@ typedef enum RunMark {
         MARK_INIT_GONE,         /* the engine sees the init's exit (pidfd) */
         MARK_DRAINED,           /* the pipes at EOF */
         MARK_REAPED,            /* the backend's figures read (after reaping the init, unless it reported) */
-        MARK_STORED_LOGS,       /* artifacts, the logs and result.json's data durable */
+        MARK_WRITTEN,           /* artifacts, the logs and result.json's data written, their syncs started */
+        MARK_INIT_REAPED,       /* the init reaped after its report (while the syncs run, if it is gone by then) */
+        MARK_REMOVED,           /* the backend's cgroups removed (then too) */
+        MARK_STORED_LOGS,       /* the logs and result.json's data durable */
         MARK_STORED,            /* result.json durable */
-        MARK_INIT_REAPED,       /* the init reaped after the result was stored (it reported the end) */
-        MARK_DONE,              /* cgroups removed, everything closed */
+        MARK_DONE,              /* everything closed */
         _MARK_MAX,
 } RunMark;
 
@@ -94,11 +108,11 @@ typedef struct SandboxChild {
         gid_t gid;
         bool userns;                    /* unprivileged: a user namespace maps uid to the caller */
 
-        int hold_fd;                    /* a byte means go, EOF means abort */
+        int hold_fd;                    /* HOLD_* bytes; EOF means abort */
         bool setup_before_hold;         /* build what holds nothing of the run while held */
-        bool placed;                    /* in its cgroups from its start: held only before the fork */
-        const int *cgroup_fds;          /* cgroups the init moves itself into first (cgroup v1) */
-        size_t n_cgroup_fds;
+        bool placed;                    /* in place before the run's own part: held only before the fork */
+        bool self_place;                /* gets its cgroups (HOLD_CGROUPS) and enters them itself,
+                                         * after the fixed part of its root (cgroup v1) */
         int ctl_fd;                     /* our end of the control socket */
         int skill_dir_fd;               /* O_PATH of the skill tree */
         int env_dir_fd;                 /* O_PATH of the environment for /env, or -1 */
@@ -204,6 +218,12 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
 #define SANDBOX_UID_BASE 0x7FF00000U
 #define SANDBOX_UID_COUNT 0x10000U
 int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error);
+/* The same without asking the user database, which the first time in a process loads its modules
+ * (0.3 to 0.5 ms): the engine asks it with sandbox_identity_known() while the held init builds its
+ * root, and nothing runs as the uid before the answer is no. */
+int sandbox_identity_lock(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error);
+/* Whether the user database names uid (lookup errors count as yes). */
+bool sandbox_identity_known(uid_t uid);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up

@@ -51,13 +51,20 @@ void atomic_file_done(AtomicFile *f);
 /* fsync() of the directory that holds path under dir_fd: what makes a rename there durable. */
 int fsync_parent_at(int dir_fd, const char *path);
 /* fsync() of each of fds (negative ones skipped), all at once: each but the last in a short-lived
- * thread of its own (but those on a tmpfs or ramfs, where fsync() does nothing, in the caller). Returns once all are done, the first error if any; ret_results (or NULL)
- * gets each fd's 0 or negative errno (a retried fsync() may not see an error again). A file system that
+ * thread of its own (but those on a tmpfs or ramfs, where fsync() does nothing, in the caller).
+ * Returns once all are done, the first error if any; ret_results (or NULL) gets each fd's 0 or
+ * negative errno (a retried fsync() may not see an error again). A file system that
  * flushes the disk's cache for every fsync() (ext4 does, even when the journal commit it needs
  * has already been made by another) then waits for the flushes side by side, not one after the
  * other: on the development machine 1.5 ms for three files and their directory instead of 7.4
  * (medians, interleaved). */
 int fsync_many(const int *fds, size_t n, int *ret_results);
+/* The same, every fsync() in a thread, with meanwhile(userdata, done_fd) called in the caller while
+ * they wait: other work that would otherwise wait for the disk. done_fd (an eventfd) becomes
+ * readable once every thread is done, so that meanwhile() may wait for something else until then;
+ * negative (no eventfd): it must not wait. */
+int fsync_many_meanwhile(const int *fds, size_t n, int *ret_results, void (*meanwhile)(void *userdata, int done_fd),
+                         void *userdata);
 
 /* The process's umask, read without changing it (threads may be creating files meanwhile). */
 mode_t umask_get(void);

@@ -3,13 +3,17 @@
  * where it matters: the file that is not there, the process that is still alive, the listener
  * that saw no connection. They need root and namespaces, and skip (77) otherwise. */
 #include <dirent.h>
+#include <linux/magic.h>
 #include <grp.h>
 #include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,6 +23,7 @@
 
 #include "engine.h"
 #include "hash.h"
+#include "random-id.h"
 #include "sandbox-internal.h"
 #include "test-util.h"
 
@@ -455,6 +460,65 @@ START_TEST(test_setup_failure_is_error) {
         ck_assert_ptr_nonnull(strstr(t.res->error, "Sandbox setup failed"));
         ck_assert_uint_eq(t.res->stdout_stream.total, 0);
         ck_assert_int_eq(run_result_exit_code(t.res), 125);
+}
+END_TEST
+
+/* cgroup v1: the run's cgroups are made after the clone, while the init builds its root. One
+ * that cannot be made (its name taken, by a live run as far as the sweep can tell) fails the run
+ * with a message naming it; the init is killed and reaped, and the cgroups made before it are
+ * removed. */
+START_TEST(test_cgroup_failure_after_clone) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        _cleanup_free_ char *own_pids = NULL, *own_memory = NULL, *taken = NULL, *made = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char id[RANDOM_ID_STRING_MAX];
+        struct statfs sf;
+
+        if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
+            statfs("/sys/fs/cgroup/memory", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
+                return; /* not a cgroup v1 host */
+        ck_assert_int_eq(cg_own_path("pids", &own_pids), 0);
+        ck_assert_int_eq(cg_own_path("memory", &own_memory), 0);
+        ck_assert_int_eq(random_id(id), 0);
+        taken = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, id);
+        made = strdup_printf("/sys/fs/cgroup/memory%s/skilld-run-%s", streq(own_memory, "/") ? "" : own_memory,
+                             id);
+        ck_assert_int_eq(cg_create_locked(taken, &fd), 0);
+
+        t.req.run_id = id;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert_msg(strstr(t.res->error, "cgroup1 limits") && strstr(t.res->error, taken),
+                      "error: %s", t.res->error);
+        ck_assert_uint_eq(t.res->stdout_stream.total, 0);
+        /* The init is reaped (no child of ours is left), the memory cgroup made before is gone. */
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+        ck_assert_int_eq(access(made, F_OK), -1);
+        ck_assert(!host_process_with_uid(t.res->uid));
+        fd = safe_close(fd);
+        ck_assert_int_eq(rmdir(taken), 0);
+}
+END_TEST
+
+/* The engine narrows its own CPU affinity while the init builds its root (step_aside()): the init,
+ * the skill and the caller after the run keep the caller's CPUs. */
+START_TEST(test_affinity_kept) {
+        _cleanup_test_run_ TestRun t = test_run_new("grep Cpus_allowed_list /proc/self/status");
+        _cleanup_free_ char *status = NULL, *expected = NULL;
+        cpu_set_t before, after;
+        const char *line;
+
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/self/status", 64 * 1024, false, &status, NULL), 0);
+        line = strstr(status, "Cpus_allowed_list:");
+        ck_assert_ptr_nonnull(line);
+        expected = strndup(line, strcspn(line, "\n") + 1);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(strempty(t.res->stdout_stream.data), expected);
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+        ck_assert(CPU_EQUAL(&before, &after));
 }
 END_TEST
 
@@ -1157,6 +1221,68 @@ START_TEST(test_uids_differ_between_concurrent_runs) {
 }
 END_TEST
 
+/* The uid is locked before the clone and checked against the user database after it: one that an
+ * account has after all costs the run its first init, and the run goes on with another uid. In a
+ * mount namespace of the test's own: a private uid lock file, all of whose uids but two are held
+ * here, and a passwd that names the first of the two. */
+#define TAKEN_SLOT 100U
+
+START_TEST(test_uid_named_by_user_database) {
+        _cleanup_test_run_ TestRun t = test_run_new("id -u; id -un");
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_free_ char *result = NULL, *passwd = NULL, *expected = NULL;
+        int status;
+        pid_t pid;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/etc/passwd", 1024 * 1024, false, &passwd, NULL), 0);
+        {
+                _cleanup_free_ char *named = strdup_printf("%staken:x:%u:%u::/nonexistent:/bin/false\n", passwd,
+                                                           SANDBOX_UID_BASE + TAKEN_SLOT,
+                                                           SANDBOX_UID_BASE + TAKEN_SLOT);
+
+                test_write_file(d.fd, "passwd", named, 0644);
+        }
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                _cleanup_free_ char *path = strdup_printf("%s/passwd", d.path);
+                RunResult *res = NULL;
+                struct flock below = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = TAKEN_SLOT };
+                struct flock above = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = TAKEN_SLOT + 2,
+                                       .l_len = SANDBOX_UID_COUNT - TAKEN_SLOT - 2 };
+                int fd;
+
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mkdir_p_at(AT_FDCWD, "/run/skilld", 0755) < 0 ||
+                    mount("tmpfs", "/run/skilld", "tmpfs", 0, "mode=0755") < 0 ||
+                    mount(path, "/etc/passwd", NULL, MS_BIND, NULL) < 0)
+                        _exit(10);
+                /* The user database answers from the file above. */
+                if (getpwuid(SANDBOX_UID_BASE + TAKEN_SLOT) == NULL)
+                        _exit(77);
+                fd = open("/run/skilld/sandbox-uids.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0 || fcntl(fd, F_OFD_SETLK, &below) < 0 || fcntl(fd, F_OFD_SETLK, &above) < 0)
+                        _exit(10);
+                if (sandbox_run(&t.req, &res, NULL) < 0)
+                        _exit(11);
+                if (res->status != RUN_STATUS_SUCCEEDED)
+                        _exit(12);
+                _exit(res->uid == SANDBOX_UID_BASE + TAKEN_SLOT + 1 ? 0 : 13);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                return; /* a user database that does not read /etc/passwd */
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 4096, true, &result, NULL), 0);
+        expected = strdup_printf("%u\nskill\n", SANDBOX_UID_BASE + TAKEN_SLOT + 1);
+        ck_assert_str_eq(result, expected);
+        /* Nothing of the first init is left. */
+        ck_assert(!host_process_with_uid(SANDBOX_UID_BASE + TAKEN_SLOT));
+        ck_assert(!host_process_with_uid(SANDBOX_UID_BASE + TAKEN_SLOT + 1));
+}
+END_TEST
+
 /* Unprivileged: the same engine through a user namespace, run as nobody. */
 START_TEST(test_unprivileged_user_namespace) {
         _cleanup_test_run_ TestRun t = test_run_new(
@@ -1212,6 +1338,8 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_init_forwards_signals);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
+        tcase_add_test(tc, test_cgroup_failure_after_clone);
+        tcase_add_test(tc, test_affinity_kept);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("isolation");
@@ -1228,6 +1356,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_read_only_skill_and_system);
         tcase_add_test(tc, test_read_only_dirs);
         tcase_add_test(tc, test_uids_differ_between_concurrent_runs);
+        tcase_add_test(tc, test_uid_named_by_user_database);
         tcase_add_test(tc, test_unprivileged_user_namespace);
         suite_add_tcase(s, tc);
 
