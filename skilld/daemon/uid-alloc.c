@@ -137,16 +137,21 @@ static int status_file_uids(int proc_fd, pid_t pid, uid_t ret[static 4]) {
         char path[32], buf[4096];
         _cleanup_close_ int fd = -EBADF;
         ssize_t k;
+        int e;
 
         (void) snprintf(path, sizeof(path), "%d/status", (int) pid);
         fd = openat(proc_fd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? -ESRCH : -errno;
+        if (fd < 0) {
+                e = errno;
+                return e == ENOENT ? -ESRCH : -(e > 0 ? e : EIO);
+        }
         do
                 k = read(fd, buf, sizeof(buf) - 1);
         while (k < 0 && errno == EINTR);
-        if (k < 0)
-                return errno == ESRCH ? -ESRCH : -errno;
+        if (k < 0) {
+                e = errno;
+                return -(e > 0 ? e : EIO);
+        }
         buf[k] = '\0';
         return status_uids(buf, ret);
 }
@@ -181,7 +186,7 @@ int uid_collect_in_use(uid_t first, uint32_t count, uid_t **ret, size_t *ret_n) 
         if (!d)
                 return -errno;
         while ((de = readdir(d))) {
-                uid_t uids[4];
+                uid_t uids[4] = {};     /* written on success; set for the analyzer's sake */
                 unsigned pid;
                 int r;
 
