@@ -225,20 +225,28 @@ static int on_spare_uid(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static void manager_schedule_spare_uid(Manager *m) {
+/* Arms a one-shot defer source at idle priority (made the first time): for work the service does
+ * ahead of need, once nothing else waits. */
+static int schedule_at_idle(Manager *m, sd_event_source **source, sd_event_handler_t handler,
+                            const char *description) {
         int r;
 
-        if (!m->spare_uid_source) {
-                r = sd_event_add_defer(m->event, &m->spare_uid_source, on_spare_uid, m);
+        if (!*source) {
+                r = sd_event_add_defer(m->event, source, handler, m);
                 if (r >= 0)
-                        r = sd_event_source_set_priority(m->spare_uid_source, SD_EVENT_PRIORITY_IDLE);
+                        r = sd_event_source_set_priority(*source, SD_EVENT_PRIORITY_IDLE);
                 if (r < 0) {
-                        m->spare_uid_source = sd_event_source_disable_unref(m->spare_uid_source);
-                        return; /* the next run takes its uid as it starts */
+                        *source = sd_event_source_disable_unref(*source);
+                        return r;
                 }
-                (void) sd_event_source_set_description(m->spare_uid_source, "spare-uid");
+                (void) sd_event_source_set_description(*source, description);
         }
-        (void) sd_event_source_set_enabled(m->spare_uid_source, SD_EVENT_ONESHOT);
+        return sd_event_source_set_enabled(*source, SD_EVENT_ONESHOT);
+}
+
+static void manager_schedule_spare_uid(Manager *m) {
+        /* Failing that, the next run takes its uid as it starts. */
+        (void) schedule_at_idle(m, &m->spare_uid_source, on_spare_uid, "spare-uid");
 }
 
 static void on_scope_spare_gone(ScopeSpare *s, void *userdata) {
@@ -264,22 +272,11 @@ static int on_scope_spare(sd_event_source *s, void *userdata) {
 }
 
 static void manager_schedule_scope_spare(Manager *m, const SandboxLimits *limits) {
-        int r;
-
         if (!m->use_scopes)
                 return;
         m->scope_spare_limits = *limits;
-        if (!m->scope_spare_source) {
-                r = sd_event_add_defer(m->event, &m->scope_spare_source, on_scope_spare, m);
-                if (r >= 0)
-                        r = sd_event_source_set_priority(m->scope_spare_source, SD_EVENT_PRIORITY_IDLE);
-                if (r < 0) {
-                        m->scope_spare_source = sd_event_source_disable_unref(m->scope_spare_source);
-                        return; /* the next run's worker starts its scope */
-                }
-                (void) sd_event_source_set_description(m->scope_spare_source, "spare-scope");
-        }
-        (void) sd_event_source_set_enabled(m->scope_spare_source, SD_EVENT_ONESHOT);
+        /* Failing that, the next run's worker starts its scope. */
+        (void) schedule_at_idle(m, &m->scope_spare_source, on_scope_spare, "spare-scope");
 }
 
 static int on_dispatch(sd_event_source *s, void *userdata) {

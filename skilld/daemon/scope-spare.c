@@ -16,7 +16,6 @@ struct ScopeSpare {
         pid_t pin;
         int pin_fd;
         int cgroup_fd;                  /* once in place */
-        sd_event *event;
         sd_bus *bus;                    /* to systemd, until its job is done */
         ScopeJob *job;
         sd_event_source *settle;        /* after the job: off the bus's dispatch */
@@ -46,7 +45,6 @@ ScopeSpare *scope_spare_free(ScopeSpare *s) {
         sd_bus_flush_close_unref(s->bus);
         sd_event_source_disable_unref(s->settle);
         sd_event_source_disable_unref(s->expire);
-        sd_event_unref(s->event);
         free(s->unit);
         free(s);
         return NULL;
@@ -109,7 +107,6 @@ int scope_spare_start(sd_event *event, const char *systemd_address, const Sandbo
         if (!s)
                 return -ENOMEM;
         s->pin_fd = s->cgroup_fd = -EBADF;
-        s->event = sd_event_ref(event);
         s->limits = *limits;
         s->gone = gone;
         s->userdata = userdata;
