@@ -759,6 +759,15 @@ int sandbox_uid_reserve(uid_t *ret_uid, int *ret_lock_fd, char **error) {
         return sandbox_identity_allocate(SANDBOX_UID_LOCK, ret_uid, ret_lock_fd, error);
 }
 
+/* The run's uid, its gid the same number, as the result reports it; checked: the user database
+ * was asked already (or the caller keeps the uid's rules itself). */
+static void run_take_uid(SandboxRun *run, uid_t uid, bool checked) {
+        run->uid = uid;
+        run->gid = (gid_t) uid;
+        run->result->uid = uid;
+        run->uid_checked = checked;
+}
+
 static int prepare_identity(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         uid_t uid;
@@ -776,10 +785,7 @@ static int prepare_identity(SandboxRun *run) {
 
         /* The daemon allocates from its policy's range and keeps the uid reserved itself. */
         if (run->req->uid != (uid_t) -1) {
-                run->uid = run->req->uid;
-                run->gid = (gid_t) run->req->uid;
-                run->result->uid = run->req->uid;
-                run->uid_checked = true;
+                run_take_uid(run, run->req->uid, true);
                 return 0;
         }
 
@@ -787,9 +793,7 @@ static int prepare_identity(SandboxRun *run) {
         r = sandbox_identity_lock(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
-        run->uid = uid;
-        run->gid = (gid_t) uid;
-        run->result->uid = uid;
+        run_take_uid(run, uid, false);
         return 0;
 }
 
@@ -805,10 +809,7 @@ static int reallocate_identity(SandboxRun *run) {
         r = sandbox_identity_allocate(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
-        run->uid = uid;
-        run->gid = (gid_t) uid;
-        run->result->uid = uid;
-        run->uid_checked = true;
+        run_take_uid(run, uid, true);
         return 0;
 }
 
