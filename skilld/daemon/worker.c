@@ -108,10 +108,18 @@ static int scope_prepare(const SandboxLimits *limits, const char *run_id, void *
         if (!s->unit)
                 return -ENOMEM;
 
+        /* systemd's side of the connection (accepting, authenticating us) goes on while we fork
+         * the pin and the engine clones the sandbox: place() has only its call to make. The pin
+         * and the sandbox close every fd they inherit, this one too, before anything else. A
+         * failure here is tried again in place(). */
+        (void) scope_connect_systemd(s->config->systemd_address, &s->bus);
+
         if (s->config->spare) {
-                /* The scope is there already, with the pin in it and the limits applied: the
-                 * sandbox is cloned into its cgroup (clone_into()). */
+                /* The scope is there already, the pin in it and the limits applied: the sandbox is
+                 * cloned into its cgroup (clone_into()) or, where clone3() is refused (the
+                 * service's RestrictNamespaces=), moved in by place(). */
                 if (!streq(s->config->spare->unit, s->unit)) {
+                        sd_bus_flush_close_unref(s->bus);
                         free(s->unit);
                         return error_setf(error, -EINVAL, "The scope started ahead is %s, not the run's",
                                           s->config->spare->unit);
@@ -120,16 +128,7 @@ static int scope_prepare(const SandboxLimits *limits, const char *run_id, void *
                 s->pin = s->config->spare->pin;
                 s->pin_fd = s->config->spare->pin_fd;
                 s->cgroup_fd = s->config->spare->cgroup_fd;
-                /* For place(), where the sandbox cannot be cloned into the scope (clone3() is
-                 * refused in the service, RestrictNamespaces=): connected meanwhile, as below. */
-                (void) scope_connect_systemd(s->config->systemd_address, &s->bus);
         } else {
-                /* systemd's side of the connection (accepting, authenticating us) goes on while we
-                 * fork the pin and the engine clones the sandbox: place() has only its call to
-                 * make. The pin and the sandbox close every fd they inherit, this one too, before
-                 * anything else. A failure here is tried again in place(). */
-                (void) scope_connect_systemd(s->config->systemd_address, &s->bus);
-
                 r = worker_pin_spawn(&s->pin, &s->pin_fd);
                 if (r < 0) {
                         sd_bus_flush_close_unref(s->bus);
