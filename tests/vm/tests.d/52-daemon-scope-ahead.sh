@@ -33,13 +33,17 @@ scope_ahead() {
     done
     return 1
 }
+# Sets $unit to the scope started ahead once there is one: one look, since it may go (5 s) between
+# two.
+find_scope_ahead() {
+    unit=$(scope_ahead)
+}
 
 # 1. After a run, a scope started ahead with that run's limits (the policy's defaults), holding
 #    the service's pin alone.
 hello=$(make_skill hello 'echo "hello $1"')
 assert_eq "succeeded 0" "$(call alice run --wait "$hello" alice | tail -n 1)" "first run"
-wait_until 30 scope_ahead >/dev/null || fail "no scope started ahead after a run: $(run_scopes)"
-unit=$(scope_ahead)
+wait_until 30 find_scope_ahead || fail "no scope started ahead after a run: $(run_scopes)"
 cg=/sys/fs/cgroup/skilld.slice/$unit
 assert_eq 536870912 "$(cat "$cg/memory.max")" "memory.max of the scope started ahead"
 assert_eq 0 "$(cat "$cg/memory.swap.max")" "memory.swap.max of the scope started ahead"
@@ -57,8 +61,7 @@ echo "$unit: started ahead, with the run's limits and the service's pin"
 sleeper=$(make_skill sleeper 'echo "oom $(cat /proc/self/oom_score_adj)"; echo started; sleep "${1:-30}"')
 id=""
 for attempt in 1 2 3; do
-    wait_until 30 scope_ahead >/dev/null || fail "no scope started ahead (attempt $attempt)"
-    unit=$(scope_ahead)
+    wait_until 30 find_scope_ahead || fail "no scope started ahead (attempt $attempt)"
     id=$(call alice run "$sleeper" 60)
     [[ $id =~ ^[0-9a-f]{32}$ ]] || fail "Run: $id"
     [[ $unit == "skilld-run-$id.scope" ]] && break
@@ -92,8 +95,7 @@ echo "run $id: in $unit, started ahead; canceled, the scope is gone"
 
 # 3. A run with other limits gets a scope of its own, with those limits (52-daemon-run reads them
 #    from the cgroup); the one started ahead is not it.
-wait_until 30 scope_ahead >/dev/null || fail "no scope started ahead after the sleeper"
-unit=$(scope_ahead)
+wait_until 30 find_scope_ahead || fail "no scope started ahead after the sleeper"
 mapfile -t lines < <(call alice run --wait --limit memory=67108864 "$hello" other)
 id=${lines[0]:-}
 assert_eq "succeeded 0" "${lines[-1]:-}" "the run with other limits"
