@@ -130,7 +130,7 @@ typedef struct SandboxRun {
         bool canceled;
         bool exited;                    /* CHILD_MSG_EXITED arrived */
         bool init_reaped;
-        bool previous_removed;          /* an earlier run's result.json and logs are gone */
+        RunRecord record;               /* the logs and result.json (record.c) */
         ChildMessage exit_msg;
         LiveCopy out_live;
         LiveCopy err_live;
@@ -199,6 +199,7 @@ static void free_backend(SandboxRun *run) {
 }
 
 static void sandbox_run_done(SandboxRun *run) {
+        run_record_done(&run->record);
         strv_free(run->hidden_dirs);
         strv_free(run->hidden_files);
         (void) safe_close(run->skill_dir_fd);
@@ -1218,25 +1219,14 @@ static void run_kill(SandboxRun *run) {
         run->backend->kill(run->backend_state);
 }
 
-_printf_(2, 3)
-static void store_fail(SandboxRun *run, const char *fmt, ...);
-
-/* An output directory used before holds that run's result.json and logs. They go before the new
- * logs are written, result.json first, so that it never stands beside logs that are not its own.
- * Called when the skill process hands over the filter's listener, just before its execve() (or
- * at the release, without a listener), so that freeing their blocks (a journal handle each,
- * which waits behind other writers' commits on a busy disk) happens while the skill runs and not
- * while the init builds its root; where the skill never got that far, the store calls it. */
-static void remove_previous(SandboxRun *run) {
-        if (run->previous_removed || run->dest_fd < 0)
-                return;
-        run->previous_removed = true;
-        if (unlinkat(run->dest_fd, "result.json", 0) < 0 && errno != ENOENT) {
-                store_fail(run, "Failed to remove the earlier result.json: %m");
-                return;
-        }
-        (void) unlinkat(run->dest_fd, "stdout.log", 0);
-        (void) unlinkat(run->dest_fd, "stderr.log", 0);
+/* The record is prepared while the skill runs (record.c): an output directory used before loses
+ * that run's result.json and logs (freeing their blocks, a journal handle each, waits behind other
+ * writers' commits on a busy disk), the new logs and result.json's temporary file are made and
+ * their names synced. Called when the skill process hands over the filter's listener, just before
+ * its execve() (or at the release, without a listener), so that none of it competes with the
+ * init building its root; where the skill never got that far, the store prepares it itself. */
+static void record_begin(SandboxRun *run) {
+        run_record_begin(&run->record, run->dest_fd, !run->req->caller_stores_result, true);
 }
 
 /* One byte for the held init (HOLD_*) with n fds. */
@@ -1430,7 +1420,7 @@ static int run_start(SandboxRun *run) {
         step_back(run);
         run_mark(run, MARK_RELEASED);
         if (!run->supervisor)
-                remove_previous(run);
+                record_begin(run);
         return 0;
 
 abort:
@@ -1464,7 +1454,7 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_NOTIFY_FD:
                 if (passed >= 0 && run->supervisor)
                         seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
-                remove_previous(run);
+                record_begin(run);
                 break;
         case CHILD_MSG_WORK_FD:
                 if (passed >= 0 && run->work_fd < 0 && run->req->workspace_fd >= 0)
@@ -1562,14 +1552,20 @@ static int read_stream(int *fd, RunStream *s, const char *label, uint64_t max, L
 }
 
 static int read_streams(SandboxRun *run) {
+        RunResult *res = run->result;
         int r;
 
-        r = read_stream(&run->out_pipe[0], &run->result->stdout_stream, "stdout",
-                        run->req->limits.stdout_max,
+        r = read_stream(&run->out_pipe[0], &res->stdout_stream, "stdout", run->req->limits.stdout_max,
                         &run->out_live);
         if (r >= 0)
-                r = read_stream(&run->err_pipe[0], &run->result->stderr_stream, "stderr",
+                r = read_stream(&run->err_pipe[0], &res->stderr_stream, "stderr",
                                 run->req->limits.stderr_max, &run->err_live);
+        /* Into the logs as they come, once they exist: the end then only syncs them. A failure
+         * here is the store's to report, at the end. */
+        if (r >= 0 && run_record_ready(&run->record, false)) {
+                (void) run_record_write_log(&run->record, false, res->stdout_stream.data, res->stdout_stream.size);
+                (void) run_record_write_log(&run->record, true, res->stderr_stream.data, res->stderr_stream.size);
+        }
         return r;
 }
 
@@ -1827,6 +1823,7 @@ static RunStatus decide_status(SandboxRun *run, const SandboxOutcome *outcome) {
         return success ? RUN_STATUS_SUCCEEDED : RUN_STATUS_FAILED;
 }
 
+_printf_(2, 3)
 static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_list ap;
 
@@ -1838,10 +1835,10 @@ static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_end(ap);
 }
 
-/* While the store's first syncs wait for the disk (until done_fd is readable): an init that
+/* While the record's commit waits for the disk (until done_fd is readable): an init that
  * reported the run's end (it killed and reaped every other process of the run, and exits: its
  * namespaces' teardown takes an RCU grace period or more) is reaped once its exit is complete,
- * and the run's cgroups, empty then, are removed. An init still exiting when the syncs are done
+ * and the run's cgroups, empty then, are removed. An init still exiting when the commit is done
  * is reaped once the result is stored, and its cgroups removed after that. */
 static void finish_init(void *userdata, int done_fd) {
         SandboxRun *run = userdata;
@@ -1854,7 +1851,7 @@ static void finish_init(void *userdata, int done_fd) {
                 pid_t k;
                 int n;
 
-                /* Without done_fd (no eventfd), only an init that is gone already. */
+                /* Without done_fd (no thread), only an init that is gone already. */
                 do
                         n = done_fd >= 0 ? poll(p, 2, -1) : 0;
                 while (n < 0 && errno == EINTR);
@@ -1872,29 +1869,43 @@ static void finish_init(void *userdata, int done_fd) {
         free_backend(run);
 }
 
-/* result.json's text into a temporary file beside its name, its writeback started. */
-static int write_result_tmp(SandboxRun *run, AtomicFile *ret) {
+/* result.json's text. */
+static int format_result(SandboxRun *run, char **ret) {
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
-        _cleanup_free_ char *text = NULL;
         int r;
 
         r = run_result_to_json(run->result, &json);
         if (r < 0)
                 return r;
-        text = json_format(json);
-        if (!text)
-                return -ENOMEM;
-        return atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, ret);
+        *ret = json_format(json);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* result.json written, synced and renamed here: where a log's sync failed (EIO), it says so. */
+static int store_result_again(SandboxRun *run) {
+        _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = format_result(run, &text);
+        if (r >= 0)
+                r = atomic_file_write_at(run->dest_fd, "result.json", text, strlen(text), 0644, &result);
+        if (r >= 0)
+                r = atomic_file_sync(&result);
+        if (r >= 0)
+                r = atomic_file_commit(&result);
+        if (r < 0)
+                return r;
+        (void) fsync(run->dest_fd);
+        return 0;
 }
 
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
  * the run ended; they are reported as store_error. */
 static void run_store(SandboxRun *run) {
         RunResult *res = run->result;
-        _cleanup_free_ char *why = NULL;
-        _cleanup_(atomic_file_done) AtomicFile out_log = ATOMIC_FILE_NULL, err_log = ATOMIC_FILE_NULL,
-                result = ATOMIC_FILE_NULL;
-        bool logs_written;
+        RunRecord *rec = &run->record;
+        _cleanup_free_ char *why = NULL, *text = NULL;
         int r;
 
         /* A kept /work gets what the run left, however it ended, once the skill ran. */
@@ -1918,60 +1929,45 @@ static void run_store(SandboxRun *run) {
                 return;
 
         /* result.json is the commit point: once it exists, so do the complete logs beside it,
-         * also after a crash. Two journal commits: the logs, already under their names, with
-         * result.json's data and the directory (their writeback started at once, so the first
-         * fsync() carries them all), then result.json's rename. A crash before the first
-         * leaves logs that may be incomplete, and no result.json to vouch for them: one an
-         * earlier run left in a reused directory is removed before the logs are replaced. */
-        remove_previous(run);
-        r = atomic_file_write_at(run->dest_fd, "stdout.log", strempty(res->stdout_stream.data),
-                                 res->stdout_stream.size, 0644, &out_log);
+         * also after a crash. The logs were made under their names while the skill ran, and
+         * those names synced (record.c); their bytes now, and result.json's, all synced before
+         * its rename (one journal commit carries them), which is synced last. A crash before that
+         * leaves logs that may be incomplete, and no result.json to vouch for them. */
+        run_record_begin(rec, run->dest_fd, !run->req->caller_stores_result, false);
+        (void) run_record_ready(rec, true);
+        if (rec->remove_error < 0)
+                store_fail(run, "Failed to remove the earlier result.json: %s", strerror(-rec->remove_error));
+        r = run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size);
         if (r >= 0)
-                r = atomic_file_write_at(run->dest_fd, "stderr.log", strempty(res->stderr_stream.data),
-                                         res->stderr_stream.size, 0644, &err_log);
-        if (r >= 0)
-                r = atomic_file_commit(&out_log);
-        if (r >= 0)
-                r = atomic_file_commit(&err_log);
+                r = run_record_write_log(rec, true, res->stderr_stream.data, res->stderr_stream.size);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
-        logs_written = r >= 0;
         if (run->req->caller_stores_result)
                 return;
 
-        r = write_result_tmp(run, &result);
-        run_mark(run, MARK_WRITTEN);
-        /* All at once (fsync_many()): the first waits for the commit, the others for their
-         * disk flushes, side by side; the init's end meanwhile. */
-        if (r >= 0) {
-                int k[4];
-
-                (void) fsync_many_meanwhile((const int[]) { logs_written ? out_log.fd : -EBADF,
-                                                            logs_written ? err_log.fd : -EBADF,
-                                                            result.fd, run->dest_fd }, 4, k,
-                                            finish_init, run);
-                if (k[0] < 0 || k[1] < 0) {
-                        /* Rare (EIO): result.json must say so, so it is written and synced again. */
-                        store_fail(run, "Failed to write the logs: %s", strerror(-(k[0] < 0 ? k[0] : k[1])));
-                        atomic_file_done(&result);
-                        r = write_result_tmp(run, &result);
-                        if (r >= 0)
-                                r = atomic_file_sync(&result);
-                } else
-                        r = k[2];
-                /* The logs' renames are durable before result.json's is made. */
-                if (r >= 0)
-                        r = k[3];
-        }
-        run_mark(run, MARK_STORED_LOGS);
+        r = format_result(run, &text);
         if (r >= 0)
-                r = atomic_file_commit(&result);
+                r = run_record_write_result(rec, text, strlen(text));
+        run_mark(run, MARK_WRITTEN);
         if (r < 0) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
                 return;
         }
-        (void) fsync(run->dest_fd);
-        run_mark(run, MARK_STORED);
+        /* The init's end meanwhile. */
+        run_record_commit(rec, finish_init, run);
+        if (run->timing) {
+                run->marks[MARK_STORED_LOGS] = rec->synced_usec;
+                run->marks[MARK_STORED] = rec->stored_usec;
+        }
+        if (rec->out_sync < 0 || rec->err_sync < 0) {
+                /* Rare (EIO): result.json must say so, so it is written and synced again. */
+                store_fail(run, "Failed to write the logs: %s",
+                           strerror(-(rec->out_sync < 0 ? rec->out_sync : rec->err_sync)));
+                r = store_result_again(run);
+        } else
+                r = rec->renamed ? 0 : rec->result_error;
+        if (r < 0)
+                store_fail(run, "Failed to write result.json: %s", strerror(-r));
 }
 
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {

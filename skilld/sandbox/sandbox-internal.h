@@ -3,12 +3,15 @@
  * of the engine provides to the others. */
 #pragma once
 
+#include <pthread.h>
 #include <seccomp.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "backend.h"
 #include "engine.h"
+#include "fileio.h"
 #include "term-escape.h"
 
 /* Exit code of the sandbox init when setup failed; the real reason travels on the socket. */
@@ -296,6 +299,56 @@ int cg_create_locked(const char *path, int *ret_fd);
  * was killed (SIGKILL) before it could remove them (their processes died with it: the init's
  * parent-death signal ends the PID namespace). Best effort, never fails a run. */
 void cg_sweep_dead(const char *parent, const char *prefix);
+
+/* record.c: the run's logs and result.json in its output directory, prepared while the skill runs
+ * and committed after it (see there for the order that makes result.json the commit point). */
+typedef struct RunRecord {
+        bool begun;
+        bool sync;                      /* result.json here, durable (false: the caller stores it) */
+        int dir_fd;                     /* the output directory (the run's) */
+        int out_fd;                     /* stdout.log, under its name */
+        int err_fd;                     /* stderr.log */
+        AtomicFile result;              /* result.json's temporary file (sync only) */
+        size_t out_written;             /* the log's bytes so far (the stream's first ones) */
+        size_t err_written;
+        bool out_data;                  /* bytes written to the log since its name was synced */
+        bool err_data;
+        int remove_error;               /* the earlier result.json could not be removed */
+        int logs_error;                 /* a log could not be created */
+        int dir_error;                  /* the directory's sync after the creations */
+        int out_sync;                   /* the logs' syncs (0 or negative errno) */
+        int err_sync;
+        int result_error;               /* result.json's temporary file made, synced, renamed */
+        bool renamed;                   /* result.json is there */
+        uint64_t synced_usec;           /* CLOCK_MONOTONIC: the files' data durable */
+        uint64_t stored_usec;           /* result.json's rename durable */
+        /* The helper thread (none on a tmpfs, for a caller that stores the result, at the store). */
+        pthread_t thread;
+        bool thread_started;
+        bool ready;
+        bool joined;
+        atomic_bool commit;
+        int ready_fd;                   /* eventfds: the record prepared, */
+        int go_fd;                      /* the bytes written (or the run's end without a commit), */
+        int done_fd;                    /* the commit done */
+} RunRecord;
+
+/* Prepares the record in dir_fd (negative: none): in a thread started now when ahead and sync,
+ * else here. Once; later calls do nothing. */
+void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead);
+/* Whether the record is prepared (its files made; its errors in rec), waiting for it or not. */
+bool run_record_ready(RunRecord *rec, bool wait);
+/* Brings a log (err: stderr.log) to the first size bytes of data, the stream kept so far (its
+ * start never changes), once the record is ready: as the skill writes, and at the end. */
+int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size);
+/* result.json's text into its temporary file. */
+int run_record_write_result(RunRecord *rec, const char *text, size_t size);
+/* Syncs, renames result.json, syncs the directory; meanwhile(userdata, done_fd) runs in the caller
+ * while the thread does (done_fd readable once it is done; negative: it is done already). The
+ * outcome is in rec: out_sync, err_sync, result_error, renamed. */
+void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata);
+/* Ends the thread, closes the files, removes a temporary file never renamed. */
+void run_record_done(RunRecord *rec);
 
 /* result.c */
 void run_result_add_skipped(RunResult *r, const char *path, const char *reason);

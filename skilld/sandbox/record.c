@@ -1,0 +1,251 @@
+/* The run's record in the output directory (stdout.log, stderr.log, result.json), prepared while
+ * the skill runs and committed after it by a helper thread.
+ *
+ * What the store promises is unchanged: result.json is the commit point, so once it is found
+ * (also after a crash) the logs beside it are this run's and whole; nothing is half-written. Its
+ * order: the earlier run's result.json is removed before its logs; the logs' names, and every
+ * byte written to them, are durable before result.json's rename; the rename is durable before
+ * the run returns.
+ *
+ * What moves off the run's end: removing the earlier run's files, creating the logs under their
+ * names and result.json's temporary file, and making those names durable (one fsync() of the
+ * directory): all while the skill runs, in the helper thread, started at the release. At the end
+ * the engine writes the bytes, and the thread syncs the files that got any (an empty log's
+ * creation is durable already), renames result.json and syncs the directory, one after the other
+ * (side by side in threads of their own cost more to start than they saved here), while the
+ * engine reaps the init and removes its cgroups. */
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "fileio.h"
+#include "sandbox-internal.h"
+
+static int fsync_errno(int fd) {
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* The earlier run's files go, result.json first (it never stands beside logs that are not its
+ * own), then the new ones are made. */
+static void record_make(RunRecord *rec) {
+        /* Where it cannot be removed, the new one is still renamed over it, saying why. */
+        if (unlinkat(rec->dir_fd, "result.json", 0) < 0 && errno != ENOENT)
+                rec->remove_error = -errno;
+        (void) unlinkat(rec->dir_fd, "stdout.log", 0);
+        (void) unlinkat(rec->dir_fd, "stderr.log", 0);
+
+        /* Under their names at once: without result.json beside them they vouch for nothing, as
+         * the earlier store's renamed logs did not before its first sync. O_EXCL: a name the
+         * removal above could not free is not written through. */
+        rec->out_fd = openat(rec->dir_fd, "stdout.log",
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        if (rec->out_fd < 0)
+                rec->logs_error = -errno;
+        if (rec->logs_error == 0) {
+                rec->err_fd = openat(rec->dir_fd, "stderr.log",
+                                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+                if (rec->err_fd < 0)
+                        rec->logs_error = -errno;
+        }
+        if (rec->sync)
+                rec->result_error = atomic_file_write_at(rec->dir_fd, "result.json", "", 0, 0644, &rec->result);
+}
+
+/* The removals and the logs' names, durable before result.json's rename. */
+static void record_sync_names(RunRecord *rec) {
+        if (rec->sync && rec->result_error >= 0)
+                rec->dir_error = fsync_errno(rec->dir_fd);
+}
+
+/* After the bytes: the files that got any, then result.json's rename and the directory. */
+static void record_sync(RunRecord *rec) {
+        if (rec->result_error < 0)
+                return;
+        if (rec->dir_error < 0) {
+                rec->result_error = rec->dir_error;
+                return;
+        }
+        if (rec->out_data)
+                rec->out_sync = fsync_errno(rec->out_fd);
+        if (rec->err_data)
+                rec->err_sync = fsync_errno(rec->err_fd);
+        if (rec->out_sync < 0 || rec->err_sync < 0)
+                return;
+        rec->result_error = fsync_errno(rec->result.fd);
+        rec->synced_usec = now_usec(CLOCK_MONOTONIC);
+        if (rec->result_error < 0)
+                return;
+        rec->result_error = renameat(rec->dir_fd, rec->result.tmp, rec->dir_fd, "result.json") < 0 ? -errno : 0;
+        if (rec->result_error < 0)
+                return;
+        rec->renamed = true;
+        /* Failing here, the result exists but may not survive a crash; the earlier store did not
+         * report that either. */
+        (void) fsync(rec->dir_fd);
+        rec->stored_usec = now_usec(CLOCK_MONOTONIC);
+}
+
+static void *record_thread(void *arg) {
+        RunRecord *rec = arg;
+        eventfd_t v = 0;
+
+        record_make(rec);
+        (void) eventfd_write(rec->ready_fd, 1);
+        record_sync_names(rec);
+        while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
+                ;
+        if (atomic_load(&rec->commit))
+                record_sync(rec);
+        (void) eventfd_write(rec->done_fd, 1);
+        return NULL;
+}
+
+/* A file system without a disk behind it, where fsync() returns at once: no thread for it. */
+static bool on_memory_fs(int fd) {
+        struct statfs sfs;
+
+        return fstatfs(fd, &sfs) >= 0 &&
+               ((unsigned long) sfs.f_type == TMPFS_MAGIC || (unsigned long) sfs.f_type == RAMFS_MAGIC);
+}
+
+void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
+        pthread_attr_t attr;
+        sigset_t all, saved;
+        bool have_attr;
+
+        if (rec->begun || dir_fd < 0)
+                return;
+        *rec = (RunRecord) {
+                .begun = true,
+                .dir_fd = dir_fd,
+                .sync = sync,
+                .out_fd = -EBADF,
+                .err_fd = -EBADF,
+                .result = ATOMIC_FILE_NULL,
+                .ready_fd = -EBADF,
+                .go_fd = -EBADF,
+                .done_fd = -EBADF,
+        };
+        if (!ahead || !sync || on_memory_fs(dir_fd)) {
+                record_make(rec);
+                record_sync_names(rec);
+                rec->ready = true;
+                return;
+        }
+
+        rec->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        rec->go_fd = eventfd(0, EFD_CLOEXEC);
+        rec->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (rec->ready_fd >= 0 && rec->go_fd >= 0 && rec->done_fd >= 0) {
+                /* It needs no 8 MiB stack, and takes no signal meant for the engine. */
+                have_attr = pthread_attr_init(&attr) == 0;
+                if (have_attr)
+                        (void) pthread_attr_setstacksize(&attr, 64 * 1024);
+                (void) sigfillset(&all);
+                (void) pthread_sigmask(SIG_SETMASK, &all, &saved);
+                rec->thread_started = pthread_create(&rec->thread, have_attr ? &attr : NULL, record_thread, rec) == 0;
+                (void) pthread_sigmask(SIG_SETMASK, &saved, NULL);
+                if (have_attr)
+                        (void) pthread_attr_destroy(&attr);
+        }
+        if (!rec->thread_started) {
+                rec->ready_fd = safe_close(rec->ready_fd);
+                rec->go_fd = safe_close(rec->go_fd);
+                rec->done_fd = safe_close(rec->done_fd);
+                record_make(rec);
+                record_sync_names(rec);
+                rec->ready = true;
+        }
+}
+
+bool run_record_ready(RunRecord *rec, bool wait) {
+        struct pollfd p = { .fd = rec->ready_fd, .events = POLLIN };
+
+        if (!rec->begun || rec->ready)
+                return rec->ready;
+        while (poll(&p, 1, wait ? -1 : 0) < 0 && errno == EINTR)
+                ;
+        rec->ready = p.revents & POLLIN;
+        return rec->ready;
+}
+
+int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size) {
+        int fd = err ? rec->err_fd : rec->out_fd;
+        size_t *written = err ? &rec->err_written : &rec->out_written;
+
+        if (fd < 0)
+                return rec->logs_error < 0 ? rec->logs_error : -EBADF;
+        if (size <= *written)
+                return 0;
+        /* At the offset of what is written: a failed write tried again at the end (ENOSPC may
+         * pass) neither repeats nor skips a byte. */
+        while (*written < size) {
+                ssize_t k = pwrite(fd, data + *written, size - *written, (off_t) *written);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                *written += (size_t) k;
+                *(err ? &rec->err_data : &rec->out_data) = true;
+        }
+        /* The writeback starts now: blocks written while the skill runs are on the disk by its
+         * end, and the commit the first fsync() waits for carries every file's. Only a hint. */
+        (void) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        return 0;
+}
+
+int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
+        int r;
+
+        if (rec->result.fd < 0)
+                return rec->result_error < 0 ? rec->result_error : -EBADF;
+        r = loop_write(rec->result.fd, text, size);
+        if (r < 0)
+                return r;
+        (void) sync_file_range(rec->result.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        return 0;
+}
+
+void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata) {
+        eventfd_t v;
+
+        if (rec->thread_started && !rec->joined) {
+                atomic_store(&rec->commit, true);
+                (void) eventfd_write(rec->go_fd, 1);
+                if (meanwhile)
+                        meanwhile(userdata, rec->done_fd);
+                (void) pthread_join(rec->thread, NULL);
+                rec->joined = true;
+                (void) eventfd_read(rec->done_fd, &v);
+        } else {
+                record_sync(rec);
+                if (meanwhile)
+                        meanwhile(userdata, -EBADF);
+        }
+        if (rec->renamed) {
+                free(rec->result.tmp);
+                rec->result.tmp = NULL;
+        }
+}
+
+void run_record_done(RunRecord *rec) {
+        if (!rec->begun)
+                return;
+        if (rec->thread_started && !rec->joined) {
+                /* Not committed: the thread only ends. */
+                (void) eventfd_write(rec->go_fd, 1);
+                (void) pthread_join(rec->thread, NULL);
+                rec->joined = true;
+        }
+        atomic_file_done(&rec->result);
+        rec->out_fd = safe_close(rec->out_fd);
+        rec->err_fd = safe_close(rec->err_fd);
+        rec->ready_fd = safe_close(rec->ready_fd);
+        rec->go_fd = safe_close(rec->go_fd);
+        rec->done_fd = safe_close(rec->done_fd);
+}
