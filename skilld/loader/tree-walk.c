@@ -75,13 +75,20 @@ static DIR *opendir_at(int fd) {
         return d;
 }
 
-static int walk_dir(Walk *w, int fd, const char *prefix) {
+/* Takes own_fd (a subdirectory this walk opened: its stream needs no open of its own), else
+ * reads fd through a stream of its own. */
+static int walk_dir(Walk *w, int fd, int own_fd, const char *prefix) {
         _cleanup_closedir_ DIR *d = NULL;
         char buf[FORMAT_BYTES_MAX];
         struct dirent *de;
         int r;
 
-        d = opendir_at(fd);
+        if (own_fd >= 0) {
+                d = fdopendir(own_fd);
+                if (!d)
+                        (void) safe_close(own_fd);
+        } else
+                d = opendir_at(fd);
         if (!d)
                 return error_setf(w->error, -errno, "%s: cannot open directory: %m", prefix ?: ".");
 
@@ -134,7 +141,7 @@ static int walk_dir(Walk *w, int fd, const char *prefix) {
                         if (r < 0)
                                 return r;
                         p = w->list.entries[w->list.n - 1].path;
-                        r = walk_dir(w, cfd, p);
+                        r = walk_dir(w, -EBADF, TAKE_FD(cfd), p);
                         if (r < 0)
                                 return r;
                         continue;
@@ -177,7 +184,7 @@ int tree_walk(int dir_fd, const LoaderLimits *limits, TreeWalkFlags flags, TreeL
                 return error_setf(error, -ENOTDIR, "the skill is not a directory");
         w.dev = st.st_dev;
 
-        r = walk_dir(&w, dir_fd, NULL);
+        r = walk_dir(&w, dir_fd, -EBADF, NULL);
         if (r < 0)
                 return r;
         if ((flags & TREE_WALK_SORT) && w.list.n > 1)

@@ -180,7 +180,9 @@ int skill_source_open(const char *path, const LoaderLimits *limits, SkillSource 
         if (S_ISREG(st2.st_mode))
                 return source_from_archive(fd, path, limits, ret, error);
 
-        resolved = realpath(path, NULL);
+        /* Where the directory opened is: one readlink() of its fd, not one per component of
+         * path (realpath()); the same answer, and no race between the two. */
+        resolved = fd_path(fd) ?: realpath(path, NULL);
         return source_from_directory(TAKE_FD(fd), resolved, NULL, limits, ret, error);
 }
 
