@@ -296,6 +296,93 @@ START_TEST(test_output_dir_reused) {
 }
 END_TEST
 
+/* The record is prepared while the skill runs and its logs written as the skill writes
+ * (record.c): they hold exactly the streams as kept, whether the output directory is on a disk
+ * (a helper thread makes and syncs the files) or on a tmpfs (the engine does, no thread), and
+ * nothing but the record is left beside result.json (no temporary file). */
+START_TEST(test_record_written_as_it_comes) {
+        const char *const bases[] = { NULL, "/dev/shm" };
+
+        for (size_t i = 0; i < ELEMENTSOF(bases); i++) {
+                _cleanup_test_run_ TestRun t = test_run_new(
+                        "for i in 1 2 3 4 5; do head -c 70000 /dev/zero | tr '\\0' $i; sleep 0.05; done\n"
+                        "echo err >&2");
+                _cleanup_free_ char *shm = NULL, *result_json = NULL, *out = NULL, *err = NULL;
+                _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+                _cleanup_close_ int dir_fd = -EBADF;
+                DIR *d = NULL;
+                struct dirent *de;
+                struct statfs sfs;
+                size_t size = 0;
+
+                if (bases[i]) {
+                        if (statfs(bases[i], &sfs) < 0 || (unsigned long) sfs.f_type != TMPFS_MAGIC)
+                                continue;
+                        shm = strdup_printf("%s/skilld-test-XXXXXX", bases[i]);
+                        ck_assert_ptr_nonnull(mkdtemp(shm));
+                        free(t.out_path);
+                        t.out_path = strdup_printf("%s/run", shm);
+                        t.req.output_dir = t.out_path;
+                }
+                test_run_go(&t);
+                assert_status(t.res, RUN_STATUS_SUCCEEDED);
+                ck_assert_uint_eq(t.res->stdout_stream.size, 350000);
+                ck_assert_ptr_null(t.res->store_error);
+
+                dir_fd = open(t.out_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ck_assert_int_ge(dir_fd, 0);
+                ck_assert_int_eq(read_full_file_at(dir_fd, "stdout.log", 1 << 20, true, &out, &size), 0);
+                ck_assert_uint_eq(size, t.res->stdout_stream.size);
+                ck_assert(memcmp(out, t.res->stdout_stream.data, size) == 0);
+                ck_assert_int_eq(read_full_file_at(dir_fd, "stderr.log", 1024, true, &err, NULL), 0);
+                ck_assert_str_eq(err, "err\n");
+                ck_assert_int_eq(read_full_file_at(dir_fd, "result.json", 1 << 20, true, &result_json, NULL), 0);
+                parsed = cJSON_Parse(result_json);
+                ck_assert_ptr_nonnull(parsed);
+                ck_assert_str_eq(cJSON_GetObjectItem(parsed, "run_id")->valuestring, t.res->run_id);
+
+                d = opendir(t.out_path);
+                ck_assert_ptr_nonnull(d);
+                while ((de = readdir(d)))
+                        ck_assert_msg(streq(de->d_name, ".") || streq(de->d_name, "..") ||
+                                      streq(de->d_name, "files") || streq(de->d_name, "result.json") ||
+                                      streq(de->d_name, "stdout.log") || streq(de->d_name, "stderr.log"),
+                                      "left in the output directory: %s", de->d_name);
+                closedir(d);
+                if (shm)
+                        ck_assert_int_eq(rm_rf_at(AT_FDCWD, shm), 0);
+        }
+}
+END_TEST
+
+/* A log's name the earlier run's removal cannot free (a directory stands there): the logs are not
+ * written through it, and result.json, still written, says why (store_error); the run's own
+ * status stands. */
+START_TEST(test_record_log_name_taken) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo hi");
+        _cleanup_free_ char *result_json = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+        const cJSON *why;
+        struct stat st;
+
+        ck_assert_int_eq(mkdirat(t.out.fd, "run", 0755), 0);
+        ck_assert_int_eq(mkdirat(t.out.fd, "run/stdout.log", 0755), 0);
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_nonnull(t.res->store_error);
+        ck_assert_ptr_nonnull(strstr(t.res->store_error, "Failed to write the logs"));
+        ck_assert_int_eq(fstatat(t.out.fd, "run/stdout.log", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        ck_assert_int_eq(read_full_file_at(t.out.fd, "run/result.json", 1 << 20, true, &result_json, NULL), 0);
+        parsed = cJSON_Parse(result_json);
+        ck_assert_ptr_nonnull(parsed);
+        why = cJSON_GetObjectItem(parsed, "store_error");
+        ck_assert(cJSON_IsString(why));
+        ck_assert_str_eq(why->valuestring, t.res->store_error);
+        ck_assert_str_eq(cJSON_GetObjectItem(parsed, "status")->valuestring, "succeeded");
+}
+END_TEST
+
 START_TEST(test_output_from_stdout) {
         _cleanup_test_run_ TestRun t = test_run_new("echo '{\"answer\": [1, 2]}'");
 
@@ -1331,6 +1418,8 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_input_channels_output_artifacts);
         tcase_add_test(tc, test_output_from_stdout);
         tcase_add_test(tc, test_output_dir_reused);
+        tcase_add_test(tc, test_record_written_as_it_comes);
+        tcase_add_test(tc, test_record_log_name_taken);
         tcase_add_test(tc, test_output_exact);
         tcase_add_test(tc, test_output_json_invalid);
         tcase_add_test(tc, test_input_files_in_work);
