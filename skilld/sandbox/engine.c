@@ -1900,6 +1900,21 @@ static int store_result_again(SandboxRun *run) {
         return 0;
 }
 
+/* The streams are at their end: the logs get their last bytes, and their syncs start while the
+ * usage is read, the status decided and result.json written; their commit is done by then. A
+ * failure is the store's to report (it writes them again). */
+static void record_logs_done(SandboxRun *run) {
+        RunResult *res = run->result;
+        RunRecord *rec = &run->record;
+
+        /* Not waited for: a record still being made (a busy disk) is written at the store. */
+        if (!rec->begun || !rec->sync || !run_record_ready(rec, false))
+                return;
+        if (run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size) >= 0 &&
+            run_record_write_log(rec, true, res->stderr_stream.data, res->stderr_stream.size) >= 0)
+                run_record_logs_done(rec);
+}
+
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
  * the run ended; they are reported as store_error. */
 static void run_store(SandboxRun *run) {
@@ -2026,6 +2041,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_mark(&run, MARK_DRAINED);
+                record_logs_done(&run);
                 if (run.exited)
                         /* The init is reaped later, once the result is stored. */
                         run_collect(&run, 0, NULL, &outcome);

@@ -61,20 +61,28 @@ static void record_sync_names(RunRecord *rec) {
                 rec->dir_error = fsync_errno(rec->dir_fd);
 }
 
-/* After the bytes: the files that got any, then result.json's rename and the directory. */
+/* The logs that got bytes, once they are whole. */
+static void record_sync_logs(RunRecord *rec) {
+        if (rec->logs_synced)
+                return;
+        rec->logs_synced = true;
+        if (rec->out_data)
+                rec->out_sync = fsync_errno(rec->out_fd);
+        if (rec->err_data)
+                rec->err_sync = fsync_errno(rec->err_fd);
+}
+
+/* After result.json's bytes: the logs (if not yet), result.json, its rename, the directory. */
 static void record_sync(RunRecord *rec) {
+        record_sync_logs(rec);
+        if (rec->out_sync < 0 || rec->err_sync < 0)
+                return;
         if (rec->result_error < 0)
                 return;
         if (rec->dir_error < 0) {
                 rec->result_error = rec->dir_error;
                 return;
         }
-        if (rec->out_data)
-                rec->out_sync = fsync_errno(rec->out_fd);
-        if (rec->err_data)
-                rec->err_sync = fsync_errno(rec->err_fd);
-        if (rec->out_sync < 0 || rec->err_sync < 0)
-                return;
         rec->result_error = fsync_errno(rec->result.fd);
         rec->synced_usec = now_usec(CLOCK_MONOTONIC);
         if (rec->result_error < 0)
@@ -91,17 +99,33 @@ static void record_sync(RunRecord *rec) {
 
 static void *record_thread(void *arg) {
         RunRecord *rec = arg;
-        eventfd_t v = 0;
 
         record_make(rec);
         (void) eventfd_write(rec->ready_fd, 1);
         record_sync_names(rec);
-        while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
-                ;
-        if (atomic_load(&rec->commit))
-                record_sync(rec);
+        /* Each step the engine asks for (rec->stage, raised before go_fd is written). */
+        for (;;) {
+                int stage = atomic_load(&rec->stage);
+                eventfd_t v;
+
+                if (stage == RECORD_STAGE_END)
+                        break;
+                if (stage == RECORD_STAGE_COMMIT) {
+                        record_sync(rec);
+                        break;
+                }
+                if (stage == RECORD_STAGE_LOGS)
+                        record_sync_logs(rec);
+                while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
+                        ;
+        }
         (void) eventfd_write(rec->done_fd, 1);
         return NULL;
+}
+
+static void record_ask(RunRecord *rec, int stage) {
+        atomic_store(&rec->stage, stage);
+        (void) eventfd_write(rec->go_fd, 1);
 }
 
 /* A file system without a disk behind it, where fsync() returns at once: no thread for it. */
@@ -211,12 +235,16 @@ int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
         return 0;
 }
 
+void run_record_logs_done(RunRecord *rec) {
+        if (rec->thread_started && !rec->joined && rec->ready)
+                record_ask(rec, RECORD_STAGE_LOGS);
+}
+
 void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata) {
         eventfd_t v;
 
         if (rec->thread_started && !rec->joined) {
-                atomic_store(&rec->commit, true);
-                (void) eventfd_write(rec->go_fd, 1);
+                record_ask(rec, RECORD_STAGE_COMMIT);
                 if (meanwhile)
                         meanwhile(userdata, rec->done_fd);
                 (void) pthread_join(rec->thread, NULL);
@@ -238,7 +266,7 @@ void run_record_done(RunRecord *rec) {
                 return;
         if (rec->thread_started && !rec->joined) {
                 /* Not committed: the thread only ends. */
-                (void) eventfd_write(rec->go_fd, 1);
+                record_ask(rec, RECORD_STAGE_END);
                 (void) pthread_join(rec->thread, NULL);
                 rec->joined = true;
         }

@@ -318,6 +318,7 @@ typedef struct RunRecord {
         int dir_error;                  /* the directory's sync after the creations */
         int out_sync;                   /* the logs' syncs (0 or negative errno) */
         int err_sync;
+        bool logs_synced;               /* their syncs done (by the thread, once they were whole) */
         int result_error;               /* result.json's temporary file made, synced, renamed */
         bool renamed;                   /* result.json is there */
         uint64_t synced_usec;           /* CLOCK_MONOTONIC: the files' data durable */
@@ -327,11 +328,18 @@ typedef struct RunRecord {
         bool thread_started;
         bool ready;
         bool joined;
-        atomic_bool commit;
+        atomic_int stage;               /* RECORD_STAGE_*: what the engine asks of the thread */
         int ready_fd;                   /* eventfds: the record prepared, */
         int go_fd;                      /* the bytes written (or the run's end without a commit), */
         int done_fd;                    /* the commit done */
 } RunRecord;
+
+enum {
+        RECORD_STAGE_WAIT,
+        RECORD_STAGE_LOGS,              /* the logs are whole: sync those that got bytes */
+        RECORD_STAGE_COMMIT,            /* result.json's bytes too: the commit */
+        RECORD_STAGE_END,               /* no commit: just end */
+};
 
 /* Prepares the record in dir_fd (negative: none): in a thread started now when ahead and sync,
  * else here. Once; later calls do nothing. */
@@ -341,6 +349,9 @@ bool run_record_ready(RunRecord *rec, bool wait);
 /* Brings a log (err: stderr.log) to the first size bytes of data, the stream kept so far (its
  * start never changes), once the record is ready: as the skill writes, and at the end. */
 int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size);
+/* The logs are whole (the streams at their end) and written: their syncs start, in the thread,
+ * while the engine decides the result. */
+void run_record_logs_done(RunRecord *rec);
 /* result.json's text into its temporary file. */
 int run_record_write_result(RunRecord *rec, const char *text, size_t size);
 /* Syncs, renames result.json, syncs the directory; meanwhile(userdata, done_fd) runs in the caller
