@@ -1944,10 +1944,11 @@ static void run_store(SandboxRun *run) {
                 return;
 
         /* result.json is the commit point: once it exists, so do the complete logs beside it,
-         * also after a crash. The logs were made under their names while the skill ran, and
-         * those names synced (record.c); their bytes now, and result.json's, all synced before
-         * its rename (one journal commit carries them), which is synced last. A crash before that
-         * leaves logs that may be incomplete, and no result.json to vouch for them. */
+         * also after a crash. The logs were made under their names while the skill ran, those
+         * names synced, and their bytes written as they came and synced once whole (record.c);
+         * result.json's bytes are synced before its rename, which is synced last. A crash before
+         * that leaves logs that may be incomplete, and no result.json to vouch for them. Where
+         * the skill never started, all of it happens here. */
         run_record_begin(rec, run->dest_fd, !run->req->caller_stores_result, false);
         (void) run_record_ready(rec, true);
         if (rec->remove_error < 0)

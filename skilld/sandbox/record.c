@@ -9,11 +9,12 @@
  *
  * What moves off the run's end: removing the earlier run's files, creating the logs under their
  * names and result.json's temporary file, and making those names durable (one fsync() of the
- * directory): all while the skill runs, in the helper thread, started at the release. At the end
- * the engine writes the bytes, and the thread syncs the files that got any (an empty log's
- * creation is durable already), renames result.json and syncs the directory, one after the other
- * (side by side in threads of their own cost more to start than they saved here), while the
- * engine reaps the init and removes its cgroups. */
+ * directory): all while the skill runs, in the helper thread, started at the release. The engine
+ * writes the logs as the skill writes; once the streams end, the thread syncs the logs that got
+ * bytes (an empty log's creation is durable already) while the engine decides the result. Then
+ * the engine writes result.json's bytes, and the thread syncs them, renames result.json and syncs
+ * the directory, one after the other (side by side in threads of their own cost more to start
+ * than they saved here), while the engine reaps the init and removes its cgroups. */
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -101,6 +102,7 @@ static void *record_thread(void *arg) {
         RunRecord *rec = arg;
 
         record_make(rec);
+        atomic_store(&rec->made, true);
         (void) eventfd_write(rec->ready_fd, 1);
         record_sync_names(rec);
         /* Each step the engine asks for (rec->stage, raised before go_fd is written). */
@@ -193,7 +195,8 @@ bool run_record_ready(RunRecord *rec, bool wait) {
                 return rec->ready;
         while (poll(&p, 1, wait ? -1 : 0) < 0 && errno == EINTR)
                 ;
-        rec->ready = p.revents & POLLIN;
+        /* What the thread made is seen once it says so. */
+        rec->ready = (p.revents & POLLIN) && atomic_load(&rec->made);
         return rec->ready;
 }
 

@@ -326,7 +326,8 @@ typedef struct RunRecord {
         /* The helper thread (none on a tmpfs, for a caller that stores the result, at the store). */
         pthread_t thread;
         bool thread_started;
-        bool ready;
+        atomic_bool made;               /* the thread made the files (set before ready_fd) */
+        bool ready;                     /* the engine saw that */
         bool joined;
         atomic_int stage;               /* RECORD_STAGE_*: what the engine asks of the thread */
         int ready_fd;                   /* eventfds: the record prepared, */
