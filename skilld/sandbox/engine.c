@@ -1219,12 +1219,12 @@ static void run_kill(SandboxRun *run) {
         run->backend->kill(run->backend_state);
 }
 
-/* The record is prepared while the skill runs (record.c): an output directory used before loses
- * that run's result.json and logs (freeing their blocks, a journal handle each, waits behind other
- * writers' commits on a busy disk), the new logs and result.json's temporary file are made and
- * their names synced. Called when the skill process hands over the filter's listener, just before
- * its execve() (or at the release, without a listener), so that none of it competes with the
- * init building its root; where the skill never got that far, the store prepares it itself. */
+/* The record is prepared while the init finishes its root and the skill runs (record.c): the new
+ * logs and result.json's temporary file are made, an output directory used before loses that
+ * run's result.json and logs (freeing their blocks waits for the disk: 0.3 to 2 ms a file here),
+ * and the new names are synced, in a thread started at the release, the first moment no second
+ * clone can come (a thread alive at a clone is unsafe). Where the skill never got that far, the
+ * store prepares it itself. */
 static void record_begin(SandboxRun *run) {
         run_record_begin(&run->record, run->dest_fd, !run->req->caller_stores_result, true);
 }
@@ -1419,8 +1419,7 @@ static int run_start(SandboxRun *run) {
         run->seccomp_fd = safe_close(run->seccomp_fd);
         step_back(run);
         run_mark(run, MARK_RELEASED);
-        if (!run->supervisor)
-                record_begin(run);
+        record_begin(run);
         return 0;
 
 abort:
@@ -1454,7 +1453,6 @@ static void handle_message(SandboxRun *run, const ChildMessage *m, int fd) {
         case CHILD_MSG_NOTIFY_FD:
                 if (passed >= 0 && run->supervisor)
                         seccomp_supervisor_attach(run->supervisor, TAKE_FD(passed));
-                record_begin(run);
                 break;
         case CHILD_MSG_WORK_FD:
                 if (passed >= 0 && run->work_fd < 0 && run->req->workspace_fd >= 0)
@@ -1951,8 +1949,6 @@ static void run_store(SandboxRun *run) {
          * the skill never started, all of it happens here. */
         run_record_begin(rec, run->dest_fd, !run->req->caller_stores_result, false);
         (void) run_record_ready(rec, true);
-        if (rec->remove_error < 0)
-                store_fail(run, "Failed to remove the earlier result.json: %s", strerror(-rec->remove_error));
         r = run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size);
         if (r >= 0)
                 r = run_record_write_log(rec, true, res->stderr_stream.data, res->stderr_stream.size);
@@ -1975,13 +1971,21 @@ static void run_store(SandboxRun *run) {
                 run->marks[MARK_STORED_LOGS] = rec->synced_usec;
                 run->marks[MARK_STORED] = rec->stored_usec;
         }
-        if (rec->out_sync < 0 || rec->err_sync < 0) {
-                /* Rare (EIO): result.json must say so, so it is written and synced again. */
+        if (rec->renamed)
+                return;
+        /* Rare: the logs are not whole under their names (a log's sync failed: EIO; a name an
+         * earlier run's files hold), and result.json must say so: written and synced again. */
+        if (rec->remove_error < 0)
+                store_fail(run, "Failed to remove the earlier result.json: %s", strerror(-rec->remove_error));
+        else if (rec->logs_error < 0 || rec->out_sync < 0 || rec->err_sync < 0)
                 store_fail(run, "Failed to write the logs: %s",
-                           strerror(-(rec->out_sync < 0 ? rec->out_sync : rec->err_sync)));
-                r = store_result_again(run);
-        } else
-                r = rec->renamed ? 0 : rec->result_error;
+                           strerror(-(rec->logs_error < 0 ? rec->logs_error :
+                                      rec->out_sync < 0 ? rec->out_sync : rec->err_sync)));
+        else {
+                store_fail(run, "Failed to write result.json: %s", strerror(-rec->result_error));
+                return;
+        }
+        r = store_result_again(run);
         if (r < 0)
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
 }

@@ -30,34 +30,29 @@ static int fsync_errno(int fd) {
         return fsync(fd) < 0 ? -errno : 0;
 }
 
-/* The earlier run's files go, result.json first (it never stands beside logs that are not its
- * own), then the new ones are made. */
+/* The new files, under temporary names: what the engine writes to. */
 static void record_make(RunRecord *rec) {
-        /* Where it cannot be removed, the new one is still renamed over it, saying why. */
-        if (unlinkat(rec->dir_fd, "result.json", 0) < 0 && errno != ENOENT)
-                rec->remove_error = -errno;
-        (void) unlinkat(rec->dir_fd, "stdout.log", 0);
-        (void) unlinkat(rec->dir_fd, "stderr.log", 0);
-
-        /* Under their names at once: without result.json beside them they vouch for nothing, as
-         * the earlier store's renamed logs did not before its first sync. O_EXCL: a name the
-         * removal above could not free is not written through. */
-        rec->out_fd = openat(rec->dir_fd, "stdout.log",
-                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
-        if (rec->out_fd < 0)
-                rec->logs_error = -errno;
-        if (rec->logs_error == 0) {
-                rec->err_fd = openat(rec->dir_fd, "stderr.log",
-                                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
-                if (rec->err_fd < 0)
-                        rec->logs_error = -errno;
-        }
+        rec->logs_error = atomic_file_write_at(rec->dir_fd, "stdout.log", "", 0, 0644, &rec->out);
+        if (rec->logs_error >= 0)
+                rec->logs_error = atomic_file_write_at(rec->dir_fd, "stderr.log", "", 0, 0644, &rec->err);
         if (rec->sync)
                 rec->result_error = atomic_file_write_at(rec->dir_fd, "result.json", "", 0, 0644, &rec->result);
 }
 
-/* The removals and the logs' names, durable before result.json's rename. */
-static void record_sync_names(RunRecord *rec) {
+/* The earlier run's result.json goes first (it never stands beside logs that are not its own),
+ * then the new logs take their names (freeing an earlier run's: on a disk mounted with discard,
+ * 0.3 to 2 ms for each file that held data), then those names are synced. Where the earlier
+ * result.json stays, the new logs do not take their names; the engine says why in a result.json
+ * renamed over it. */
+static void record_name(RunRecord *rec) {
+        if (unlinkat(rec->dir_fd, "result.json", 0) < 0 && errno != ENOENT) {
+                rec->remove_error = -errno;
+                return;
+        }
+        if (rec->logs_error >= 0)
+                rec->logs_error = atomic_file_commit(&rec->out);
+        if (rec->logs_error >= 0)
+                rec->logs_error = atomic_file_commit(&rec->err);
         if (rec->sync && rec->result_error >= 0)
                 rec->dir_error = fsync_errno(rec->dir_fd);
 }
@@ -68,15 +63,16 @@ static void record_sync_logs(RunRecord *rec) {
                 return;
         rec->logs_synced = true;
         if (rec->out_data)
-                rec->out_sync = fsync_errno(rec->out_fd);
+                rec->out_sync = fsync_errno(rec->out.fd);
         if (rec->err_data)
-                rec->err_sync = fsync_errno(rec->err_fd);
+                rec->err_sync = fsync_errno(rec->err.fd);
 }
 
-/* After result.json's bytes: the logs (if not yet), result.json, its rename, the directory. */
+/* After result.json's bytes: the logs (if not yet), result.json, its rename, the directory. Not
+ * renamed unless the logs are whole under their names. */
 static void record_sync(RunRecord *rec) {
         record_sync_logs(rec);
-        if (rec->out_sync < 0 || rec->err_sync < 0)
+        if (rec->out_sync < 0 || rec->err_sync < 0 || rec->remove_error < 0 || rec->logs_error < 0)
                 return;
         if (rec->result_error < 0)
                 return;
@@ -104,7 +100,7 @@ static void *record_thread(void *arg) {
         record_make(rec);
         atomic_store(&rec->made, true);
         (void) eventfd_write(rec->ready_fd, 1);
-        record_sync_names(rec);
+        record_name(rec);
         /* Each step the engine asks for (rec->stage, raised before go_fd is written). */
         for (;;) {
                 int stage = atomic_load(&rec->stage);
@@ -149,8 +145,8 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
                 .begun = true,
                 .dir_fd = dir_fd,
                 .sync = sync,
-                .out_fd = -EBADF,
-                .err_fd = -EBADF,
+                .out = ATOMIC_FILE_NULL,
+                .err = ATOMIC_FILE_NULL,
                 .result = ATOMIC_FILE_NULL,
                 .ready_fd = -EBADF,
                 .go_fd = -EBADF,
@@ -158,7 +154,7 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
         };
         if (!ahead || !sync || on_memory_fs(dir_fd)) {
                 record_make(rec);
-                record_sync_names(rec);
+                record_name(rec);
                 rec->ready = true;
                 return;
         }
@@ -183,7 +179,7 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
                 rec->go_fd = safe_close(rec->go_fd);
                 rec->done_fd = safe_close(rec->done_fd);
                 record_make(rec);
-                record_sync_names(rec);
+                record_name(rec);
                 rec->ready = true;
         }
 }
@@ -201,7 +197,7 @@ bool run_record_ready(RunRecord *rec, bool wait) {
 }
 
 int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size) {
-        int fd = err ? rec->err_fd : rec->out_fd;
+        int fd = err ? rec->err.fd : rec->out.fd;
         size_t *written = err ? &rec->err_written : &rec->out_written;
 
         if (fd < 0)
@@ -274,8 +270,8 @@ void run_record_done(RunRecord *rec) {
                 rec->joined = true;
         }
         atomic_file_done(&rec->result);
-        rec->out_fd = safe_close(rec->out_fd);
-        rec->err_fd = safe_close(rec->err_fd);
+        atomic_file_done(&rec->out);
+        atomic_file_done(&rec->err);
         rec->ready_fd = safe_close(rec->ready_fd);
         rec->go_fd = safe_close(rec->go_fd);
         rec->done_fd = safe_close(rec->done_fd);

@@ -306,15 +306,15 @@ typedef struct RunRecord {
         bool begun;
         bool sync;                      /* result.json here, durable (false: the caller stores it) */
         int dir_fd;                     /* the output directory (the run's) */
-        int out_fd;                     /* stdout.log, under its name */
-        int err_fd;                     /* stderr.log */
+        AtomicFile out;                 /* stdout.log: made under a temporary name, then named */
+        AtomicFile err;                 /* stderr.log */
         AtomicFile result;              /* result.json's temporary file (sync only) */
         size_t out_written;             /* the log's bytes so far (the stream's first ones) */
         size_t err_written;
         bool out_data;                  /* bytes written to the log since its name was synced */
         bool err_data;
         int remove_error;               /* the earlier result.json could not be removed */
-        int logs_error;                 /* a log could not be created */
+        int logs_error;                 /* a log could not be made or named */
         int dir_error;                  /* the directory's sync after the creations */
         int out_sync;                   /* the logs' syncs (0 or negative errno) */
         int err_sync;

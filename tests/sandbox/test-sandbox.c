@@ -355,15 +355,16 @@ START_TEST(test_record_written_as_it_comes) {
 }
 END_TEST
 
-/* A log's name the earlier run's removal cannot free (a directory stands there): the logs are not
- * written through it, and result.json, still written, says why (store_error); the run's own
- * status stands. */
+/* A log's name the new log cannot take (a directory stands there): result.json, still written,
+ * says why (store_error), the run's own status stands, and no temporary file is left. */
 START_TEST(test_record_log_name_taken) {
         _cleanup_test_run_ TestRun t = test_run_new("echo hi");
         _cleanup_free_ char *result_json = NULL;
         _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
         const cJSON *why;
+        struct dirent *de;
         struct stat st;
+        DIR *d;
 
         ck_assert_int_eq(mkdirat(t.out.fd, "run", 0755), 0);
         ck_assert_int_eq(mkdirat(t.out.fd, "run/stdout.log", 0755), 0);
@@ -380,6 +381,12 @@ START_TEST(test_record_log_name_taken) {
         ck_assert(cJSON_IsString(why));
         ck_assert_str_eq(why->valuestring, t.res->store_error);
         ck_assert_str_eq(cJSON_GetObjectItem(parsed, "status")->valuestring, "succeeded");
+        d = opendir(t.out_path);
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                ck_assert_msg(de->d_name[0] != '.' || streq(de->d_name, ".") || streq(de->d_name, ".."),
+                              "left in the output directory: %s", de->d_name);
+        closedir(d);
 }
 END_TEST
 
