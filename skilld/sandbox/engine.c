@@ -1902,21 +1902,6 @@ static int store_result_again(SandboxRun *run) {
         return 0;
 }
 
-/* The streams are at their end: the logs get their last bytes, and their syncs start while the
- * usage is read, the status decided and result.json written; their commit is done by then. A
- * failure is the store's to report (it writes them again). */
-static void record_logs_done(SandboxRun *run) {
-        RunResult *res = run->result;
-        RunRecord *rec = &run->record;
-
-        /* Not waited for: a record still being made (a busy disk) is written at the store. */
-        if (!rec->begun || !rec->sync || !run_record_ready(rec, false))
-                return;
-        if (run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size) >= 0 &&
-            run_record_write_log(rec, true, res->stderr_stream.data, res->stderr_stream.size) >= 0)
-                run_record_logs_done(rec);
-}
-
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
  * the run ended; they are reported as store_error. */
 static void run_store(SandboxRun *run) {
@@ -1946,11 +1931,11 @@ static void run_store(SandboxRun *run) {
                 return;
 
         /* result.json is the commit point: once it exists, so do the complete logs beside it,
-         * also after a crash. The logs were made under their names while the skill ran, those
-         * names synced, and their bytes written as they came and synced once whole (record.c);
-         * result.json's bytes are synced before its rename, which is synced last. A crash before
-         * that leaves logs that may be incomplete, and no result.json to vouch for them. Where
-         * the skill never started, all of it happens here. */
+         * also after a crash. The logs were made and named while the skill ran, those names
+         * synced, and their bytes written as they came (record.c); the logs' bytes and
+         * result.json's are synced before its rename (one journal commit carries them), which is
+         * synced last. A crash before that leaves logs that may be incomplete, and no result.json
+         * to vouch for them. Where the skill never started, all of it happens here. */
         run_record_begin(rec, run->dest_fd, !run->req->caller_stores_result, false);
         (void) run_record_ready(rec, true);
         r = run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size);
@@ -2050,7 +2035,6 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_mark(&run, MARK_DRAINED);
-                record_logs_done(&run);
                 if (run.exited)
                         /* The init is reaped later, once the result is stored. */
                         run_collect(&run, 0, NULL, &outcome);

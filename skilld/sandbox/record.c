@@ -10,11 +10,10 @@
  * What moves off the run's end: removing the earlier run's files, creating the logs under their
  * names and result.json's temporary file, and making those names durable (one fsync() of the
  * directory): all while the skill runs, in the helper thread, started at the release. The engine
- * writes the logs as the skill writes; once the streams end, the thread syncs the logs that got
- * bytes (an empty log's creation is durable already) while the engine decides the result. Then
- * the engine writes result.json's bytes, and the thread syncs them, renames result.json and syncs
- * the directory, one after the other (side by side in threads of their own cost more to start
- * than they saved here), while the engine reaps the init and removes its cgroups. */
+ * writes the logs as the skill writes, and result.json's bytes at the end; the thread then syncs
+ * the files that got bytes (an empty log's creation is durable already), renames result.json and
+ * syncs the directory, one after the other (side by side in threads of their own cost more to
+ * start than they saved here), while the engine reaps the init and removes its cgroups. */
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -57,21 +56,13 @@ static void record_name(RunRecord *rec) {
                 rec->dir_error = fsync_errno(rec->dir_fd);
 }
 
-/* The logs that got bytes, once they are whole. */
-static void record_sync_logs(RunRecord *rec) {
-        if (rec->logs_synced)
-                return;
-        rec->logs_synced = true;
+/* After the bytes: the logs that got any, result.json, its rename, the directory. Not renamed
+ * unless the logs are whole under their names. */
+static void record_sync(RunRecord *rec) {
         if (rec->out_data)
                 rec->out_sync = fsync_errno(rec->out.fd);
         if (rec->err_data)
                 rec->err_sync = fsync_errno(rec->err.fd);
-}
-
-/* After result.json's bytes: the logs (if not yet), result.json, its rename, the directory. Not
- * renamed unless the logs are whole under their names. */
-static void record_sync(RunRecord *rec) {
-        record_sync_logs(rec);
         if (rec->out_sync < 0 || rec->err_sync < 0 || rec->remove_error < 0 || rec->logs_error < 0)
                 return;
         if (rec->result_error < 0)
@@ -101,19 +92,15 @@ static void *record_thread(void *arg) {
         atomic_store(&rec->made, true);
         (void) eventfd_write(rec->ready_fd, 1);
         record_name(rec);
-        /* Each step the engine asks for (rec->stage, raised before go_fd is written). */
+        /* What the engine asks for (rec->stage, set before go_fd is written). */
         for (;;) {
                 int stage = atomic_load(&rec->stage);
                 eventfd_t v;
 
-                if (stage == RECORD_STAGE_END)
-                        break;
-                if (stage == RECORD_STAGE_COMMIT) {
+                if (stage == RECORD_STAGE_COMMIT)
                         record_sync(rec);
+                if (stage != RECORD_STAGE_WAIT)
                         break;
-                }
-                if (stage == RECORD_STAGE_LOGS)
-                        record_sync_logs(rec);
                 while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
                         ;
         }
@@ -232,11 +219,6 @@ int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
                 return r;
         (void) sync_file_range(rec->result.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         return 0;
-}
-
-void run_record_logs_done(RunRecord *rec) {
-        if (rec->thread_started && !rec->joined && rec->ready)
-                record_ask(rec, RECORD_STAGE_LOGS);
 }
 
 void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata) {

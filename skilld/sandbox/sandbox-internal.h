@@ -318,7 +318,6 @@ typedef struct RunRecord {
         int dir_error;                  /* the directory's sync after the creations */
         int out_sync;                   /* the logs' syncs (0 or negative errno) */
         int err_sync;
-        bool logs_synced;               /* their syncs done (by the thread, once they were whole) */
         int result_error;               /* result.json's temporary file made, synced, renamed */
         bool renamed;                   /* result.json is there */
         uint64_t synced_usec;           /* CLOCK_MONOTONIC: the files' data durable */
@@ -337,8 +336,7 @@ typedef struct RunRecord {
 
 enum {
         RECORD_STAGE_WAIT,
-        RECORD_STAGE_LOGS,              /* the logs are whole: sync those that got bytes */
-        RECORD_STAGE_COMMIT,            /* result.json's bytes too: the commit */
+        RECORD_STAGE_COMMIT,            /* the bytes are written: the commit */
         RECORD_STAGE_END,               /* no commit: just end */
 };
 
@@ -350,9 +348,6 @@ bool run_record_ready(RunRecord *rec, bool wait);
 /* Brings a log (err: stderr.log) to the first size bytes of data, the stream kept so far (its
  * start never changes), once the record is ready: as the skill writes, and at the end. */
 int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size);
-/* The logs are whole (the streams at their end) and written: their syncs start, in the thread,
- * while the engine decides the result. */
-void run_record_logs_done(RunRecord *rec);
 /* result.json's text into its temporary file. */
 int run_record_write_result(RunRecord *rec, const char *text, size_t size);
 /* Syncs, renames result.json, syncs the directory; meanwhile(userdata, done_fd) runs in the caller
