@@ -4,8 +4,6 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -276,24 +274,16 @@ int fsync_parent_at(int dir_fd, const char *path) {
         return fsync(dfd) < 0 ? -errno : 0;
 }
 
-/* One fsync() of fsync_many()'s; the last thread to finish says so on done_fd (if any). */
+/* One fsync() of fsync_many()'s. */
 typedef struct SyncJob {
         int fd;
         int result;                     /* 0 or a negative errno */
-        atomic_uint *pending;
-        int done_fd;
 } SyncJob;
-
-static void sync_job_finished(SyncJob *j) {
-        if (j->done_fd >= 0 && atomic_fetch_sub(j->pending, 1) == 1)
-                (void) eventfd_write(j->done_fd, 1);
-}
 
 static void *fsync_thread(void *arg) {
         SyncJob *j = arg;
 
         j->result = fsync(j->fd) < 0 ? -errno : 0;
-        sync_job_finished(j);
         return NULL;
 }
 
@@ -307,16 +297,9 @@ static bool fd_on_memory_fs(int fd) {
 }
 
 int fsync_many(const int *fds, size_t n, int *ret_results) {
-        return fsync_many_meanwhile(fds, n, ret_results, NULL, NULL);
-}
-
-int fsync_many_meanwhile(const int *fds, size_t n, int *ret_results, void (*meanwhile)(void *userdata, int done_fd),
-                         void *userdata) {
         pthread_t threads[8];
         SyncJob jobs[8];
         bool started[8] = {};
-        atomic_uint pending = 1;        /* the threads, and the caller until they are all started */
-        _cleanup_close_ int done_fd = -EBADF;
         pthread_attr_t attr;
         bool have_attr;
         int r = 0;
@@ -324,28 +307,19 @@ int fsync_many_meanwhile(const int *fds, size_t n, int *ret_results, void (*mean
         /* Linux reports a writeback error to one fsync() only: the caller gets each fd's own. */
         if (n > ELEMENTSOF(threads))
                 return -E2BIG;
-        if (meanwhile)
-                done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         /* A thread that only calls fsync() needs no 8 MiB stack. */
         have_attr = pthread_attr_init(&attr) == 0;
         if (have_attr)
                 (void) pthread_attr_setstacksize(&attr, 64 * 1024);
         for (size_t i = 0; i < n; i++) {
-                jobs[i] = (SyncJob) { .fd = fds[i], .pending = &pending, .done_fd = done_fd };
-                /* The last one in the caller, unless the caller has other work meanwhile. */
-                if (fds[i] < 0 || (i + 1 == n && !meanwhile) || fd_on_memory_fs(fds[i]))
+                jobs[i] = (SyncJob) { .fd = fds[i] };
+                /* The last one in the caller. */
+                if (fds[i] < 0 || i + 1 == n || fd_on_memory_fs(fds[i]))
                         continue;
-                atomic_fetch_add(&pending, 1);
                 started[i] = pthread_create(&threads[i], have_attr ? &attr : NULL, fsync_thread, &jobs[i]) == 0;
-                if (!started[i])
-                        atomic_fetch_sub(&pending, 1);
         }
         if (have_attr)
                 (void) pthread_attr_destroy(&attr);
-        if (meanwhile) {
-                sync_job_finished(&(SyncJob) { .pending = &pending, .done_fd = done_fd });
-                meanwhile(userdata, done_fd);
-        }
         /* Those left to the caller (EAGAIN from pthread_create(): out of tasks; a tmpfs) while the
          * threads wait for theirs. */
         for (size_t i = 0; i < n; i++)

@@ -59,12 +59,6 @@ int fsync_parent_at(int dir_fd, const char *path);
  * other: on the development machine 1.5 ms for three files and their directory instead of 7.4
  * (medians, interleaved). */
 int fsync_many(const int *fds, size_t n, int *ret_results);
-/* The same, every fsync() in a thread, with meanwhile(userdata, done_fd) called in the caller while
- * they wait: other work that would otherwise wait for the disk. done_fd (an eventfd) becomes
- * readable once every thread is done, so that meanwhile() may wait for something else until then;
- * negative (no eventfd): it must not wait. */
-int fsync_many_meanwhile(const int *fds, size_t n, int *ret_results, void (*meanwhile)(void *userdata, int done_fd),
-                         void *userdata);
 
 /* The process's umask, read without changing it (threads may be creating files meanwhile). */
 mode_t umask_get(void);

@@ -310,46 +310,6 @@ START_TEST(test_fsync_many) {
 }
 END_TEST
 
-/* What the engine's meanwhile does: waits for the syncs' end on done_fd, or for something else. */
-static void wait_for_syncs(void *userdata, int done_fd) {
-        unsigned *calls = userdata;
-        uint64_t v = 0;
-
-        (*calls)++;
-        ck_assert_int_ge(done_fd, 0);
-        ck_assert_int_eq(poll(&(struct pollfd) { .fd = done_fd, .events = POLLIN }, 1, 10000), 1);
-        ck_assert_int_eq(read(done_fd, &v, sizeof(v)), (ssize_t) sizeof(v));
-        ck_assert_uint_eq(v, 1);
-}
-
-START_TEST(test_fsync_many_meanwhile) {
-        _cleanup_test_dir_ TestDir t = test_dir_new();
-        _cleanup_close_ int f = -EBADF;
-        unsigned calls = 0;
-        int p[2], k[4];
-
-        f = openat(t.fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        ck_assert_int_ge(f, 0);
-        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-
-        /* Called once, and told when every sync is done (also the last fd's, in a thread too). */
-        ck_assert_int_eq(fsync_many_meanwhile((const int[]) { f, -EBADF, t.fd }, 3, k, wait_for_syncs, &calls), 0);
-        ck_assert_uint_eq(calls, 1);
-        ck_assert_int_eq(k[0], 0);
-        ck_assert_int_eq(k[1], 0);
-        ck_assert_int_eq(k[2], 0);
-        /* Errors as fsync_many() reports them; nothing to sync at all still ends the wait. */
-        ck_assert_int_eq(fsync_many_meanwhile((const int[]) { f, p[0], t.fd, p[1] }, 4, k, wait_for_syncs,
-                                              &calls), -EINVAL);
-        ck_assert_int_eq(k[1], -EINVAL);
-        ck_assert_int_eq(k[3], -EINVAL);
-        ck_assert_int_eq(fsync_many_meanwhile((const int[]) { -EBADF }, 1, NULL, wait_for_syncs, &calls), 0);
-        ck_assert_uint_eq(calls, 3);
-        safe_close(p[0]);
-        safe_close(p[1]);
-}
-END_TEST
-
 START_TEST(test_close_all_fds_except) {
         int keep[3], other[3], status;
         pid_t pid;
@@ -579,7 +539,6 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_error_first_wins);
         tcase_add_test(tc, test_atomic_write);
         tcase_add_test(tc, test_fsync_many);
-        tcase_add_test(tc, test_fsync_many_meanwhile);
         tcase_add_test(tc, test_close_all_fds_except);
         tcase_add_test(tc, test_read_nofollow);
         tcase_add_test(tc, test_atomic_write_umask);
