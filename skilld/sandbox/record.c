@@ -104,6 +104,8 @@ static void *record_thread(void *arg) {
                 while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
                         ;
         }
+        /* Nothing of rec is touched after this but done_fd, which lives until the join. */
+        atomic_store(&rec->finished, true);
         (void) eventfd_write(rec->done_fd, 1);
         return NULL;
 }
@@ -222,15 +224,17 @@ int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
 }
 
 void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata) {
-        eventfd_t v;
-
         if (rec->thread_started && !rec->joined) {
                 record_ask(rec, RECORD_STAGE_COMMIT);
                 if (meanwhile)
                         meanwhile(userdata, rec->done_fd);
-                (void) pthread_join(rec->thread, NULL);
-                rec->joined = true;
-                (void) eventfd_read(rec->done_fd, &v);
+                /* Its word that the commit is done, not its exit: that wakeup comes later, and the
+                 * join waits for it once the run is over (run_record_done()). */
+                while (!atomic_load(&rec->finished)) {
+                        struct pollfd p = { .fd = rec->done_fd, .events = POLLIN };
+
+                        (void) poll(&p, 1, -1);
+                }
         } else {
                 record_sync(rec);
                 if (meanwhile)
@@ -247,7 +251,8 @@ void run_record_done(RunRecord *rec) {
                 return;
         if (rec->thread_started && !rec->joined) {
                 /* Not committed: the thread only ends. */
-                record_ask(rec, RECORD_STAGE_END);
+                if (!atomic_load(&rec->finished))
+                        record_ask(rec, RECORD_STAGE_END);
                 (void) pthread_join(rec->thread, NULL);
                 rec->joined = true;
         }

@@ -326,6 +326,7 @@ typedef struct RunRecord {
         pthread_t thread;
         bool thread_started;
         atomic_bool made;               /* the thread made the files (set before ready_fd) */
+        atomic_bool finished;           /* and did what was asked (set before done_fd) */
         bool ready;                     /* the engine saw that */
         bool joined;
         atomic_int stage;               /* RECORD_STAGE_*: what the engine asks of the thread */
