@@ -1428,6 +1428,10 @@ static int run_start(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         int r;
 
+        /* The caller's thread that loaded the user database's modules meanwhile. */
+        if (run->req->warmup)
+                sandbox_identity_warm_join(run->req->warmup);
+
         for (;;) {
                 r = run_clone(run);
                 if (r < 0)

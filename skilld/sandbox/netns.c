@@ -20,6 +20,7 @@
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -62,6 +63,7 @@ static void *netns_thread(void *userdata) {
 
 int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus) {
         pthread_attr_t attr;
+        sigset_t all;
         int r;
 
         assert(!n->started && n->fd < 0);
@@ -70,8 +72,12 @@ int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus) {
         r = -pthread_attr_init(&attr);
         if (r < 0)
                 return r;
-        /* unshare(), a socket and two ioctls: no 8 MiB stack. */
+        /* unshare(), a socket and two ioctls: no 8 MiB stack. Every signal blocked from its first
+         * instruction: the caller's (a signalfd's) are never its. */
+        sigfillset(&all);
         r = -pthread_attr_setstacksize(&attr, 64 * 1024);
+        if (r >= 0)
+                r = -pthread_attr_setsigmask_np(&attr, &all);
         if (r >= 0 && cpus)
                 r = -pthread_attr_setaffinity_np(&attr, sizeof(*cpus), cpus);
         if (r >= 0)

@@ -522,6 +522,36 @@ START_TEST(test_affinity_kept) {
 }
 END_TEST
 
+/* Entries of a /proc directory (fds, threads), "." and ".." left out. */
+static unsigned count_entries(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* A caller's thread loading the user database's modules (skillctl's, while it loads the skill) is
+ * joined before the clone: the run goes as any other, and no thread of ours is left after it. */
+START_TEST(test_warmup_joined) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        SandboxWarmup warm = {};
+
+        sandbox_identity_warm_start(&warm);
+        ck_assert(warm.started);
+        t.req.warmup = &warm;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(!warm.started);
+        ck_assert_uint_eq(count_entries("/proc/self/task"), 1);
+}
+END_TEST
+
 /* ---- isolation, asserted on the host ---- */
 
 START_TEST(test_tmp_and_home_private) {
@@ -782,20 +812,6 @@ START_TEST(test_host_sockets_unreachable) {
         ck_assert_int_eq(errno, EAGAIN);
 }
 END_TEST
-
-/* Entries of a /proc directory (fds, threads), "." and ".." left out. */
-static unsigned count_entries(const char *path) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        unsigned n = 0;
-
-        ck_assert_ptr_nonnull(d);
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        return n;
-}
 
 static char *netns_link(pid_t pid) {
         char path[64], buf[64];
@@ -1465,6 +1481,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
         tcase_add_test(tc, test_affinity_kept);
+        tcase_add_test(tc, test_warmup_joined);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("isolation");
