@@ -150,6 +150,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_LIMITS] = "limits",
         [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
+        [MARK_WARMED] = "warmed",
         [MARK_CLONED] = "cloned",
         [MARK_CGROUPS] = "cgroups",
         [MARK_UID_CHECKED] = "uid-checked",
@@ -1429,8 +1430,10 @@ static int run_start(SandboxRun *run) {
         int r;
 
         /* The caller's thread that loaded the user database's modules meanwhile. */
-        if (run->req->warmup)
+        if (run->req->warmup) {
                 sandbox_identity_warm_join(run->req->warmup);
+                run_mark(run, MARK_WARMED);
+        }
 
         for (;;) {
                 r = run_clone(run);
