@@ -507,14 +507,10 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_close_ int session_fd = -EBADF;
         SkillDeclaredLimits declared;
         char hash[65], id[RANDOM_ID_STRING_MAX];
-        _cleanup_(sandbox_identity_warm_join) SandboxWarmup warm = {};
         int *fds = NULL;
         size_t n_files = 0;
         int r;
 
-        /* The user database's modules load while the skill does (the engine asks it about the
-         * run's uid); sandbox_run() joins the thread before its clone, and nothing before forks. */
-        sandbox_identity_warm_start(&warm);
         r = run_load_skill(a, &skill, &entry);
         if (r != 0)
                 return r;
@@ -604,7 +600,6 @@ static int run_embedded(const RunArgs *a) {
         req.stderr_fd = a->json ? -EBADF : STDERR_FILENO;
         req.cancel_fd = cancel_fd;
 
-        req.warmup = &warm;
         r = sandbox_run(&req, &res, &error);
         run_close_files(fds, n_files);
         if (r < 0)

@@ -1,7 +1,7 @@
 /* The child side of a run, from clone() to execve().
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
- * namespace when unprivileged; as root the network namespace is made beside the init instead,
+ * namespace when unprivileged; as root the network namespace may be made beside the init instead,
  * netns.c, and entered with the release). That process becomes PID 1 of the run ("the init"). It:
  *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while

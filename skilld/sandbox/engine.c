@@ -150,7 +150,6 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_LIMITS] = "limits",
         [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
-        [MARK_WARMED] = "warmed",
         [MARK_CLONED] = "cloned",
         [MARK_CGROUPS] = "cgroups",
         [MARK_UID_CHECKED] = "uid-checked",
@@ -896,9 +895,9 @@ static bool namespace_offered(int ns_fd, const char *name) {
 /* Which namespaces the kernel offers (namespace_offered()); a missing one that the request does
  * not allow to be missing refuses the run. The cgroup namespace is entered later, by the init
  * itself, once it sits in its cgroup. A run with network gets no network namespace: it shares
- * ours, which is not a missing layer but what was asked for. As root the network namespace is
- * made beside the init rather than with it (netns.c); in a user namespace the init could not
- * enter one made by us, and gets it with the clone. */
+ * ours, which is not a missing layer but what was asked for. As root the network namespace may
+ * be made beside the init instead of with it (place_netns()); in a user namespace the init could
+ * not enter one made by us, and always gets it with the clone. */
 static int prepare_namespaces(SandboxRun *run) {
         static const struct {
                 unsigned layer;         /* 0: never optional */
@@ -972,6 +971,23 @@ static int prepare_pipes(SandboxRun *run) {
             fcntl(run->ctl[0], F_SETFL, O_NONBLOCK) < 0)
                 return run_fail(run, -errno, "Failed to make pipes non-blocking: %m");
         return 0;
+}
+
+/* Where the run's network namespace is made. Beside the init (netns.c) only where that is off
+ * the critical path: the init is born into its cgroup, and so needs its release only after the
+ * late part of its root, about 1 ms after the clone; and the engine has no uid to ask the user
+ * database about meanwhile (skilld's worker brings its own). There the thread's 0.55 ms fit
+ * beside the init's work, and clone3() is 0.4 ms shorter. Elsewhere the engine's part after the
+ * clone (cgroup v1's cgroups, 0.4 ms, and the user database, 0.45 ms) already lasts about as
+ * long as the init's, or the init needs its release right after the fixed part of its root (no
+ * placement to wait for): a namespace made beside it then delays the release more than the
+ * clone gains, measured on two CPUs (bench/README.md, seventh round), and it comes with the
+ * clone. */
+static void place_netns(SandboxRun *run) {
+        if (!run->netns_beside || (run->backend->clone_into && run->uid_checked))
+                return;
+        run->netns_beside = false;
+        run->clone_flags |= CLONE_NEWNET;
 }
 
 static int run_prepare(SandboxRun *run) {
@@ -1058,6 +1074,7 @@ static int run_prepare(SandboxRun *run) {
         r = prepare_identity(run);
         if (r < 0)
                 return r;
+        place_netns(run);
         run_mark(run, MARK_IDENTITY);
         r = prepare_files(run);
         if (r < 0)
@@ -1371,8 +1388,9 @@ static void step_back(SandboxRun *run) {
 /* Starts the thread that makes the run's network namespace (netns.c), on the caller's CPUs but
  * the init's: it stays off the init's CPU as the engine does (step_aside()), and a thread starts
  * with the affinity of its creator, already narrowed when the engine stepped aside. Once a run: a
- * namespace made for an init that was abandoned (a uid the user database names) was never
- * entered, and serves the next one. */
+ * namespace made for an init that was abandoned (a uid the user database names; not with
+ * place_netns()'s choice today, which leaves no uid to check) was never entered, and serves the
+ * next one. */
 static int start_netns(SandboxRun *run) {
         cpu_set_t cpus;
         bool narrow = false;
@@ -1428,12 +1446,6 @@ static void abandon_init(SandboxRun *run) {
 static int run_start(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         int r;
-
-        /* The caller's thread that loaded the user database's modules meanwhile. */
-        if (run->req->warmup) {
-                sandbox_identity_warm_join(run->req->warmup);
-                run_mark(run, MARK_WARMED);
-        }
 
         for (;;) {
                 r = run_clone(run);

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -108,20 +107,6 @@ typedef struct RunFile {
                                          * copied into /work/NAME as a tree; path is not used */
 } RunFile;
 
-/* Root only: loads the user database's modules (NSS: libnss_systemd and the libraries it needs,
- * 0.3 to 0.5 ms the first time in a process) in a thread, for a caller that has work of its own
- * before sandbox_run() (loading the skill): the engine's check of the run's uid, made while the
- * init builds its root, then finds them loaded. It decides nothing (the engine still asks the
- * database about the run's uid before anything runs as it). The caller hands it to sandbox_run()
- * (RunRequest.warmup), which joins it before it clones, or joins it before any fork of its own:
- * sandbox_run() needs a caller with no other thread. */
-typedef struct SandboxWarmup {
-        pthread_t thread;
-        bool started;
-} SandboxWarmup;
-void sandbox_identity_warm_start(SandboxWarmup *w);
-void sandbox_identity_warm_join(SandboxWarmup *w);
-
 typedef struct RunRequest {
         const char *run_id;             /* 32 lowercase hex digits; NULL: a random one */
         const char *skill_dir;          /* host directory of the validated skill tree (what
@@ -179,8 +164,6 @@ typedef struct RunRequest {
         int stdout_fd;                  /* live copies of the skill's stdout/stderr, or -1 */
         int stderr_fd;
         int cancel_fd;                  /* readable: cancel the run (an eventfd, signalfd, pipe), or -1 */
-        SandboxWarmup *warmup;          /* the caller's one thread (sandbox_identity_warm_start()):
-                                         * the engine joins it before it clones; or NULL */
 
         /* Where the held child goes so the limits apply. NULL: cgroup v2 where this process may
          * create cgroups with the memory, pids and cpu controllers, else (root) the cgroup v1
@@ -342,7 +325,6 @@ int sandbox_seccomp_cache_set_runtime_dir(const char *dir);
  * request itself is invalid or memory ran out.
  *
  * The caller must be single-threaded (the sandbox is created with a raw clone3(), which does not
- * run glibc's fork handlers; a daemon calls this from a forked worker or its only thread), but
- * for the thread it hands over in RunRequest.warmup, and
+ * run glibc's fork handlers; a daemon calls this from a forked worker or its only thread) and
  * should ignore SIGPIPE if stdout_fd/stderr_fd may be pipes whose reader goes away. */
 int sandbox_run(const RunRequest *req, RunResult **ret, char **error);

@@ -7,13 +7,8 @@
  * exactly as long as the fd, so a crashed run frees its uid by dying and concurrent embedded runs
  * (each its own process) never share one. The engine locks one before the clone and asks the
  * user database after it (sandbox_identity_lock(), sandbox_identity_known()): the database's
- * first lookup in a process loads its modules, which a caller with work of its own before the run
- * (skillctl) has loaded in a thread meanwhile (sandbox_identity_warm_start()). The daemon brings
- * its own allocator. */
-#include <assert.h>
+ * first lookup in a process loads its modules. The daemon brings its own allocator. */
 #include <pwd.h>
-#include <signal.h>
-#include <unistd.h>
 #include <sys/stat.h>
 
 #include "error.h"
@@ -27,34 +22,6 @@ bool sandbox_identity_known(uid_t uid) {
         /* A uid the system's user database names belongs to someone; never borrow it. ERANGE and
          * lookup errors count as known, to stay on the safe side. */
         return getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || found;
-}
-
-static void *warm_thread(void *userdata) {
-        /* Any uid of the range: what counts is that the modules are loaded, not the answer. */
-        (void) sandbox_identity_known(SANDBOX_UID_BASE);
-        return NULL;
-}
-
-void sandbox_identity_warm_start(SandboxWarmup *w) {
-        pthread_attr_t attr;
-        sigset_t all;
-
-        assert(!w->started);
-        if (geteuid() != 0 || pthread_attr_init(&attr) != 0)
-                return;
-        /* The modules are loaded on this stack: glibc's dlopen() and NSS need little. Every signal
-         * blocked from its first instruction: the caller's (a signalfd's) are never its. */
-        sigfillset(&all);
-        if (pthread_attr_setstacksize(&attr, 256 * 1024) == 0 && pthread_attr_setsigmask_np(&attr, &all) == 0)
-                w->started = pthread_create(&w->thread, &attr, warm_thread, NULL) == 0;
-        (void) pthread_attr_destroy(&attr);
-}
-
-void sandbox_identity_warm_join(SandboxWarmup *w) {
-        if (!w->started)
-                return;
-        (void) pthread_join(w->thread, NULL);
-        w->started = false;
 }
 
 static int allocate(const char *lock_path, bool check, uid_t *ret_uid, int *ret_lock_fd, char **error) {

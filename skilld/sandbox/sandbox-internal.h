@@ -57,7 +57,6 @@ typedef enum RunMark {
         MARK_LIMITS,            /* the limit backend chosen (v1: its hierarchies found; v2: its cgroup made) */
         MARK_IDENTITY,          /* the run's uid taken (as root: its lock) */
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
-        MARK_WARMED,            /* the caller's thread loading the user database joined (skillctl) */
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
         MARK_UID_CHECKED,       /* the user database says no account has the run's uid */
