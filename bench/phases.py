@@ -38,7 +38,7 @@ SPANS = [
     ("engine: clone3() (the namespaces)", "prepared", "cloned"),
     ("engine: init's CPU left; v1 cgroups made, sent", "cloned", "cgroups"),
     ("engine: the user database asked about the uid", "cgroups", "uid-checked"),
-    ("engine's thread: the network namespace made", "cgroups", "netns"),
+    ("engine's thread: the network namespace made", "cloned", "netns"),
     ("engine: seccomp program, placing, release", "uid-checked", "released"),
     ("engine: the network namespace made to the release", "netns", "released"),
     ("engine: clone3()'s return to the release", "cloned", "released"),
