@@ -1461,8 +1461,9 @@ static int run_start(SandboxRun *run) {
                 run->err_pipe[1] = safe_close(run->err_pipe[1]);
                 step_aside(run);
 
-                /* While the init builds the fixed part of its root: its cgroups, which it needs
-                 * first, then its network namespace (in a thread) and the user database. */
+                /* While the init builds the fixed part of its root: its v1 cgroups, which it
+                 * needs first, or its network namespace (in a thread, where place_netns() chose
+                 * so), and the user database. */
                 r = place_self(run);
                 if (r < 0)
                         goto abort;
