@@ -1,7 +1,8 @@
 /* The child side of a run, from clone() to execve().
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
- * namespace when unprivileged). That process becomes PID 1 of the run ("the init"). It:
+ * namespace when unprivileged; as root the network namespace may be made beside the init instead,
+ * netns.c, and entered with the release). That process becomes PID 1 of the run ("the init"). It:
  *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
  *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
@@ -1359,15 +1360,26 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
 }
 
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
- * program when the run has one: without it nothing goes on. */
+ * program when the run has one, and the run's network namespace when the engine made it beside
+ * us (as root): without them nothing goes on. That namespace is entered here, before the skill
+ * process is forked; until then we made no socket, and /proc/net and /proc/sys/net follow their
+ * reader's namespace. */
 static void wait_for_placement(const SandboxChild *c) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t n;
+        int fds[2] = { -EBADF, -EBADF };
+        size_t n = 0, want = (size_t) c->seccomp + (size_t) c->join_netns;
+        StepError e = {};
+        int r = 0;
 
-        if (receive_hold(c, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
+        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_GO || n != want)
                 _exit(SANDBOX_EXIT_SETUP);
-        if (c->seccomp && read_seccomp_program(fd) < 0)
+        if (c->seccomp && read_seccomp_program(fds[0]) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
+        if (c->join_netns && setns(fds[n - 1], CLONE_NEWNET) < 0)
+                r = STEP_FAIL(e.what, errno, "Failed to enter the run's network namespace");
+        for (size_t i = 0; i < n; i++)
+                (void) safe_close(fds[i]);
+        if (r < 0)
+                fail(c, r, &e);
         (void) safe_close(c->hold_fd);
 }
 

@@ -105,10 +105,13 @@ typedef struct SandboxRun {
 
         bool userns;
         uint64_t clone_flags;           /* the namespaces created with the init */
+        bool netns_beside;              /* the network namespace is made beside the init (netns.c) */
+        SandboxNetns netns;
         uid_t uid;
         gid_t gid;
         bool uid_checked;               /* no account has it (or it is not ours to check) */
         bool stepped_aside;             /* on other CPUs than the init's until the release */
+        int init_cpu;                   /* where the init said it runs, or -1 */
         cpu_set_t affinity;             /* the caller's CPUs, to return to */
         uint64_t work_size;
         bool seccomp;                   /* the run gets the filter */
@@ -150,6 +153,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_CLONED] = "cloned",
         [MARK_CGROUPS] = "cgroups",
         [MARK_UID_CHECKED] = "uid-checked",
+        [MARK_NETNS] = "netns",
         [MARK_INIT_BORN] = "init-born",
         [MARK_INIT_START] = "init-start",
         [MARK_RELEASED] = "released",
@@ -234,6 +238,7 @@ static void sandbox_run_done(SandboxRun *run) {
         (void) safe_close(run->work_fd);
         (void) safe_close(run->workspace_work_fd);
         (void) safe_close(run->seccomp_fd);
+        sandbox_netns_done(&run->netns);
         seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
         free(run->exec_path);
@@ -855,9 +860,17 @@ static int compile_seccomp(SandboxRun *run) {
 
 static int send_hold(SandboxRun *run, char byte, const int *fds, size_t n);
 
-/* Lets the held init go on, handing it the filter's program. */
+/* Lets the held init go on, handing it the filter's program and the network namespace made
+ * beside it, in that order (each when the run has it). */
 static int release_init(SandboxRun *run) {
-        return send_hold(run, HOLD_GO, &run->seccomp_fd, run->seccomp_fd >= 0);
+        int fds[2];
+        size_t n = 0;
+
+        if (run->seccomp_fd >= 0)
+                fds[n++] = run->seccomp_fd;
+        if (run->netns_beside)
+                fds[n++] = run->netns.fd;
+        return send_hold(run, HOLD_GO, fds, n);
 }
 
 /* Whether the kernel offers a namespace type: every process's /proc/PID/ns has an entry for
@@ -883,7 +896,9 @@ static bool namespace_offered(int ns_fd, const char *name) {
 /* Which namespaces the kernel offers (namespace_offered()); a missing one that the request does
  * not allow to be missing refuses the run. The cgroup namespace is entered later, by the init
  * itself, once it sits in its cgroup. A run with network gets no network namespace: it shares
- * ours, which is not a missing layer but what was asked for. */
+ * ours, which is not a missing layer but what was asked for. As root the network namespace may
+ * be made beside the init instead of with it (place_netns()); in a user namespace the init could
+ * not enter one made by us, and always gets it with the clone. */
 static int prepare_namespaces(SandboxRun *run) {
         static const struct {
                 unsigned layer;         /* 0: never optional */
@@ -909,7 +924,10 @@ static int prepare_namespaces(SandboxRun *run) {
                 if (namespaces[i].flag == CLONE_NEWNET && run->req->network)
                         continue;
                 if (namespace_offered(ns_fd, namespaces[i].name)) {
-                        run->clone_flags |= namespaces[i].flag;
+                        if (namespaces[i].flag == CLONE_NEWNET && !run->userns)
+                                run->netns_beside = true;
+                        else
+                                run->clone_flags |= namespaces[i].flag;
                         continue;
                 }
                 if (namespaces[i].layer == 0 || !(run->req->allow_missing & namespaces[i].layer))
@@ -954,6 +972,23 @@ static int prepare_pipes(SandboxRun *run) {
             fcntl(run->ctl[0], F_SETFL, O_NONBLOCK) < 0)
                 return run_fail(run, -errno, "Failed to make pipes non-blocking: %m");
         return 0;
+}
+
+/* Where the run's network namespace is made. Beside the init (netns.c) only where that is off
+ * the critical path: the init is born into its cgroup, and so needs its release only after the
+ * late part of its root, about 1 ms after the clone; and the engine has no uid to ask the user
+ * database about meanwhile (skilld's worker brings its own). There the thread's 0.55 ms fit
+ * beside the init's work, and clone3() is 0.4 ms shorter. Elsewhere the engine's part after the
+ * clone (cgroup v1's cgroups, 0.4 ms, and the user database, 0.45 ms) already lasts about as
+ * long as the init's, or the init needs its release right after the fixed part of its root (no
+ * placement to wait for): a namespace made beside it then delays the release more than the
+ * clone gains, measured on two CPUs (bench/README.md, seventh round), and it comes with the
+ * clone. */
+static void place_netns(SandboxRun *run) {
+        if (!run->netns_beside || (run->backend->clone_into && run->uid_checked))
+                return;
+        run->netns_beside = false;
+        run->clone_flags |= CLONE_NEWNET;
 }
 
 static int run_prepare(SandboxRun *run) {
@@ -1040,6 +1075,7 @@ static int run_prepare(SandboxRun *run) {
         r = prepare_identity(run);
         if (r < 0)
                 return r;
+        place_netns(run);
         run_mark(run, MARK_IDENTITY);
         r = prepare_files(run);
         if (r < 0)
@@ -1132,6 +1168,7 @@ static int run_clone(SandboxRun *run) {
                 .seccomp = run->seccomp,
                 .seccomp_notify = run->supervisor,
                 .netns = run->clone_flags & CLONE_NEWNET,
+                .join_netns = run->netns_beside,
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
                 .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
@@ -1318,7 +1355,10 @@ static void step_aside(SandboxRun *run) {
         int cpu;
 
         if (loop_read(run->hold[1], &cpu, sizeof(cpu)) != (ssize_t) sizeof(cpu) || cpu < 0 ||
-            cpu >= CPU_SETSIZE || sched_getcpu() != cpu)
+            cpu >= CPU_SETSIZE)
+                return;
+        run->init_cpu = cpu;
+        if (sched_getcpu() != cpu)
                 return;
         if (sched_getaffinity(0, sizeof(run->affinity), &run->affinity) < 0)
                 return;
@@ -1335,6 +1375,46 @@ static void step_back(SandboxRun *run) {
                 return;
         (void) sched_setaffinity(0, sizeof(run->affinity), &run->affinity);
         run->stepped_aside = false;
+}
+
+/* Starts the thread that makes the run's network namespace (netns.c), on the caller's CPUs but
+ * the init's: it stays off the init's CPU as the engine does (step_aside()), and a thread starts
+ * with the affinity of its creator, already narrowed when the engine stepped aside. Once a run: a
+ * namespace made for an init that was abandoned (a uid the user database names; not with
+ * place_netns()'s choice today, which leaves no uid to check) was never entered, and serves the
+ * next one. */
+static int start_netns(SandboxRun *run) {
+        cpu_set_t cpus;
+        bool narrow = false;
+        int r;
+
+        if (!run->netns_beside || run->netns.fd >= 0 || run->netns.started)
+                return 0;
+        if (!run->stepped_aside && run->init_cpu >= 0 && sched_getaffinity(0, sizeof(cpus), &cpus) >= 0) {
+                CPU_CLR(run->init_cpu, &cpus);
+                narrow = CPU_COUNT(&cpus) > 0;
+        }
+        r = sandbox_netns_start(&run->netns, narrow ? &cpus : NULL);
+        if (r < 0)
+                return run_fail(run, r, "Failed to start making the run's network namespace: %s", strerror(-r));
+        return 0;
+}
+
+/* Waits for the network namespace: before the release, which carries it, and before any other
+ * clone (a thread alive at a clone is unsafe). */
+static int finish_netns(SandboxRun *run) {
+        const char *what = NULL;
+        int r;
+
+        if (!run->netns_beside)
+                return 0;
+        r = sandbox_netns_join(&run->netns, &what);
+        if (run->timing && run->netns.made_usec > 0)
+                run->marks[MARK_NETNS] = run->netns.made_usec;
+        if (r < 0)
+                return run_fail(run, r, "%s: %s", what ?: "Failed to make the run's network namespace",
+                                strerror(-r));
+        return 0;
 }
 
 /* An init that will never be released: killed and reaped, its channels closed. Nothing of the
@@ -1373,13 +1453,20 @@ static int run_start(SandboxRun *run) {
                 run->err_pipe[1] = safe_close(run->err_pipe[1]);
                 step_aside(run);
 
-                /* While the init builds the fixed part of its root: its cgroups, then the user
-                 * database. */
+                /* While the init builds the fixed part of its root: its v1 cgroups, which it
+                 * needs first, or its network namespace (in a thread, where place_netns() chose
+                 * so), and the user database. */
                 r = place_self(run);
+                if (r < 0)
+                        goto abort;
+                r = start_netns(run);
                 if (r < 0)
                         goto abort;
                 if (check_identity(run) == 0)
                         break;
+                r = finish_netns(run);
+                if (r < 0)
+                        goto abort;
                 step_back(run);
                 abandon_init(run);
                 r = reallocate_identity(run);
@@ -1409,6 +1496,10 @@ static int run_start(SandboxRun *run) {
                 goto abort;
         }
 
+        r = finish_netns(run);
+        if (r < 0)
+                goto abort;
+
         /* From here on the skill's time runs. */
         run->start_mono = now_usec(CLOCK_MONOTONIC);
         r = release_init(run);
@@ -1419,6 +1510,8 @@ static int run_start(SandboxRun *run) {
         }
         run->hold[1] = safe_close(run->hold[1]);
         run->seccomp_fd = safe_close(run->seccomp_fd);
+        /* The init holds the network namespace now, and nothing else does. */
+        sandbox_netns_done(&run->netns);
         step_back(run);
         run_mark(run, MARK_RELEASED);
         if (!run->supervisor)
@@ -1426,6 +1519,7 @@ static int run_start(SandboxRun *run) {
         return 0;
 
 abort:
+        sandbox_netns_done(&run->netns);
         step_back(run);
         /* EOF on the hold pipe tells the held child to exit; SIGKILL in case it does not. */
         run->hold[1] = safe_close(run->hold[1]);
@@ -1998,6 +2092,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .work_fd = -EBADF,
                 .workspace_work_fd = -EBADF,
                 .seccomp_fd = -EBADF,
+                .netns = SANDBOX_NETNS_NULL,
+                .init_cpu = -1,
         };
         SandboxOutcome outcome = {};
         int r;

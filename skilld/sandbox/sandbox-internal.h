@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -33,7 +34,8 @@
 #define HOLD_CGROUPS 'c'                /* the run's cgroups to enter (SCM_RIGHTS, at most
                                          * SANDBOX_CGROUP_FDS_MAX) */
 #define HOLD_GO 'g'                     /* the release, with the seccomp program's memfd when the
-                                         * run has the filter */
+                                         * run has the filter, then the network namespace when it
+                                         * was made beside the init */
 #define SANDBOX_CGROUP_FDS_MAX 8U
 
 /* Messages on the control socket (SOCK_SEQPACKET: one message per send, never split). */
@@ -60,6 +62,7 @@ typedef enum RunMark {
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
         MARK_UID_CHECKED,       /* the user database says no account has the run's uid */
+        MARK_NETNS,             /* root: the engine's thread has made the network namespace */
         MARK_INIT_BORN,         /* the init's first instruction */
         MARK_INIT_START,        /* the init runs: its fds closed (v2: in its cgroup since its birth) */
         MARK_RELEASED,          /* the seccomp program built, the init placed and released */
@@ -152,6 +155,8 @@ typedef struct SandboxChild {
                                          * memfd passed on the hold socket) */
         bool seccomp_notify;            /* the filter notifies: send its listener before execve() */
         bool netns;                     /* namespaces the init has to set up (when it has them) */
+        bool join_netns;                /* the network namespace comes with the release (made
+                                         * beside the init, lo up): entered before the fork */
         bool network;                   /* the host's network: /etc gets name resolution */
         bool utsns;
         bool cgroupns;
@@ -227,6 +232,24 @@ int sandbox_identity_allocate(const char *lock_path, uid_t *ret_uid, int *ret_lo
 int sandbox_identity_lock(const char *lock_path, uid_t *ret_uid, int *ret_lock_fd, char **error);
 /* Whether the user database names uid (lookup errors count as yes). */
 bool sandbox_identity_known(uid_t uid);
+
+/* netns.c: the run's network namespace, made by a thread of the engine beside the init (root
+ * only), with lo up; the init enters it with its release. */
+typedef struct SandboxNetns {
+        pthread_t thread;
+        bool started;                   /* the thread runs (or ran and is not joined yet) */
+        int fd;                         /* the namespace, once made; -EBADF before */
+        int error;                      /* negative errno of the step that failed */
+        const char *what;               /* that step, as an error message's start */
+        uint64_t made_usec;             /* CLOCK_MONOTONIC when it was made */
+} SandboxNetns;
+#define SANDBOX_NETNS_NULL { .fd = -EBADF }
+/* Starts the thread, on cpus (NULL: wherever we may run). */
+int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus);
+/* Waits for the thread (if any): 0 with n->fd the namespace, or its error and what failed. */
+int sandbox_netns_join(SandboxNetns *n, const char **ret_what);
+/* Joins and closes the namespace: nothing of it is left in the engine. */
+void sandbox_netns_done(SandboxNetns *n);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up

@@ -169,6 +169,21 @@ static int probe_ifaces(void) {
         return 0;
 }
 
+/* Each interface with whether it is up: "link NAME up" or "link NAME down". */
+static int probe_links(void) {
+        struct if_nameindex *ifs = if_nameindex();
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        for (struct if_nameindex *i = ifs; i && i->if_index; i++) {
+                struct ifreq ifr = {};
+
+                strncpy(ifr.ifr_name, i->if_name, IFNAMSIZ - 1);
+                printf("link %s %s\n", i->if_name,
+                       fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) >= 0 && (ifr.ifr_flags & IFF_UP) ? "up" : "down");
+        }
+        return 0;
+}
+
 static int probe_kill(const char *pid) {
         report("kill", kill((pid_t) atoi(pid), SIGKILL));
         return 0;
@@ -250,6 +265,8 @@ int main(int argc, char *argv[]) {
                 return probe_unix(argv[2]);
         if (strcmp(argv[1], "ifaces") == 0)
                 return probe_ifaces();
+        if (strcmp(argv[1], "links") == 0)
+                return probe_links();
         if (strcmp(argv[1], "kill") == 0 && argc > 2)
                 return probe_kill(argv[2]);
         if (strcmp(argv[1], "x32") == 0)

@@ -769,9 +769,26 @@ static int listen_tcp_loopback(uint16_t *ret_port) {
         return fd;
 }
 
+/* Where the run's network namespace comes from (engine.c, place_netns()): with the clone, or made
+ * beside the init by a thread of the engine and entered with its release, where the init is born
+ * into its cgroup (cgroup v2: the VM suite) and the caller reserved the run's uid, as skilld's
+ * worker does. NETNS_CALLER_UID is that request (the uid's lock in *ret_lock); on a cgroup v1 host
+ * it takes the clone's way too. */
+enum { NETNS_ENGINE_UID, NETNS_CALLER_UID, _NETNS_WAYS };
+
+static void netns_way(TestRun *t, int way, int *ret_lock) {
+        uid_t uid;
+
+        *ret_lock = -EBADF;
+        if (way != NETNS_CALLER_UID)
+                return;
+        ck_assert_int_eq(sandbox_uid_reserve(&uid, ret_lock, NULL), 0);
+        t->req.uid = uid;
+}
+
 START_TEST(test_no_network) {
         _cleanup_test_run_ TestRun t = {};
-        _cleanup_close_ int lfd = -EBADF;
+        _cleanup_close_ int lfd = -EBADF, lock = -EBADF;
         _cleanup_free_ char *body = NULL;
         uint16_t port;
 
@@ -782,6 +799,7 @@ START_TEST(test_no_network) {
                              "(exec 3<>/dev/tcp/127.0.0.1/%u) 2>/dev/null || echo bash-tcp-failed\n",
                              port, port);
         t = test_run_new(body);
+        netns_way(&t, _i, &lock);
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         /* The run's own lo, where nothing listens: the host's listener is out of reach. */
@@ -854,7 +872,7 @@ START_TEST(test_host_sockets_unreachable) {
         _cleanup_free_ char *marker = random_marker(), *abstract = NULL, *body = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_test_run_ TestRun t = {};
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF, lock = -EBADF;
 
         /* An abstract socket on the host: it lives in the host's network namespace. */
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -868,12 +886,145 @@ START_TEST(test_host_sockets_unreachable) {
         body = strdup_printf("/skill/probe unix /run/dbus/system_bus_socket; /skill/probe unix %s",
                              abstract);
         t = test_run_new(body);
+        netns_way(&t, _i, &lock);
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "unix 2\n")); /* ENOENT for the bus */
         ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "unix 111\n")); /* ECONNREFUSED */
         ck_assert_int_eq(accept(fd, NULL, NULL), -1);
         ck_assert_int_eq(errno, EAGAIN);
+}
+END_TEST
+
+/* Entries of a /proc directory (fds, threads), "." and ".." left out. */
+static unsigned count_entries(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+static char *netns_link(pid_t pid) {
+        char path[64], buf[64];
+        ssize_t n;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) pid);
+        n = readlink(path, buf, sizeof(buf) - 1);
+        ck_assert_int_gt(n, 0);
+        return strndup(buf, (size_t) n);
+}
+
+/* As root the run's network namespace is made beside its init (netns.c) and entered before the
+ * skill process is forked: a new one for each run, neither ours nor a concurrent run's, with lo
+ * alone in it, up. */
+START_TEST(test_network_namespace_own) {
+        _cleanup_test_run_ TestRun a = test_run_new("readlink /proc/self/ns/net; exec sleep 60");
+        _cleanup_test_run_ TestRun b = test_run_new("readlink /proc/self/ns/net; /skill/probe links");
+        _cleanup_free_ char *ours = netns_link(getpid()), *first = NULL, *second = NULL;
+        _cleanup_close_ int cancel = -EBADF, lock_a = -EBADF, lock_b = -EBADF;
+        char line[128] = {};
+        int out[2], status;
+        size_t n = 0;
+        pid_t pid;
+
+        netns_way(&a, _i, &lock_a);
+        netns_way(&b, _i, &lock_b);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        cancel = eventfd(0, EFD_CLOEXEC);
+        ck_assert_int_ge(cancel, 0);
+        a.req.stdout_fd = out[1];
+        a.req.cancel_fd = cancel;
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                RunResult *res = NULL;
+
+                (void) close(out[0]);
+                if (sandbox_run(&a.req, &res, NULL) < 0)
+                        _exit(11);
+                _exit(res->status == RUN_STATUS_CANCELED ? 0 : 12);
+        }
+        (void) close(out[1]);
+        /* The first run's namespace, alive until it is canceled. */
+        while (n < sizeof(line) - 1 && !strchr(line, '\n')) {
+                ssize_t k = read(out[0], line + n, sizeof(line) - 1 - n);
+
+                ck_assert_int_gt(k, 0);
+                n += (size_t) k;
+        }
+        (void) close(out[0]);
+        first = strndup(line, strcspn(line, "\n"));
+        ck_assert_ptr_nonnull(strstr(first, "net:["));
+
+        test_run_go(&b);
+        assert_status(b.res, RUN_STATUS_SUCCEEDED);
+        second = strndup(b.res->stdout_stream.data, strcspn(b.res->stdout_stream.data, "\n"));
+        ck_assert_ptr_nonnull(strstr(second, "net:["));
+        ck_assert_str_ne(first, ours);
+        ck_assert_str_ne(second, ours);
+        ck_assert_str_ne(first, second);
+        /* lo and nothing else, and lo up. */
+        ck_assert(stdout_has_line(b.res, "link lo up"));
+        ck_assert_ptr_null(strstr(strstr(b.res->stdout_stream.data, "link lo up") + 1, "link "));
+        ck_assert_ptr_eq(strstr(b.res->stdout_stream.data, "link "), strstr(b.res->stdout_stream.data, "link lo up"));
+
+        ck_assert_int_eq(eventfd_write(cancel, 1), 0);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+/* A network namespace that cannot be made (here the kernel's answer when user.max_net_namespaces
+ * is reached, ENOSPC, given by a filter of this test's process to unshare() and clone() with
+ * CLONE_NEWNET; clone3(), whose flags a filter cannot see, answers ENOSYS, and the engine falls
+ * back to clone()) fails the run with a message that says so, whichever way the namespace is
+ * made; the skill never ran, the init is reaped, and no thread or fd of the run is left. */
+START_TEST(test_network_namespace_failure) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_close_ int lock = -EBADF;
+        unsigned fds_before, fds_after;
+        bool beside;
+
+        netns_way(&t, _i, &lock);
+        /* The filter stays with the process: only in the one check forked for this test. */
+        ck_assert_msg(!streq_ptr(getenv("CK_FORK"), "no"), "the filter needs check's fork mode");
+        ctx = seccomp_init(SCMP_ACT_ALLOW);
+        ck_assert_ptr_nonnull(ctx);
+        /* Root may load a filter without no_new_privs, which would change what the run inherits. */
+        ck_assert_int_eq(seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0), 0);
+        ck_assert_int_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSPC), SCMP_SYS(unshare), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWNET, CLONE_NEWNET)), 0);
+        ck_assert_int_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSPC), SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWNET, CLONE_NEWNET)), 0);
+        ck_assert_int_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0), 0);
+        ck_assert_int_eq(seccomp_load(ctx), 0);
+        ck_assert_int_eq(unshare(CLONE_NEWNET), -1);
+        ck_assert_int_eq(errno, ENOSPC);
+
+        fds_before = count_entries("/proc/self/fd");
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        /* Beside the init where it is born into its cgroup (cgroup v2) and the uid is ours to
+         * give; with the clone elsewhere. */
+        beside = _i == NETNS_CALLER_UID && streq(t.res->backend, "cgroup2");
+        ck_assert_msg(strstr(t.res->error, beside ? "Failed to create the run's network namespace" :
+                                                    "Failed to create the sandbox namespaces") &&
+                      strstr(t.res->error, strerror(ENOSPC)), "error: %s", t.res->error);
+        ck_assert_uint_eq(t.res->stdout_stream.total, 0);
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+        ck_assert(!host_process_with_uid(t.res->uid));
+        fds_after = count_entries("/proc/self/fd");
+        ck_assert_uint_eq(fds_after, fds_before);
+        ck_assert_uint_eq(count_entries("/proc/self/task"), 1);
 }
 END_TEST
 
@@ -1322,9 +1473,9 @@ END_TEST
 #define TAKEN_SLOT 100U
 
 START_TEST(test_uid_named_by_user_database) {
-        _cleanup_test_run_ TestRun t = test_run_new("id -u; id -un");
+        _cleanup_test_run_ TestRun t = test_run_new("id -u; id -un; readlink /proc/self/ns/net");
         _cleanup_test_dir_ TestDir d = test_dir_new();
-        _cleanup_free_ char *result = NULL, *passwd = NULL, *expected = NULL;
+        _cleanup_free_ char *result = NULL, *passwd = NULL, *expected = NULL, *ours = netns_link(getpid());
         int status;
         pid_t pid;
 
@@ -1370,6 +1521,10 @@ START_TEST(test_uid_named_by_user_database) {
         ck_assert_int_eq(WEXITSTATUS(status), 0);
         ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 4096, true, &result, NULL), 0);
         expected = strdup_printf("%u\nskill\n", SANDBOX_UID_BASE + TAKEN_SLOT + 1);
+        /* The second init got the network namespace made for the first, which never entered it. */
+        ck_assert_ptr_nonnull(strstr(result, "net:["));
+        ck_assert_ptr_null(strstr(result, ours));
+        *strstr(result, "net:[") = '\0';
         ck_assert_str_eq(result, expected);
         /* Nothing of the first init is left. */
         ck_assert(!host_process_with_uid(SANDBOX_UID_BASE + TAKEN_SLOT));
@@ -1445,9 +1600,11 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_proc_kernel_parts_hidden);
         tcase_add_test(tc, test_kill_reaches_no_host_process);
         tcase_add_test(tc, test_environment_from_scratch);
-        tcase_add_test(tc, test_no_network);
+        tcase_add_loop_test(tc, test_no_network, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_network);
-        tcase_add_test(tc, test_host_sockets_unreachable);
+        tcase_add_loop_test(tc, test_network_namespace_own, 0, _NETNS_WAYS);
+        tcase_add_loop_test(tc, test_network_namespace_failure, 0, _NETNS_WAYS);
+        tcase_add_loop_test(tc, test_host_sockets_unreachable, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);
         tcase_add_test(tc, test_read_only_dirs);
