@@ -842,8 +842,11 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
 }
 
 /* The rest, once under the limits: what the run writes and the inputs it is given are charged
- * to its own cgroup. */
-static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
+ * to its own cgroup. Ends in the new root, with the old root still stacked on it (ret_stacked)
+ * where it was pivoted away: detach_old_root() takes it off after the skill process is forked,
+ * before that one may exec. */
+static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError *e) {
+        bool stacked = false;
         int r;
 
         r = setup_writable(c, e);
@@ -853,11 +856,12 @@ static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
                 return r;
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
-         * new root alone, without needing a directory to park the old root in. */
-        if (syscall(SYS_pivot_root, ".", ".") >= 0) {
-                if (umount2(".", MNT_DETACH) < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to detach the old root");
-        } else if (errno == EINVAL && is_rootfs("/")) {
+         * new root alone, without needing a directory to park the old root in. Our root and working
+         * directory are the new root's: a path looked up from them starts below the old root, and
+         * only "." (or ".." at the top) reaches it until it is detached. */
+        if (syscall(SYS_pivot_root, ".", ".") >= 0)
+                stacked = true;
+        else if (errno == EINVAL && is_rootfs("/")) {
                 /* The host runs from its initramfs (the kernel's rootfs, as a VM booted from an
                  * initramfs does), and rootfs can never be pivoted away from. Do what switch_root
                  * does: move the new root over it and chroot. The old root stays underneath,
@@ -874,8 +878,18 @@ static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
-        if (chdir(c->cwd) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to chdir to %s", c->cwd);
+        *ret_stacked = stacked;
+        return 0;
+}
+
+/* The old root's detaching frees the host's mount tree as this namespace copied it, after an RCU
+ * grace period that umount2() waits for (0.1 ms at the median, 0.3 at the p90, more on a busy
+ * machine). It is done by the init once the skill process is forked, beside that one's set-up,
+ * which does not exec before the init says it is done (skill_gate). */
+static int detach_old_root(StepError *e) {
+        /* Our working directory is still the new root's top, where the old root is stacked. */
+        if (umount2(".", MNT_DETACH) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to detach the old root");
         return 0;
 }
 
@@ -921,9 +935,10 @@ static int read_mm_fields(uint64_t f[static _STAT_MAX], StepError *e) {
  * every process of the run may read whatever its uid and the init's dumpable flag, would show the
  * caller's command line: its options, paths, the skill's arguments. The caller's argv and
  * environment strings are wiped from this copy of its memory, and the kernel is pointed at a name
- * of our own instead. Called after setup_rootfs_late(), when nothing the init or the skill still uses
- * lives in those areas: the engine copied the skill's argv and environment to the heap, and the
- * input file names, which may point into the caller's argv, have been used. */
+ * of our own instead. Called after the skill process is forked (which has its own copy, and does
+ * not exec before this is done: skill_gate), when nothing the init still uses lives in those
+ * areas: the engine copied the skill's argv and environment to the heap, and the input file
+ * names, which may point into the caller's argv, have been used. */
 static int hide_caller_command_line(StepError *e) {
         uint64_t f[_STAT_MAX] = {};
         struct prctl_mm_map map;
@@ -1142,7 +1157,29 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-_noreturn_ static void skill_exec(const SandboxChild *c) {
+/* The init's word to the skill process that the root is final: the old root detached, the
+ * caller's command line hidden. The init does that beside the skill process's set-up (after the
+ * fork) instead of before the fork, where it delayed everything after it; the skill process does
+ * not exec before it has the byte. The init's end of the socket closing without it (the init
+ * failed, and reports why) ends the skill process, as anything else would. */
+#define SKILL_GATE_OPEN 'g'
+
+static int skill_gate_wait(int fd) {
+        char byte = 0;
+        ssize_t n;
+
+        do
+                n = read(fd, &byte, 1);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                _exit(SANDBOX_EXIT_SETUP);
+        return byte == SKILL_GATE_OPEN ? 0 : -EBADMSG;
+}
+
+_noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
+        int keep[] = { c->ctl_fd, gate };
         StepError e = {};
         int r;
 
@@ -1161,12 +1198,19 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to set up stdio");
                 goto fail;
         }
+        /* From the new root (the old one, stacked on it until the init detaches it, is above
+         * where a lookup from our root starts). */
+        if (chdir(c->cwd) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to chdir to %s", c->cwd);
+                goto fail;
+        }
         r = apply_rlimits(c, false, &e);
         if (r < 0)
                 goto fail;
 
-        /* The control socket is close-on-exec and reports an execve() failure; all else goes. */
-        r = close_all_fds_except(&c->ctl_fd, 1);
+        /* The control socket is close-on-exec and reports an execve() failure, the gate's is
+         * close-on-exec too; all else goes. */
+        r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
                 goto fail;
@@ -1222,6 +1266,13 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         if (r < 0)
                 goto fail;
 
+        mark(c, MARK_SKILL_READY);
+        r = skill_gate_wait(gate);
+        if (r < 0) {
+                r = STEP_FAIL(e.what, r, "Failed to learn that the sandbox's root is final");
+                goto fail;
+        }
+        (void) safe_close(gate);
         if (c->timing) {
                 mark(c, MARK_SKILL_EXEC);
                 send_marks(c);
@@ -1376,7 +1427,9 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                        c->input_fd, c->workspace_fd, c->env_dir_fd };
         size_t n_ro = MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX);
         _cleanup_free_ int *keep_all = NULL;
+        int gate[2] = { -EBADF, -EBADF };
         StepError e = {};
+        bool stacked = false;
         sigset_t mask;
         pid_t pid;
         int r;
@@ -1457,9 +1510,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
                 fail(c, r, &e);
         }
-        r = setup_rootfs_late(c, &e);
-        if (r >= 0)
-                r = hide_caller_command_line(&e);
+        r = setup_rootfs_late(c, &stacked, &e);
         if (r < 0)
                 fail(c, r, &e);
         mark(c, MARK_INIT_LATE);
@@ -1478,15 +1529,36 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to block signals");
                 fail(c, r, &e);
         }
+        /* A socket rather than a pipe: no SIGPIPE if the skill process is gone already. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to create the skill process's gate");
+                fail(c, r, &e);
+        }
 
         pid = fork();
         if (pid < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to fork the skill process");
                 fail(c, r, &e);
         }
-        if (pid == 0)
-                skill_exec(c);
+        if (pid == 0) {
+                gate[1] = safe_close(gate[1]);
+                skill_exec(c, gate[0]);
+        }
+        gate[0] = safe_close(gate[0]);
         mark(c, MARK_INIT_FORKED);
+
+        /* While the skill process sets itself up; it waits for the gate before its execve(). */
+        r = stacked ? detach_old_root(&e) : 0;
+        if (r >= 0)
+                r = hide_caller_command_line(&e);
+        if (r >= 0 && send(gate[1], &(char) { SKILL_GATE_OPEN }, 1, MSG_NOSIGNAL) != 1)
+                r = STEP_FAIL(e.what, errno, "Failed to open the skill process's gate");
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                fail(c, r, &e);
+        }
+        gate[1] = safe_close(gate[1]);
+        mark(c, MARK_INIT_DETACHED);
         send_marks(c);
         memset(marks, 0, sizeof(marks));
 
