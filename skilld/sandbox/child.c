@@ -1103,17 +1103,25 @@ static void reset_signal_dispositions(void) {
 }
 
 /* What the skill process would otherwise do on its own way to execve(), and the init again after
- * the fork, done once by the init before the fork, where it often waits for the release anyway:
- * both inherit it. The bounding set limits only what a later execve() or capset() may gain, so
- * the init keeps the capabilities it still uses (mounts, its own uid change after the fork). */
-static int prepare_inheritance(StepError *e) {
+ * the fork, done once by the init before the fork: both inherit it. At the init's first wait for
+ * the engine (its cgroups, or the release), where it costs the run nothing when the engine is the
+ * slower of the two; at the fork at the latest. The bounding set limits only what a later
+ * execve() or capset() may gain, so the init keeps the capabilities it still uses (mounts, its
+ * own uid change after the fork). */
+static void prepare_inheritance(const SandboxChild *c) {
+        static bool done = false;
+        StepError e = {};
         int r;
 
+        if (done)
+                return;
         r = bounding_set_drop();
-        if (r < 0)
-                return STEP_FAIL(e->what, r, "Failed to empty the capability bounding set");
+        if (r < 0) {
+                r = STEP_FAIL(e.what, r, "Failed to empty the capability bounding set");
+                fail(c, r, &e);
+        }
         reset_signal_dispositions();
-        return 0;
+        done = true;
 }
 
 /* The seccomp filter's program, as the engine sent it with the release; the skill process loads
@@ -1481,6 +1489,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
         if (!c->setup_before_hold) {
+                prepare_inheritance(c);
                 if (c->self_place) {
                         r = enter_own_cgroups(c, &e);
                         if (r < 0)
@@ -1515,11 +1524,13 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * the engine made meanwhile), only the skill process needs the release (it carries the
          * seccomp program): the rest of the root is built first. */
         if (c->setup_before_hold && c->self_place) {
+                prepare_inheritance(c);
                 r = enter_own_cgroups(c, &e);
                 if (r < 0)
                         fail(c, r, &e);
                 mark(c, MARK_INIT_PLACED);
         } else if (c->setup_before_hold && !c->placed) {
+                prepare_inheritance(c);
                 wait_for_placement(c);
                 mark(c, MARK_INIT_GO);
         }
@@ -1532,9 +1543,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         if (r < 0)
                 fail(c, r, &e);
         mark(c, MARK_INIT_LATE);
-        r = prepare_inheritance(&e);
-        if (r < 0)
-                fail(c, r, &e);
+        prepare_inheritance(c);
         if (c->setup_before_hold && c->placed) {
                 wait_for_placement(c);
                 mark(c, MARK_INIT_GO);
