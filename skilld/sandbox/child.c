@@ -7,15 +7,19 @@
  *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
  *      a user namespace it first waits for its id maps, and so for the release too);
  *   2. where it places itself (cgroup v1), receives the run's cgroups on the hold socket and
- *      enters them; else, unless it was cloned into its cgroup, waits for the release;
+ *      enters them; else, unless it was cloned into its cgroup, waits for the release; at its
+ *      first wait for the engine, empties its capability bounding set and resets every signal's
+ *      disposition, once for itself and the skill process, which inherits both;
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
- *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
- *      new root, and hides the caller's command line, which it still carries as a copy of the
- *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
- *      cgroup) waits for the release only now, to fork the skill process (the release carries
- *      the seccomp program, and follows the check that no account has the uid);
+ *      the writable places and the inputs (charged to the run's cgroup), /proc, and pivots into
+ *      the new root (the old one stays stacked on it until step 4); an init in place by then (it
+ *      entered its v1 cgroups, or was cloned into its v2 cgroup) waits for the release only
+ *      now, to fork the skill process (the release carries the seccomp program, and follows the
+ *      check that no account has the uid);
  *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
- *      for a new one, loads seccomp last and execs;
+ *      for a new one, loads seccomp last and execs once the init says the root is final:
+ *      meanwhile the init detaches the old root and hides the caller's command line, which it
+ *      still carries as a copy of the caller;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
