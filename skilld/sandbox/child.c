@@ -899,8 +899,8 @@ static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError
 
 /* The old root's detaching frees the host's mount tree as this namespace copied it, after an RCU
  * grace period that umount2() waits for (0.1 ms at the median, 0.3 at the p90, more on a busy
- * machine). It is done by the init once the skill process is forked, beside that one's set-up,
- * which does not exec before the init says it is done (skill_gate). */
+ * machine, and as long as the other CPU stays in the kernel: then 0.3 ms at the median). See
+ * finish_root(). */
 static int detach_old_root(StepError *e) {
         /* Our working directory is still the new root's top, where the old root is stacked. */
         if (umount2(".", MNT_DETACH) < 0)
@@ -950,10 +950,11 @@ static int read_mm_fields(uint64_t f[static _STAT_MAX], StepError *e) {
  * every process of the run may read whatever its uid and the init's dumpable flag, would show the
  * caller's command line: its options, paths, the skill's arguments. The caller's argv and
  * environment strings are wiped from this copy of its memory, and the kernel is pointed at a name
- * of our own instead. Called after the skill process is forked (which has its own copy, and does
- * not exec before this is done: skill_gate), when nothing the init still uses lives in those
- * areas: the engine copied the skill's argv and environment to the heap, and the input file
- * names, which may point into the caller's argv, have been used. */
+ * of our own instead. Called after setup_rootfs_late() (finish_root(): before the fork or after
+ * it, when the skill process has its own copy and does not exec before this is done), when
+ * nothing the init still uses lives in those areas: the engine copied the skill's argv and
+ * environment to the heap, and the input file names, which may point into the caller's argv,
+ * have been used. */
 static int hide_caller_command_line(StepError *e) {
         uint64_t f[_STAT_MAX] = {};
         struct prctl_mm_map map;
@@ -1005,6 +1006,21 @@ static int hide_caller_command_line(StepError *e) {
          * command line had bytes, which is all it tells. */
         (void) prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long) &map, sizeof(map), 0);
         return 0;
+}
+
+/* The root's last steps, nothing of which the skill process needs before its execve(): the old
+ * root detached (where it was pivoted away, and is stacked on the new one) and the caller's
+ * command line hidden. An init that waits for the release after its late part does them while
+ * it waits, if the release is not there yet; else (or when it was released before) it does them
+ * after the fork, beside the skill process's own set-up, which does not exec before the init
+ * says they are done (skill_gate_wait()). */
+static int finish_root(bool stacked, StepError *e) {
+        int r;
+
+        r = stacked ? detach_old_root(e) : 0;
+        if (r < 0)
+                return r;
+        return hide_caller_command_line(e);
 }
 
 /* Only lo exists in the new network namespace, and it starts down. */
@@ -1194,17 +1210,23 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-/* The init's word to the skill process that the root is final: the old root detached, the
- * caller's command line hidden. The init does that beside the skill process's set-up (after the
- * fork) instead of before the fork, where it delayed everything after it; the skill process does
- * not exec before it has the byte. The init's end of the socket closing without it (the init
- * failed, and reports why) ends the skill process, as anything else would. */
+/* The init's word to the skill process that the root is final (finish_root()), when it finishes
+ * it after the fork: the skill process does not exec before it has the byte. The init's end of
+ * the socket closing without it (the init failed, and reports why) ends the skill process, as
+ * anything else would. No gate (-EBADF): the root was final before the fork. */
 #define SKILL_GATE_OPEN 'g'
+
+/* The skill process's working directory, copied: the request's may live in the caller's
+ * command line (skillctl exec --cwd), which the init wipes, before the fork when it finishes the
+ * root while held. */
+static char *skill_cwd;
 
 static int skill_gate_wait(int fd) {
         char byte = 0;
         ssize_t n;
 
+        if (fd < 0)
+                return 0;
         do
                 n = read(fd, &byte, 1);
         while (n < 0 && errno == EINTR);
@@ -1241,8 +1263,8 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
         }
         /* From the new root (the old one, stacked on it until the init detaches it, is above
          * where a lookup from our root starts). */
-        if (chdir(c->cwd) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to chdir to %s", c->cwd);
+        if (chdir(skill_cwd) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to chdir to %s", skill_cwd);
                 goto fail;
         }
         r = apply_rlimits(c, false, &e);
@@ -1313,7 +1335,7 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
                 r = STEP_FAIL(e.what, r, "Failed to learn that the sandbox's root is final");
                 goto fail;
         }
-        (void) safe_close(gate);
+        gate = safe_close(gate);
         if (c->timing) {
                 mark(c, MARK_SKILL_EXEC);
                 send_marks(c);
@@ -1450,6 +1472,12 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         return r;
 }
 
+/* Whether the engine's next word on the hold socket (the release, or its giving up: EOF) is
+ * there already. */
+static bool hold_pending(const SandboxChild *c) {
+        return poll(&(struct pollfd) { .fd = c->hold_fd, .events = POLLIN }, 1, 0) != 0;
+}
+
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
  * program when the run has one: without it nothing goes on. */
 static void wait_for_placement(const SandboxChild *c) {
@@ -1470,7 +1498,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         _cleanup_free_ int *keep_all = NULL;
         int gate[2] = { -EBADF, -EBADF };
         StepError e = {};
-        bool stacked = false;
+        bool stacked = false, finished = false;
         sigset_t mask;
         pid_t pid;
         int r;
@@ -1501,6 +1529,11 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         mark(c, MARK_INIT_START);
+        skill_cwd = strdup(c->cwd);
+        if (!skill_cwd) {
+                r = STEP_FAIL(e.what, ENOMEM, "Failed to copy the working directory");
+                fail(c, r, &e);
+        }
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
         if (!c->setup_before_hold) {
@@ -1560,6 +1593,14 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         mark(c, MARK_INIT_LATE);
         prepare_inheritance(c);
         if (c->setup_before_hold && c->placed) {
+                /* The engine is not done yet: the root's last steps fill the wait. */
+                if (!hold_pending(c)) {
+                        r = finish_root(stacked, &e);
+                        if (r < 0)
+                                fail(c, r, &e);
+                        finished = true;
+                        mark(c, MARK_INIT_DETACHED);
+                }
                 wait_for_placement(c);
                 mark(c, MARK_INIT_GO);
         }
@@ -1575,7 +1616,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         /* A socket rather than a pipe: no SIGPIPE if the skill process is gone already. */
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
+        if (!finished && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create the skill process's gate");
                 fail(c, r, &e);
         }
@@ -1593,17 +1634,17 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         mark(c, MARK_INIT_FORKED);
 
         /* While the skill process sets itself up; it waits for the gate before its execve(). */
-        r = stacked ? detach_old_root(&e) : 0;
-        if (r >= 0)
-                r = hide_caller_command_line(&e);
-        if (r >= 0 && send(gate[1], &(char) { SKILL_GATE_OPEN }, 1, MSG_NOSIGNAL) != 1)
-                r = STEP_FAIL(e.what, errno, "Failed to open the skill process's gate");
-        if (r < 0) {
-                (void) kill(pid, SIGKILL);
-                fail(c, r, &e);
+        if (!finished) {
+                r = finish_root(stacked, &e);
+                if (r >= 0 && send(gate[1], &(char) { SKILL_GATE_OPEN }, 1, MSG_NOSIGNAL) != 1)
+                        r = STEP_FAIL(e.what, errno, "Failed to open the skill process's gate");
+                if (r < 0) {
+                        (void) kill(pid, SIGKILL);
+                        fail(c, r, &e);
+                }
+                gate[1] = safe_close(gate[1]);
+                mark(c, MARK_INIT_DETACHED);
         }
-        gate[1] = safe_close(gate[1]);
-        mark(c, MARK_INIT_DETACHED);
         send_marks(c);
         memset(marks, 0, sizeof(marks));
 
