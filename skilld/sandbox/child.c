@@ -1210,11 +1210,30 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-/* The init's word to the skill process that the root is final (finish_root()), when it finishes
- * it after the fork: the skill process does not exec before it has the byte. The init's end of
- * the socket closing without it (the init failed, and reports why) ends the skill process, as
- * anything else would. No gate (-EBADF): the root was final before the fork. */
+/* The skill process's gate, a socket from the init, says one of two things, depending on where
+ * the init was when it forked it:
+ *   - released before, its root not final: SKILL_GATE_OPEN once the init finished the root
+ *     (finish_root()) beside the skill process's set-up; awaited just before execve();
+ *   - held for the release, its root final (it finished it while it waited): SKILL_GATE_RELEASE,
+ *     the engine's release relayed, with the seccomp program's memfd; awaited before anything
+ *     runs as the run's uid, which the release says no account has. The fork and the set-up
+ *     that needs no release are done meanwhile.
+ * The init's end of the socket closing without it (the init failed, and reports why, or the
+ * engine gave up) ends the skill process, as anything else would. */
 #define SKILL_GATE_OPEN 'g'
+#define SKILL_GATE_RELEASE 'r'
+
+static char receive_hold(int sock, int *fds, size_t max, size_t *ret_n);
+
+/* The release, relayed: the program read from its memfd, as the init reads it otherwise. */
+static int skill_release_wait(const SandboxChild *c, int fd) {
+        _cleanup_close_ int program = -EBADF;
+        size_t n;
+
+        if (receive_hold(fd, &program, 1, &n) != SKILL_GATE_RELEASE || c->seccomp != (n == 1))
+                return -EBADMSG;
+        return c->seccomp ? read_seccomp_program(program) : 0;
+}
 
 /* The skill process's working directory, copied: the request's may live in the caller's
  * command line (skillctl exec --cwd), which the init wipes, before the fork when it finishes the
@@ -1225,8 +1244,6 @@ static int skill_gate_wait(int fd) {
         char byte = 0;
         ssize_t n;
 
-        if (fd < 0)
-                return 0;
         do
                 n = read(fd, &byte, 1);
         while (n < 0 && errno == EINTR);
@@ -1237,7 +1254,7 @@ static int skill_gate_wait(int fd) {
         return byte == SKILL_GATE_OPEN ? 0 : -EBADMSG;
 }
 
-_noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
+_noreturn_ static void skill_exec(const SandboxChild *c, int gate, bool held) {
         int keep[] = { c->ctl_fd, gate };
         StepError e = {};
         sigset_t none;
@@ -1283,6 +1300,14 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
         if (personality(PER_LINUX) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to reset the execution domain");
                 goto fail;
+        }
+        if (held) {
+                r = skill_release_wait(c, gate);
+                if (r < 0) {
+                        r = STEP_FAIL(e.what, r, "Failed to receive the release from the sandbox's init");
+                        goto fail;
+                }
+                gate = safe_close(gate);
         }
 
         r = drop_privileges(c, &e);
@@ -1330,12 +1355,14 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate) {
                 goto fail;
 
         mark(c, MARK_SKILL_READY);
-        r = skill_gate_wait(gate);
-        if (r < 0) {
-                r = STEP_FAIL(e.what, r, "Failed to learn that the sandbox's root is final");
-                goto fail;
+        if (!held) {
+                r = skill_gate_wait(gate);
+                if (r < 0) {
+                        r = STEP_FAIL(e.what, r, "Failed to learn that the sandbox's root is final");
+                        goto fail;
+                }
+                gate = safe_close(gate);
         }
-        gate = safe_close(gate);
         if (c->timing) {
                 mark(c, MARK_SKILL_EXEC);
                 send_marks(c);
@@ -1403,10 +1430,10 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         _exit(0);
 }
 
-/* One message on the hold socket (HOLD_*): its byte, and the fds it carries (at most max, kept
- * close-on-exec). EOF (the parent gave up), anything unexpected or more fds than asked for:
- * nothing goes on. */
-static char receive_hold(const SandboxChild *c, int *fds, size_t max, size_t *ret_n) {
+/* One message on the hold socket (HOLD_*), or on the skill process's gate: its byte, and the fds
+ * it carries (at most max, kept close-on-exec). EOF (the parent gave up), anything unexpected or
+ * more fds than asked for: nothing goes on. */
+static char receive_hold(int sock, int *fds, size_t max, size_t *ret_n) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int) * SANDBOX_CGROUP_FDS_MAX)];
@@ -1425,7 +1452,7 @@ static char receive_hold(const SandboxChild *c, int *fds, size_t max, size_t *re
 
         /* One byte at a time: a stream socket never joins a message with fds to another. */
         do
-                k = recvmsg(c->hold_fd, &mh, MSG_CMSG_CLOEXEC);
+                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
         while (k < 0 && errno == EINTR);
         if (k != 1)
                 _exit(SANDBOX_EXIT_SETUP);
@@ -1456,7 +1483,7 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         size_t n;
         int r = 0;
 
-        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_CGROUPS)
+        if (receive_hold(c->hold_fd, fds, ELEMENTSOF(fds), &n) != HOLD_CGROUPS)
                 _exit(SANDBOX_EXIT_SETUP);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int fd = fds[i], tasks = -EBADF;
@@ -1479,16 +1506,24 @@ static bool hold_pending(const SandboxChild *c) {
 }
 
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
- * program when the run has one: without it nothing goes on. */
-static void wait_for_placement(const SandboxChild *c) {
-        _cleanup_close_ int fd = -EBADF;
+ * program when the run has one: without it nothing goes on. Returns the program's memfd, or
+ * -EBADF for a run without a filter. */
+static int wait_for_release(const SandboxChild *c) {
+        int fd = -EBADF;
         size_t n;
 
-        if (receive_hold(c, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
-                _exit(SANDBOX_EXIT_SETUP);
-        if (c->seccomp && read_seccomp_program(fd) < 0)
+        if (receive_hold(c->hold_fd, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
                 _exit(SANDBOX_EXIT_SETUP);
         (void) safe_close(c->hold_fd);
+        return fd;
+}
+
+/* The release, with the program read here: a skill process forked after it inherits it. */
+static void wait_for_placement(const SandboxChild *c) {
+        _cleanup_close_ int fd = wait_for_release(c);
+
+        if (c->seccomp && read_seccomp_program(fd) < 0)
+                _exit(SANDBOX_EXIT_SETUP);
 }
 
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
@@ -1593,16 +1628,18 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         mark(c, MARK_INIT_LATE);
         prepare_inheritance(c);
         if (c->setup_before_hold && c->placed) {
-                /* The engine is not done yet: the root's last steps fill the wait. */
+                /* The engine is not done yet: the root's last steps, the fork and the skill
+                 * process's set-up up to its uid change fill the wait (skill_exec()). */
                 if (!hold_pending(c)) {
                         r = finish_root(stacked, &e);
                         if (r < 0)
                                 fail(c, r, &e);
                         finished = true;
                         mark(c, MARK_INIT_DETACHED);
+                } else {
+                        wait_for_placement(c);
+                        mark(c, MARK_INIT_GO);
                 }
-                wait_for_placement(c);
-                mark(c, MARK_INIT_GO);
         }
 
         /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
@@ -1616,7 +1653,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         /* A socket rather than a pipe: no SIGPIPE if the skill process is gone already. */
-        if (!finished && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to create the skill process's gate");
                 fail(c, r, &e);
         }
@@ -1628,23 +1665,31 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         }
         if (pid == 0) {
                 gate[1] = safe_close(gate[1]);
-                skill_exec(c, gate[0]);
+                skill_exec(c, gate[0], finished);
         }
         gate[0] = safe_close(gate[0]);
         mark(c, MARK_INIT_FORKED);
 
-        /* While the skill process sets itself up; it waits for the gate before its execve(). */
-        if (!finished) {
+        /* While the skill process sets itself up; it waits for the gate (skill_exec()). */
+        if (finished) {
+                _cleanup_close_ int program = wait_for_release(c);
+
+                mark(c, MARK_INIT_GO);
+                r = (int) send_with_fd(gate[1], &(char) { SKILL_GATE_RELEASE }, 1, program);
+                if (r < 0)
+                        r = STEP_FAIL(e.what, r, "Failed to relay the release to the skill process");
+        } else {
                 r = finish_root(stacked, &e);
                 if (r >= 0 && send(gate[1], &(char) { SKILL_GATE_OPEN }, 1, MSG_NOSIGNAL) != 1)
                         r = STEP_FAIL(e.what, errno, "Failed to open the skill process's gate");
-                if (r < 0) {
-                        (void) kill(pid, SIGKILL);
-                        fail(c, r, &e);
-                }
-                gate[1] = safe_close(gate[1]);
-                mark(c, MARK_INIT_DETACHED);
+                if (r >= 0)
+                        mark(c, MARK_INIT_DETACHED);
         }
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                fail(c, r, &e);
+        }
+        gate[1] = safe_close(gate[1]);
         send_marks(c);
         memset(marks, 0, sizeof(marks));
 
