@@ -16,10 +16,12 @@
  *      entered its v1 cgroups, or was cloned into its v2 cgroup) waits for the release only
  *      now, to fork the skill process (the release carries the seccomp program, and follows the
  *      check that no account has the uid);
- *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
- *      for a new one, loads seccomp last and execs once the init says the root is final:
- *      meanwhile the init detaches the old root and hides the caller's command line, which it
- *      still carries as a copy of the caller;
+ *   4. detaches the old root and hides the caller's command line, which it still carries as a
+ *      copy of the caller, and forks the skill process, which drops every privilege, trades the
+ *      caller's session keyring for a new one, loads seccomp last and execs. An init held for
+ *      the release after step 3 does the first two while it waits and forks the skill process
+ *      before the release comes, which it relays to it; an init released already does them
+ *      after the fork, beside the skill process's set-up (finish_root(), skill_exec());
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
@@ -856,8 +858,7 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
 
 /* The rest, once under the limits: what the run writes and the inputs it is given are charged
  * to its own cgroup. Ends in the new root, with the old root still stacked on it (ret_stacked)
- * where it was pivoted away: detach_old_root() takes it off after the skill process is forked,
- * before that one may exec. */
+ * where it was pivoted away: finish_root() takes it off, before the skill process may exec. */
 static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError *e) {
         bool stacked = false;
         int r;
@@ -1210,6 +1211,11 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
+/* The skill process's working directory, copied: the request's may live in the caller's
+ * command line (skillctl exec --cwd), which the init wipes, before the fork when it finishes the
+ * root while held. */
+static char *skill_cwd;
+
 /* The skill process's gate, a socket from the init, says one of two things, depending on where
  * the init was when it forked it:
  *   - released before, its root not final: SKILL_GATE_OPEN once the init finished the root
@@ -1234,11 +1240,6 @@ static int skill_release_wait(const SandboxChild *c, int fd) {
                 return -EBADMSG;
         return c->seccomp ? read_seccomp_program(program) : 0;
 }
-
-/* The skill process's working directory, copied: the request's may live in the caller's
- * command line (skillctl exec --cwd), which the init wipes, before the fork when it finishes the
- * root while held. */
-static char *skill_cwd;
 
 static int skill_gate_wait(int fd) {
         char byte = 0;
@@ -1533,7 +1534,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         _cleanup_free_ int *keep_all = NULL;
         int gate[2] = { -EBADF, -EBADF };
         StepError e = {};
-        bool stacked = false, finished = false;
+        bool stacked = false, held = false;
         sigset_t mask;
         pid_t pid;
         int r;
@@ -1634,7 +1635,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                         r = finish_root(stacked, &e);
                         if (r < 0)
                                 fail(c, r, &e);
-                        finished = true;
+                        held = true;
                         mark(c, MARK_INIT_DETACHED);
                 } else {
                         wait_for_placement(c);
@@ -1665,13 +1666,13 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         }
         if (pid == 0) {
                 gate[1] = safe_close(gate[1]);
-                skill_exec(c, gate[0], finished);
+                skill_exec(c, gate[0], held);
         }
         gate[0] = safe_close(gate[0]);
         mark(c, MARK_INIT_FORKED);
 
         /* While the skill process sets itself up; it waits for the gate (skill_exec()). */
-        if (finished) {
+        if (held) {
                 _cleanup_close_ int program = wait_for_release(c);
 
                 mark(c, MARK_INIT_GO);
