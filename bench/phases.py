@@ -50,13 +50,9 @@ SPANS = [
     ("init: fixed root's end to the pivot (in place)", "init-early", "init-late"),
     ("init: held for the release, after the late part", "init-late", "init-go"),
     ("init: fork of the skill process", "init-late", "init-forked"),
-    ("init: old root detached, cmdline hidden (held)", "init-late", "init-detached"),
-    ("init: old root detached, cmdline hidden (beside)", "init-forked", "init-detached"),
     ("skill process: stdio, limits, privileges, filter", "init-forked", "skill-exec"),
     ("skill process: stdio, limits, fds, privileges", "init-forked", "skill-setup"),
-    ("skill process: the filter (and the init's gate)", "skill-setup", "skill-exec"),
-    ("skill process: the seccomp filter loaded", "skill-setup", "skill-ready"),
-    ("skill process: the init's gate awaited", "skill-ready", "skill-exec"),
+    ("skill process: the seccomp filter loaded", "skill-setup", "skill-exec"),
     ("the skill (execve() to its reaping)", "skill-exec", "skill-end"),
     ("init: the rest killed and reaped, report sent", "skill-end", "init-empty"),
     ("engine: the report read", "init-empty", "exited"),
@@ -74,7 +70,6 @@ SPANS = [
     ("engine: the init reaped to the return", "init-reaped", "done"),
     ("engine: result.json durable to the return", "stored", "done"),
     ("clone3()'s return to the skill's execve()", "cloned", "skill-exec"),
-    ("init: the pivot to the skill's execve()", "init-late", "skill-exec"),
     ("sandbox_run() from entry to the skill's execve()", "enter", "skill-exec"),
     ("sandbox_run() from the skill's end to its return", "skill-end", "done"),
 ]
@@ -94,19 +89,6 @@ def held_order_fits(label, marks):
         return after
     if "before the late part" in label or label.startswith("init: writable places"):
         return not after
-    return True
-
-
-def detach_order_fits(label, marks):
-    """The init finishes its root while held for the release when the release is not there yet,
-    else after the fork, beside the skill process: each span counts the runs of its order only."""
-    if "init-detached" not in marks or "init-forked" not in marks:
-        return True
-    beside = marks["init-detached"] > marks["init-forked"]
-    if "(held)" in label:
-        return not beside
-    if "(beside)" in label or "gate awaited" in label:
-        return beside
     return True
 
 
@@ -189,18 +171,13 @@ def main():
         print(f"  {'span':<52} {'median':>8} {'p90':>8}")
         for label, a, b in SPANS:
             d = [m[b] - m[a] for _, m in runs
-                 if a in m and b in m and held_order_fits(label, m) and reap_order_fits(label, m)
-                 and detach_order_fits(label, m)]
+                 if a in m and b in m and held_order_fits(label, m) and reap_order_fits(label, m)]
             if d:
                 print(f"  {label:<52} {statistics.median(d):8.3f} {p90(d):8.3f}")
         during = [m for _, m in runs if "written" in m and "init-reaped" in m]
         if during:
             k = sum(1 for m in during if m["init-reaped"] < m.get("stored-logs", m["init-reaped"]))
             print(f"  {'runs whose init was reaped during the syncs':<52} {k:>4} of {len(during)}")
-        detached = [m for _, m in runs if "init-detached" in m and "init-forked" in m]
-        if detached:
-            k = sum(1 for m in detached if m["init-detached"] < m["init-forked"])
-            print(f"  {'runs whose root was finished while held':<52} {k:>4} of {len(detached)}")
         walls = [w for w, _ in runs]
         outside = [w - m.get("done", w) for w, m in runs]
         print(f"  {'whole run (harness)':<52} {statistics.median(walls):8.3f} "

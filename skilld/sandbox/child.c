@@ -11,17 +11,13 @@
  *      first wait for the engine, empties its capability bounding set and resets every signal's
  *      disposition, once for itself and the skill process, which inherits both;
  *   3. enters a new cgroup namespace (after placement, so its root is the run's cgroup), adds
- *      the writable places and the inputs (charged to the run's cgroup), /proc, and pivots into
- *      the new root (the old one stays stacked on it until step 4); an init in place by then (it
- *      entered its v1 cgroups, or was cloned into its v2 cgroup) waits for the release only
- *      now, to fork the skill process (the release carries the seccomp program, and follows the
- *      check that no account has the uid);
- *   4. detaches the old root and hides the caller's command line, which it still carries as a
- *      copy of the caller, and forks the skill process, which drops every privilege, trades the
- *      caller's session keyring for a new one, loads seccomp last and execs. An init held for
- *      the release after step 3 does the first two while it waits and forks the skill process
- *      before the release comes, which it relays to it; an init released already does them
- *      after the fork, beside the skill process's set-up (finish_root(), skill_exec());
+ *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
+ *      new root, and hides the caller's command line, which it still carries as a copy of the
+ *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
+ *      cgroup) waits for the release only now, to fork the skill process (the release carries
+ *      the seccomp program, and follows the check that no account has the uid);
+ *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
+ *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
@@ -857,10 +853,8 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
 }
 
 /* The rest, once under the limits: what the run writes and the inputs it is given are charged
- * to its own cgroup. Ends in the new root, with the old root still stacked on it (ret_stacked)
- * where it was pivoted away: finish_root() takes it off, before the skill process may exec. */
-static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError *e) {
-        bool stacked = false;
+ * to its own cgroup. */
+static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
         int r;
 
         r = setup_writable(c, e);
@@ -872,12 +866,11 @@ static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError
                 return r;
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
-         * new root alone, without needing a directory to park the old root in. Our root and working
-         * directory are the new root's: a path looked up from them starts below the old root, and
-         * only "." (or ".." at the top) reaches it until it is detached. */
-        if (syscall(SYS_pivot_root, ".", ".") >= 0)
-                stacked = true;
-        else if (errno == EINVAL && is_rootfs("/")) {
+         * new root alone, without needing a directory to park the old root in. */
+        if (syscall(SYS_pivot_root, ".", ".") >= 0) {
+                if (umount2(".", MNT_DETACH) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to detach the old root");
+        } else if (errno == EINVAL && is_rootfs("/")) {
                 /* The host runs from its initramfs (the kernel's rootfs, as a VM booted from an
                  * initramfs does), and rootfs can never be pivoted away from. Do what switch_root
                  * does: move the new root over it and chroot. The old root stays underneath,
@@ -894,18 +887,8 @@ static int setup_rootfs_late(const SandboxChild *c, bool *ret_stacked, StepError
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
-        *ret_stacked = stacked;
-        return 0;
-}
-
-/* The old root's detaching frees the host's mount tree as this namespace copied it, after an RCU
- * grace period that umount2() waits for (0.1 ms at the median, 0.3 at the p90, more on a busy
- * machine, and as long as the other CPU stays in the kernel: then 0.3 ms at the median). See
- * finish_root(). */
-static int detach_old_root(StepError *e) {
-        /* Our working directory is still the new root's top, where the old root is stacked. */
-        if (umount2(".", MNT_DETACH) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to detach the old root");
+        if (chdir(c->cwd) < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to %s", c->cwd);
         return 0;
 }
 
@@ -951,11 +934,9 @@ static int read_mm_fields(uint64_t f[static _STAT_MAX], StepError *e) {
  * every process of the run may read whatever its uid and the init's dumpable flag, would show the
  * caller's command line: its options, paths, the skill's arguments. The caller's argv and
  * environment strings are wiped from this copy of its memory, and the kernel is pointed at a name
- * of our own instead. Called after setup_rootfs_late() (finish_root(): before the fork or after
- * it, when the skill process has its own copy and does not exec before this is done), when
- * nothing the init still uses lives in those areas: the engine copied the skill's argv and
- * environment to the heap, and the input file names, which may point into the caller's argv,
- * have been used. */
+ * of our own instead. Called after setup_rootfs_late(), when nothing the init or the skill still uses
+ * lives in those areas: the engine copied the skill's argv and environment to the heap, and the
+ * input file names, which may point into the caller's argv, have been used. */
 static int hide_caller_command_line(StepError *e) {
         uint64_t f[_STAT_MAX] = {};
         struct prctl_mm_map map;
@@ -1007,21 +988,6 @@ static int hide_caller_command_line(StepError *e) {
          * command line had bytes, which is all it tells. */
         (void) prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long) &map, sizeof(map), 0);
         return 0;
-}
-
-/* The root's last steps, nothing of which the skill process needs before its execve(): the old
- * root detached (where it was pivoted away, and is stacked on the new one) and the caller's
- * command line hidden. An init that waits for the release after its late part does them while
- * it waits, if the release is not there yet; else (or when it was released before) it does them
- * after the fork, beside the skill process's own set-up, which does not exec before the init
- * says they are done (skill_gate_wait()). */
-static int finish_root(bool stacked, StepError *e) {
-        int r;
-
-        r = stacked ? detach_old_root(e) : 0;
-        if (r < 0)
-                return r;
-        return hide_caller_command_line(e);
 }
 
 /* Only lo exists in the new network namespace, and it starts down. */
@@ -1211,52 +1177,7 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-/* The skill process's working directory, copied: the request's may live in the caller's
- * command line (skillctl exec --cwd), which the init wipes, before the fork when it finishes the
- * root while held. */
-static char *skill_cwd;
-
-/* The skill process's gate, a socket from the init, says one of two things, depending on where
- * the init was when it forked it:
- *   - released before, its root not final: SKILL_GATE_OPEN once the init finished the root
- *     (finish_root()) beside the skill process's set-up; awaited just before execve();
- *   - held for the release, its root final (it finished it while it waited): SKILL_GATE_RELEASE,
- *     the engine's release relayed, with the seccomp program's memfd; awaited before anything
- *     runs as the run's uid, which the release says no account has. The fork and the set-up
- *     that needs no release are done meanwhile.
- * The init's end of the socket closing without it (the init failed, and reports why, or the
- * engine gave up) ends the skill process, as anything else would. */
-#define SKILL_GATE_OPEN 'g'
-#define SKILL_GATE_RELEASE 'r'
-
-static char receive_hold(int sock, int *fds, size_t max, size_t *ret_n);
-
-/* The release, relayed: the program read from its memfd, as the init reads it otherwise. */
-static int skill_release_wait(const SandboxChild *c, int fd) {
-        _cleanup_close_ int program = -EBADF;
-        size_t n;
-
-        if (receive_hold(fd, &program, 1, &n) != SKILL_GATE_RELEASE || c->seccomp != (n == 1))
-                return -EBADMSG;
-        return c->seccomp ? read_seccomp_program(program) : 0;
-}
-
-static int skill_gate_wait(int fd) {
-        char byte = 0;
-        ssize_t n;
-
-        do
-                n = read(fd, &byte, 1);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        if (n == 0)
-                _exit(SANDBOX_EXIT_SETUP);
-        return byte == SKILL_GATE_OPEN ? 0 : -EBADMSG;
-}
-
-_noreturn_ static void skill_exec(const SandboxChild *c, int gate, bool held) {
-        int keep[] = { c->ctl_fd, gate };
+_noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
         int r;
@@ -1279,19 +1200,12 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate, bool held) {
                 r = STEP_FAIL(e.what, errno, "Failed to set up stdio");
                 goto fail;
         }
-        /* From the new root (the old one, stacked on it until the init detaches it, is above
-         * where a lookup from our root starts). */
-        if (chdir(skill_cwd) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to chdir to %s", skill_cwd);
-                goto fail;
-        }
         r = apply_rlimits(c, false, &e);
         if (r < 0)
                 goto fail;
 
-        /* The control socket is close-on-exec and reports an execve() failure, the gate's is
-         * close-on-exec too; all else goes. */
-        r = close_all_fds_except(keep, ELEMENTSOF(keep));
+        /* The control socket is close-on-exec and reports an execve() failure; all else goes. */
+        r = close_all_fds_except(&c->ctl_fd, 1);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
                 goto fail;
@@ -1301,14 +1215,6 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate, bool held) {
         if (personality(PER_LINUX) < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to reset the execution domain");
                 goto fail;
-        }
-        if (held) {
-                r = skill_release_wait(c, gate);
-                if (r < 0) {
-                        r = STEP_FAIL(e.what, r, "Failed to receive the release from the sandbox's init");
-                        goto fail;
-                }
-                gate = safe_close(gate);
         }
 
         r = drop_privileges(c, &e);
@@ -1355,15 +1261,6 @@ _noreturn_ static void skill_exec(const SandboxChild *c, int gate, bool held) {
         if (r < 0)
                 goto fail;
 
-        mark(c, MARK_SKILL_READY);
-        if (!held) {
-                r = skill_gate_wait(gate);
-                if (r < 0) {
-                        r = STEP_FAIL(e.what, r, "Failed to learn that the sandbox's root is final");
-                        goto fail;
-                }
-                gate = safe_close(gate);
-        }
         if (c->timing) {
                 mark(c, MARK_SKILL_EXEC);
                 send_marks(c);
@@ -1431,10 +1328,10 @@ _noreturn_ static void init_loop(const SandboxChild *c, pid_t main_pid) {
         _exit(0);
 }
 
-/* One message on the hold socket (HOLD_*), or on the skill process's gate: its byte, and the fds
- * it carries (at most max, kept close-on-exec). EOF (the parent gave up), anything unexpected or
- * more fds than asked for: nothing goes on. */
-static char receive_hold(int sock, int *fds, size_t max, size_t *ret_n) {
+/* One message on the hold socket (HOLD_*): its byte, and the fds it carries (at most max, kept
+ * close-on-exec). EOF (the parent gave up), anything unexpected or more fds than asked for:
+ * nothing goes on. */
+static char receive_hold(const SandboxChild *c, int *fds, size_t max, size_t *ret_n) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int) * SANDBOX_CGROUP_FDS_MAX)];
@@ -1453,7 +1350,7 @@ static char receive_hold(int sock, int *fds, size_t max, size_t *ret_n) {
 
         /* One byte at a time: a stream socket never joins a message with fds to another. */
         do
-                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+                k = recvmsg(c->hold_fd, &mh, MSG_CMSG_CLOEXEC);
         while (k < 0 && errno == EINTR);
         if (k != 1)
                 _exit(SANDBOX_EXIT_SETUP);
@@ -1484,7 +1381,7 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         size_t n;
         int r = 0;
 
-        if (receive_hold(c->hold_fd, fds, ELEMENTSOF(fds), &n) != HOLD_CGROUPS)
+        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_CGROUPS)
                 _exit(SANDBOX_EXIT_SETUP);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int fd = fds[i], tasks = -EBADF;
@@ -1500,31 +1397,17 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         return r;
 }
 
-/* Whether the engine's next word on the hold socket (the release, or its giving up: EOF) is
- * there already. */
-static bool hold_pending(const SandboxChild *c) {
-        return poll(&(struct pollfd) { .fd = c->hold_fd, .events = POLLIN }, 1, 0) != 0;
-}
-
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
- * program when the run has one: without it nothing goes on. Returns the program's memfd, or
- * -EBADF for a run without a filter. */
-static int wait_for_release(const SandboxChild *c) {
-        int fd = -EBADF;
+ * program when the run has one: without it nothing goes on. */
+static void wait_for_placement(const SandboxChild *c) {
+        _cleanup_close_ int fd = -EBADF;
         size_t n;
 
-        if (receive_hold(c->hold_fd, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
+        if (receive_hold(c, &fd, 1, &n) != HOLD_GO || c->seccomp != (n == 1))
                 _exit(SANDBOX_EXIT_SETUP);
-        (void) safe_close(c->hold_fd);
-        return fd;
-}
-
-/* The release, with the program read here: a skill process forked after it inherits it. */
-static void wait_for_placement(const SandboxChild *c) {
-        _cleanup_close_ int fd = wait_for_release(c);
-
         if (c->seccomp && read_seccomp_program(fd) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
+        (void) safe_close(c->hold_fd);
 }
 
 _noreturn_ void sandbox_child_main(const SandboxChild *c) {
@@ -1532,9 +1415,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                        c->input_fd, c->workspace_fd, c->env_dir_fd };
         size_t n_ro = MIN(c->n_ro_dir_fds, (size_t) SANDBOX_RO_DIRS_MAX);
         _cleanup_free_ int *keep_all = NULL;
-        int gate[2] = { -EBADF, -EBADF };
         StepError e = {};
-        bool stacked = false, held = false;
         sigset_t mask;
         pid_t pid;
         int r;
@@ -1565,11 +1446,6 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
         mark(c, MARK_INIT_START);
-        skill_cwd = strdup(c->cwd);
-        if (!skill_cwd) {
-                r = STEP_FAIL(e.what, ENOMEM, "Failed to copy the working directory");
-                fail(c, r, &e);
-        }
 
         /* In a user namespace nothing can be built before the parent wrote our id maps. */
         if (!c->setup_before_hold) {
@@ -1623,24 +1499,16 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to create a cgroup namespace");
                 fail(c, r, &e);
         }
-        r = setup_rootfs_late(c, &stacked, &e);
+        r = setup_rootfs_late(c, &e);
+        if (r >= 0)
+                r = hide_caller_command_line(&e);
         if (r < 0)
                 fail(c, r, &e);
         mark(c, MARK_INIT_LATE);
         prepare_inheritance(c);
         if (c->setup_before_hold && c->placed) {
-                /* The engine is not done yet: the root's last steps, the fork and the skill
-                 * process's set-up up to its uid change fill the wait (skill_exec()). */
-                if (!hold_pending(c)) {
-                        r = finish_root(stacked, &e);
-                        if (r < 0)
-                                fail(c, r, &e);
-                        held = true;
-                        mark(c, MARK_INIT_DETACHED);
-                } else {
-                        wait_for_placement(c);
-                        mark(c, MARK_INIT_GO);
-                }
+                wait_for_placement(c);
+                mark(c, MARK_INIT_GO);
         }
 
         /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
@@ -1653,44 +1521,15 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to block signals");
                 fail(c, r, &e);
         }
-        /* A socket rather than a pipe: no SIGPIPE if the skill process is gone already. */
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to create the skill process's gate");
-                fail(c, r, &e);
-        }
 
         pid = fork();
         if (pid < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to fork the skill process");
                 fail(c, r, &e);
         }
-        if (pid == 0) {
-                gate[1] = safe_close(gate[1]);
-                skill_exec(c, gate[0], held);
-        }
-        gate[0] = safe_close(gate[0]);
+        if (pid == 0)
+                skill_exec(c);
         mark(c, MARK_INIT_FORKED);
-
-        /* While the skill process sets itself up; it waits for the gate (skill_exec()). */
-        if (held) {
-                _cleanup_close_ int program = wait_for_release(c);
-
-                mark(c, MARK_INIT_GO);
-                r = (int) send_with_fd(gate[1], &(char) { SKILL_GATE_RELEASE }, 1, program);
-                if (r < 0)
-                        r = STEP_FAIL(e.what, r, "Failed to relay the release to the skill process");
-        } else {
-                r = finish_root(stacked, &e);
-                if (r >= 0 && send(gate[1], &(char) { SKILL_GATE_OPEN }, 1, MSG_NOSIGNAL) != 1)
-                        r = STEP_FAIL(e.what, errno, "Failed to open the skill process's gate");
-                if (r >= 0)
-                        mark(c, MARK_INIT_DETACHED);
-        }
-        if (r < 0) {
-                (void) kill(pid, SIGKILL);
-                fail(c, r, &e);
-        }
-        gate[1] = safe_close(gate[1]);
         send_marks(c);
         memset(marks, 0, sizeof(marks));
 

@@ -65,9 +65,7 @@ typedef enum RunMark {
         MARK_INIT_GO,           /* the release received */
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
         MARK_INIT_FORKED,       /* the skill process forked */
-        MARK_INIT_DETACHED,     /* old root detached, command line hidden: held, or beside the skill process */
         MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges; the filter next */
-        MARK_SKILL_READY,       /* the skill process: filter loaded, listener handed over; the init awaited next */
         MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
         MARK_SKILL_END,         /* the init reaped the skill process */
         MARK_INIT_EMPTY,        /* the init killed and reaped everything else: it reports */
