@@ -114,11 +114,16 @@ _noreturn_ static void fail(const SandboxChild *c, int r, const StepError *e) {
         _exit(SANDBOX_EXIT_SETUP);
 }
 
+/* A file of the sandbox's own (/etc's, /proc/loadavg's), readable by the skill whatever the
+ * caller's umask: skilld.service's is 077, under which open() alone made them 0600 and root's,
+ * and the skill could read neither its passwd entry nor hosts nor nsswitch.conf. */
 static int write_file(const char *path, const char *contents, mode_t mode) {
         _cleanup_close_ int fd = -EBADF;
 
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0)
+                return -errno;
+        if (fchmod(fd, mode) < 0)
                 return -errno;
         return loop_write(fd, contents, strlen(contents));
 }
@@ -417,9 +422,6 @@ static int setup_proc_loadavg(StepError *e) {
         r = write_file(".loadavg", "0.00 0.00 0.00 1/1 1\n", 0444);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to create /.loadavg");
-        /* Readable by the skill whatever the caller's umask (skilld.service's is 077). */
-        if (chmod(".loadavg", 0444) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to chmod /.loadavg");
         r = bind_mount(".loadavg", "proc/loadavg", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                        MOUNT_ATTR_NOEXEC, e);
         /* The bind keeps the file; the new root does not. */

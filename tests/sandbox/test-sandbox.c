@@ -439,6 +439,24 @@ START_TEST(test_signals_reset) {
 }
 END_TEST
 
+START_TEST(test_etc_readable_under_umask_077) {
+        /* skilld.service runs with umask 077: the sandbox's own /etc files stay readable by the
+         * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does. */
+        _cleanup_test_run_ TestRun t = test_run_new("stat -c '%a %n' /etc/passwd /etc/group /etc/hosts "
+                                                    "/etc/nsswitch.conf /etc/hostname /proc/loadavg\n"
+                                                    "whoami\n"
+                                                    "getent hosts localhost >/dev/null && echo resolved");
+        mode_t old = umask(077);
+
+        test_run_go(&t);
+        (void) umask(old);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data,
+                         "644 /etc/passwd\n644 /etc/group\n644 /etc/hosts\n644 /etc/nsswitch.conf\n"
+                         "644 /etc/hostname\n444 /proc/loadavg\nskill\nresolved\n");
+}
+END_TEST
+
 START_TEST(test_exec_failures) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
 
@@ -1369,6 +1387,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_exit_code_and_signal);
         tcase_add_test(tc, test_init_forwards_signals);
         tcase_add_test(tc, test_signals_reset);
+        tcase_add_test(tc, test_etc_readable_under_umask_077);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
