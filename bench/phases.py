@@ -71,6 +71,7 @@ SPANS = [
     ("engine: cgroups removed (after the reaping)", "init-reaped", "removed"),
     ("engine: the init reaped to the return", "init-reaped", "done"),
     ("engine: result.json durable to the return", "stored", "done"),
+    ("clone3()'s return to the skill's execve()", "cloned", "skill-exec"),
     ("sandbox_run() from entry to the skill's execve()", "enter", "skill-exec"),
     ("sandbox_run() from the skill's end to its return", "skill-end", "done"),
 ]

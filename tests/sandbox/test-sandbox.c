@@ -501,6 +501,56 @@ START_TEST(test_init_forwards_signals) {
 }
 END_TEST
 
+static void test_signal_handler(int sig) {
+        (void) sig;
+}
+
+START_TEST(test_signals_reset) {
+        /* What the caller ignores, handles or blocks reaches neither the skill nor, before its
+         * execve(), the skill process (the init resets the dispositions once, before the fork).
+         * bash passes the ignored ones on to what it execs. */
+        _cleanup_test_run_ TestRun t = test_run_new("exec grep -E '^Sig(Blk|Ign):' /proc/self/status");
+        struct sigaction ign = { .sa_handler = SIG_IGN }, handled = { .sa_handler = test_signal_handler };
+        struct sigaction old[4];
+        static const int ignored[] = { SIGPIPE, SIGHUP, SIGUSR1 };
+        sigset_t block, old_mask;
+
+        for (size_t i = 0; i < ELEMENTSOF(ignored); i++)
+                ck_assert_int_eq(sigaction(ignored[i], &ign, &old[i]), 0);
+        ck_assert_int_eq(sigaction(SIGUSR2, &handled, &old[3]), 0);
+        sigemptyset(&block);
+        sigaddset(&block, SIGWINCH);
+        ck_assert_int_eq(sigprocmask(SIG_BLOCK, &block, &old_mask), 0);
+
+        test_run_go(&t);
+
+        ck_assert_int_eq(sigprocmask(SIG_SETMASK, &old_mask, NULL), 0);
+        for (size_t i = 0; i < ELEMENTSOF(ignored); i++)
+                ck_assert_int_eq(sigaction(ignored[i], &old[i], NULL), 0);
+        ck_assert_int_eq(sigaction(SIGUSR2, &old[3], NULL), 0);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+END_TEST
+
+START_TEST(test_etc_readable_under_umask_077) {
+        /* skilld.service runs with umask 077: the sandbox's own /etc files stay readable by the
+         * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does. */
+        _cleanup_test_run_ TestRun t = test_run_new("stat -c '%a %n' /etc/passwd /etc/group /etc/hosts "
+                                                    "/etc/nsswitch.conf /etc/hostname /proc/loadavg\n"
+                                                    "whoami\n"
+                                                    "getent hosts localhost >/dev/null && echo resolved");
+        mode_t old = umask(077);
+
+        test_run_go(&t);
+        (void) umask(old);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data,
+                         "644 /etc/passwd\n644 /etc/group\n644 /etc/hosts\n644 /etc/nsswitch.conf\n"
+                         "644 /etc/hostname\n444 /proc/loadavg\nskill\nresolved\n");
+}
+END_TEST
+
 START_TEST(test_exec_failures) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
 
@@ -1587,6 +1637,8 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_input_files_in_work);
         tcase_add_test(tc, test_exit_code_and_signal);
         tcase_add_test(tc, test_init_forwards_signals);
+        tcase_add_test(tc, test_signals_reset);
+        tcase_add_test(tc, test_etc_readable_under_umask_077);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
