@@ -30,7 +30,6 @@
 #include <linux/filter.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
-#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -996,17 +995,14 @@ static int hide_caller_command_line(StepError *e) {
 /* Only lo exists in the new network namespace, and it starts down. */
 static int loopback_up(StepError *e) {
         _cleanup_close_ int fd = -EBADF;
-        struct ifreq ifr = {};
+        int r;
 
         fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return STEP_FAIL(e->what, errno, "Failed to create a socket for lo");
-        strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to read the flags of lo");
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-                return STEP_FAIL(e->what, errno, "Failed to bring lo up");
+        r = sandbox_loopback_up(fd);
+        if (r < 0)
+                return STEP_FAIL(e->what, r, "Failed to bring lo up");
         return 0;
 }
 

@@ -33,24 +33,31 @@ static void *netns_fail(SandboxNetns *n, int r, const char *what) {
         return NULL;
 }
 
+/* Only lo exists in a new network namespace, and it starts down: brought up through sock, a
+ * socket of that namespace (the init's, made with the clone; the thread's, made beside it). */
+int sandbox_loopback_up(int sock) {
+        struct ifreq ifr = {};
+
+        strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+        if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
+                return -errno;
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        return ioctl(sock, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
+}
+
 static void *netns_thread(void *userdata) {
         SandboxNetns *n = userdata;
         _cleanup_close_ int sock = -EBADF;
-        struct ifreq ifr = {};
-        int fd;
+        int fd, r;
 
         if (unshare(CLONE_NEWNET) < 0)
                 return netns_fail(n, errno, "Failed to create the run's network namespace");
-        /* Only lo exists in a new network namespace, and it starts down. */
         sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (sock < 0)
                 return netns_fail(n, errno, "Failed to create a socket for the run's lo");
-        strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-        if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
-                return netns_fail(n, errno, "Failed to read the flags of the run's lo");
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0)
-                return netns_fail(n, errno, "Failed to bring the run's lo up");
+        r = sandbox_loopback_up(sock);
+        if (r < 0)
+                return netns_fail(n, r, "Failed to bring the run's lo up");
         /* The socket's namespace (Linux 4.9; close-on-exec): no path to look up in /proc. */
         fd = ioctl(sock, SIOCGSKNS);
         if (fd < 0)

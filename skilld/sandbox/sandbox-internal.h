@@ -245,6 +245,7 @@ typedef struct SandboxNetns {
 } SandboxNetns;
 #define SANDBOX_NETNS_NULL { .fd = -EBADF }
 /* Starts the thread, on cpus (NULL: wherever we may run). */
+int sandbox_loopback_up(int sock);
 int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus);
 /* Waits for the thread (if any): 0 with n->fd the namespace, or its error and what failed. */
 int sandbox_netns_join(SandboxNetns *n, const char **ret_what);
