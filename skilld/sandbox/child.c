@@ -1176,6 +1176,8 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
+static void wait_for_verdict(const SandboxChild *c);
+
 _noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
@@ -1203,8 +1205,9 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
         if (r < 0)
                 goto fail;
 
-        /* The control socket is close-on-exec and reports an execve() failure; all else goes. */
-        r = close_all_fds_except(&c->ctl_fd, 1);
+        /* The control socket is close-on-exec and reports an execve() failure; all else goes, but
+         * the hold socket until the uid's verdict came on it. */
+        r = close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd }, c->verdict_later ? 2 : 1);
         if (r < 0) {
                 r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
                 goto fail;
@@ -1216,6 +1219,9 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 goto fail;
         }
 
+        mark(c, MARK_SKILL_HELD);
+        wait_for_verdict(c);
+        mark(c, MARK_SKILL_VERDICT);
         r = drop_privileges(c, &e);
         if (r < 0)
                 goto fail;
@@ -1417,6 +1423,23 @@ static void wait_for_placement(const SandboxChild *c) {
                 (void) safe_close(fds[i]);
         if (r < 0)
                 fail(c, r, &e);
+        if (!c->verdict_later)
+                (void) safe_close(c->hold_fd);
+}
+
+/* The rule for a uid the engine locked without asking the user database first: nothing runs as
+ * it before the database said that no account has it. The engine asks after the release, while
+ * we finish the root and fork; the init and the skill process each take one HOLD_UID right
+ * before they change to the uid, and close the hold socket. A uid the database names gets no
+ * byte: the engine kills us here, before anything ran as it, and retries on another uid. */
+static void wait_for_verdict(const SandboxChild *c) {
+        int fds[1];
+        size_t n = 0;
+
+        if (!c->verdict_later)
+                return;
+        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_UID || n != 0)
+                _exit(SANDBOX_EXIT_SETUP);
         (void) safe_close(c->hold_fd);
 }
 
@@ -1546,7 +1569,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
          * kill every process of the run without any capability, and holds no privilege a skill
          * could hope to borrow. */
-        (void) close_all_fds_except(&c->ctl_fd, 1);
+        (void) close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd }, c->verdict_later ? 2 : 1);
+        wait_for_verdict(c);
         r = drop_privileges(c, &e);
         if (r >= 0)
                 r = join_new_session_keyring(&e);

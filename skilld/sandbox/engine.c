@@ -110,6 +110,7 @@ typedef struct SandboxRun {
         uid_t uid;
         gid_t gid;
         bool uid_checked;               /* no account has it (or it is not ours to check) */
+        bool verdict_owed;              /* the init waits for the uid's verdict (HOLD_UID) */
         bool stepped_aside;             /* on other CPUs than the init's until the release */
         int init_cpu;                   /* where the init said it runs, or -1 */
         cpu_set_t affinity;             /* the caller's CPUs, to return to */
@@ -162,6 +163,8 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_INIT_GO] = "init-go",
         [MARK_INIT_LATE] = "init-late",
         [MARK_INIT_FORKED] = "init-forked",
+        [MARK_SKILL_HELD] = "skill-held",
+        [MARK_SKILL_VERDICT] = "skill-verdict",
         [MARK_SKILL_SETUP] = "skill-setup",
         [MARK_SKILL_EXEC] = "skill-exec",
         [MARK_SKILL_END] = "skill-end",
@@ -1131,6 +1134,7 @@ static int run_clone(SandboxRun *run) {
                 .gid = run->gid,
                 .userns = run->userns,
                 .hold_fd = run->hold[0],
+                .verdict_later = !run->uid_checked,
                 .setup_before_hold = !run->userns,
                 .placed = run->backend->self_place != NULL,
                 .self_place = run->backend->self_place != NULL,
@@ -1237,6 +1241,7 @@ static int run_clone(SandboxRun *run) {
         if (pid == 0)
                 sandbox_child_main(&child);
 
+        run->verdict_owed = child.verdict_later;
         run->pid = pid;
         run->pidfd = pidfd;
         (void) fcntl(run->pidfd, F_SETFD, FD_CLOEXEC);
@@ -1328,8 +1333,10 @@ static int place_self(SandboxRun *run) {
 }
 
 /* Asks the user database about the uid locked before the clone: 0 when it names no account,
- * 1 when it does. Nothing runs as the uid before this said 0: the skill process is forked after
- * the release, and the init changes to the uid after that fork. */
+ * 1 when it does. Nothing runs as the uid before this said 0, and nothing else waits for it: the
+ * engine asks after the release (the first lookup of a process loads the database's modules,
+ * about 0.4 ms), while the init finishes its root and forks; the init and the skill process wait
+ * for the verdict (send_verdict()) only right before their uid change. */
 static int check_identity(SandboxRun *run) {
         if (run->uid_checked)
                 return 0;
@@ -1338,7 +1345,27 @@ static int check_identity(SandboxRun *run) {
                 return 1;
         }
         run->uid_checked = true;
-        run_mark(run, MARK_UID_CHECKED);
+        return 0;
+}
+
+/* The verdict the held init and its skill process wait for before their uid change, one byte for
+ * each (HOLD_UID); the hold socket is done with then. A failure means the init is gone: what it
+ * said is the reason. */
+static int send_verdict(SandboxRun *run) {
+        int r = 0;
+
+        if (run->verdict_owed) {
+                r = send_hold(run, HOLD_UID, NULL, 0);
+                if (r >= 0)
+                        r = send_hold(run, HOLD_UID, NULL, 0);
+                if (r < 0) {
+                        (void) read_control(run);
+                        return run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
+                }
+                run->verdict_owed = false;
+                run_mark(run, MARK_UID_CHECKED);
+        }
+        run->hold[1] = safe_close(run->hold[1]);
         return 0;
 }
 
@@ -1454,19 +1481,58 @@ static int run_start(SandboxRun *run) {
                 step_aside(run);
 
                 /* While the init builds the fixed part of its root: its v1 cgroups, which it
-                 * needs first, or its network namespace (in a thread, where place_netns() chose
-                 * so), and the user database. */
+                 * needs first, and its network namespace (in a thread, where place_netns() chose
+                 * so), which it needs with the release. */
                 r = place_self(run);
                 if (r < 0)
                         goto abort;
                 r = start_netns(run);
                 if (r < 0)
                         goto abort;
-                if (check_identity(run) == 0)
-                        break;
+                if (run->userns) {
+                        r = map_ids(run);
+                        if (r < 0)
+                                goto abort;
+                }
+                r = compile_seccomp(run);
+                if (r < 0)
+                        goto abort;
+                /* The init builds the part of its root that holds nothing of the run meanwhile; a
+                 * failure there (it exits, and then cannot be placed) is the one to report. */
+                r = run->backend->self_place || run->born_placed ? 0 :
+                        run->backend->place(run->backend_state, run->pid, &why);
+                if (r < 0) {
+                        (void) read_control(run);
+                        r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s",
+                                     run->backend->name,
+                                     why ?: strerror(-r));
+                        goto abort;
+                }
+
                 r = finish_netns(run);
                 if (r < 0)
                         goto abort;
+
+                /* From here on the skill's time runs. */
+                run->start_mono = now_usec(CLOCK_MONOTONIC);
+                r = release_init(run);
+                if (r < 0) {
+                        (void) read_control(run);
+                        r = run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
+                        goto abort;
+                }
+                run->seccomp_fd = safe_close(run->seccomp_fd);
+                /* The init holds the network namespace now, and nothing else does. */
+                sandbox_netns_done(&run->netns);
+                run_mark(run, MARK_RELEASED);
+
+                /* While the init finishes its root, forks, and the skill process sets up to its
+                 * uid change, where both wait for this. */
+                if (check_identity(run) == 0)
+                        break;
+                /* Nothing ran as the uid: the init and the skill process wait for the verdict.
+                 * Killing the init ends its PID namespace, all of it, before it is reaped; its
+                 * network namespace goes with it, its v1 cgroups are empty again. */
                 step_back(run);
                 abandon_init(run);
                 r = reallocate_identity(run);
@@ -1476,44 +1542,10 @@ static int run_start(SandboxRun *run) {
                         return r;
         }
 
-        if (run->userns) {
-                r = map_ids(run);
-                if (r < 0)
-                        goto abort;
-        }
-        r = compile_seccomp(run);
+        r = send_verdict(run);
         if (r < 0)
                 goto abort;
-        /* The init builds the part of its root that holds nothing of the run meanwhile; a failure
-         * there (it exits, and then cannot be placed) is the one to report. */
-        r = run->backend->self_place || run->born_placed ? 0 :
-                run->backend->place(run->backend_state, run->pid, &why);
-        if (r < 0) {
-                (void) read_control(run);
-                r = run_fail(run, r, "Failed to place the sandbox under its %s limits: %s",
-                             run->backend->name,
-                             why ?: strerror(-r));
-                goto abort;
-        }
-
-        r = finish_netns(run);
-        if (r < 0)
-                goto abort;
-
-        /* From here on the skill's time runs. */
-        run->start_mono = now_usec(CLOCK_MONOTONIC);
-        r = release_init(run);
-        if (r < 0) {
-                (void) read_control(run);
-                r = run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
-                goto abort;
-        }
-        run->hold[1] = safe_close(run->hold[1]);
-        run->seccomp_fd = safe_close(run->seccomp_fd);
-        /* The init holds the network namespace now, and nothing else does. */
-        sandbox_netns_done(&run->netns);
         step_back(run);
-        run_mark(run, MARK_RELEASED);
         if (!run->supervisor)
                 record_begin(run);
         return 0;

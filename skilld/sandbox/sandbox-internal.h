@@ -30,12 +30,17 @@
 
 /* The hold socket (a stream). The init's first instruction sends the CPU it runs on (an int: it
  * runs, the engine waits for this after the clone); the engine then sends one byte each, with its
- * fds: HOLD_CGROUPS, when the init places itself, always first. */
+ * fds: HOLD_CGROUPS, when the init places itself, always first; HOLD_GO; and, where the user
+ * database's verdict on the run's uid comes after the release (SandboxChild.verdict_later),
+ * HOLD_UID twice, one byte for the init and one for the skill process, each read right before
+ * that process changes to the uid. A uid the database names gets no HOLD_UID: the engine kills
+ * the init, and with it the PID namespace, while both still wait. */
 #define HOLD_CGROUPS 'c'                /* the run's cgroups to enter (SCM_RIGHTS, at most
                                          * SANDBOX_CGROUP_FDS_MAX) */
 #define HOLD_GO 'g'                     /* the release, with the seccomp program's memfd when the
                                          * run has the filter, then the network namespace when it
                                          * was made beside the init */
+#define HOLD_UID 'u'                    /* no account has the run's uid: it may be taken */
 #define SANDBOX_CGROUP_FDS_MAX 8U
 
 /* Messages on the control socket (SOCK_SEQPACKET: one message per send, never split). */
@@ -61,7 +66,8 @@ typedef enum RunMark {
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
-        MARK_UID_CHECKED,       /* the user database says no account has the run's uid */
+        MARK_UID_CHECKED,       /* the user database says no account has the run's uid (after the
+                                 * release, where the engine asks it; the verdict sent) */
         MARK_NETNS,             /* root: the engine's thread has made the network namespace */
         MARK_INIT_BORN,         /* the init's first instruction */
         MARK_INIT_START,        /* the init runs: its fds closed (v2: in its cgroup since its birth) */
@@ -71,6 +77,8 @@ typedef enum RunMark {
         MARK_INIT_GO,           /* the release received */
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
         MARK_INIT_FORKED,       /* the skill process forked */
+        MARK_SKILL_HELD,        /* the skill process: stdio, rlimits, fds; its uid's verdict next */
+        MARK_SKILL_VERDICT,     /* the skill process has the verdict (or needed none): its uid change next */
         MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges; the filter next */
         MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
         MARK_SKILL_END,         /* the init reaped the skill process */
@@ -115,6 +123,9 @@ typedef struct SandboxChild {
         bool userns;                    /* unprivileged: a user namespace maps uid to the caller */
 
         int hold_fd;                    /* HOLD_* bytes; EOF means abort */
+        bool verdict_later;             /* the uid's verdict (HOLD_UID) follows the release: the
+                                         * init and the skill process each wait for it before
+                                         * their uid change, and keep hold_fd until then */
         bool setup_before_hold;         /* build what holds nothing of the run while held */
         bool placed;                    /* in place before the run's own part: held only before the fork */
         bool self_place;                /* gets its cgroups (HOLD_CGROUPS) and enters them itself,
