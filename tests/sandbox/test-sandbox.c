@@ -1516,27 +1516,46 @@ START_TEST(test_uids_differ_between_concurrent_runs) {
 }
 END_TEST
 
-/* The uid is locked before the clone and checked against the user database after it: one that an
- * account has after all costs the run its first init, and the run goes on with another uid. In a
- * mount namespace of the test's own: a private uid lock file, all of whose uids but two are held
- * here, and a passwd that names the first of the two. */
+/* The uid is locked before the clone and checked against the user database after the init's
+ * release: one that an account has after all costs the run its first init, which was released
+ * and forked its skill process, both waiting for the verdict at their uid change, and the run goes
+ * on with another uid. In a mount namespace of the test's own: a private uid lock file, all of
+ * whose uids but two are held here, and a passwd that names the first of the two, after enough
+ * other entries that the lookup takes the first attempt's skill process long enough to run its
+ * script, were it not held: its line in /env/seen would show it. */
 #define TAKEN_SLOT 100U
+#define FILLER_ACCOUNTS 200000U
 
 START_TEST(test_uid_named_by_user_database) {
-        _cleanup_test_run_ TestRun t = test_run_new("id -u; id -un; readlink /proc/self/ns/net");
+        _cleanup_test_run_ TestRun t = test_run_new("id -u >> /env/seen; id -u; id -un; readlink /proc/self/ns/net");
         _cleanup_test_dir_ TestDir d = test_dir_new();
-        _cleanup_free_ char *result = NULL, *passwd = NULL, *expected = NULL, *ours = netns_link(getpid());
+        _cleanup_test_dir_ TestDir env = test_dir_new();
+        _cleanup_free_ char *result = NULL, *seen = NULL, *passwd = NULL, *expected = NULL,
+                            *ours = netns_link(getpid());
+        _cleanup_fclose_ FILE *f = NULL;
         int status;
         pid_t pid;
 
         ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/etc/passwd", 1024 * 1024, false, &passwd, NULL), 0);
         {
-                _cleanup_free_ char *named = strdup_printf("%staken:x:%u:%u::/nonexistent:/bin/false\n", passwd,
-                                                           SANDBOX_UID_BASE + TAKEN_SLOT,
-                                                           SANDBOX_UID_BASE + TAKEN_SLOT);
+                _cleanup_close_ int fd = openat(d.fd, "passwd", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
-                test_write_file(d.fd, "passwd", named, 0644);
+                ck_assert_int_ge(fd, 0);
+                f = fdopen(TAKE_FD(fd), "we");
+                ck_assert_ptr_nonnull(f);
+                ck_assert_int_ge(fputs(passwd, f), 0);
+                /* Below the sandbox range, above any account of a test machine. */
+                for (unsigned i = 0; i < FILLER_ACCOUNTS; i++)
+                        ck_assert_int_ge(fprintf(f, "filler%u:x:%u:%u::/nonexistent:/bin/false\n", i,
+                                                 1000000U + i, 1000000U + i), 0);
+                ck_assert_int_ge(fprintf(f, "taken:x:%u:%u::/nonexistent:/bin/false\n",
+                                         SANDBOX_UID_BASE + TAKEN_SLOT, SANDBOX_UID_BASE + TAKEN_SLOT), 0);
+                ck_assert_int_eq(fflush(f), 0);
         }
+        /* The sandbox user writes its line through the environment bound read-write. */
+        ck_assert_int_eq(fchmod(env.fd, 0777), 0);
+        t.req.env_dir_fd = env.fd;
+        t.req.env_writable = true;
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
@@ -1545,6 +1564,7 @@ START_TEST(test_uid_named_by_user_database) {
                 struct flock below = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = TAKEN_SLOT };
                 struct flock above = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = TAKEN_SLOT + 2,
                                        .l_len = SANDBOX_UID_COUNT - TAKEN_SLOT - 2 };
+                unsigned fds_before;
                 int fd;
 
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
@@ -1558,11 +1578,23 @@ START_TEST(test_uid_named_by_user_database) {
                 fd = open("/run/skilld/sandbox-uids.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (fd < 0 || fcntl(fd, F_OFD_SETLK, &below) < 0 || fcntl(fd, F_OFD_SETLK, &above) < 0)
                         _exit(10);
+                fds_before = count_entries("/proc/self/fd");
                 if (sandbox_run(&t.req, &res, NULL) < 0)
                         _exit(11);
                 if (res->status != RUN_STATUS_SUCCEEDED)
                         _exit(12);
-                _exit(res->uid == SANDBOX_UID_BASE + TAKEN_SLOT + 1 ? 0 : 13);
+                if (res->uid != SANDBOX_UID_BASE + TAKEN_SLOT + 1)
+                        _exit(13);
+                res = run_result_free(res);
+                /* Nothing of either init is left with the engine: no fd (a channel, a namespace),
+                 * no thread, no child. */
+                if (count_entries("/proc/self/fd") != fds_before)
+                        _exit(14);
+                if (count_entries("/proc/self/task") != 1)
+                        _exit(15);
+                if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
+                        _exit(16);
+                _exit(0);
         }
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert(WIFEXITED(status));
@@ -1571,11 +1603,16 @@ START_TEST(test_uid_named_by_user_database) {
         ck_assert_int_eq(WEXITSTATUS(status), 0);
         ck_assert_int_eq(read_full_file_at(t.out.fd, "run/stdout.log", 4096, true, &result, NULL), 0);
         expected = strdup_printf("%u\nskill\n", SANDBOX_UID_BASE + TAKEN_SLOT + 1);
-        /* The second init got the network namespace made for the first, which never entered it. */
+        /* The run's network namespace is its own. */
         ck_assert_ptr_nonnull(strstr(result, "net:["));
         ck_assert_ptr_null(strstr(result, ours));
         *strstr(result, "net:[") = '\0';
         ck_assert_str_eq(result, expected);
+        /* The first attempt's skill process never ran the script, as the named uid or any. */
+        ck_assert_int_eq(read_full_file_at(env.fd, "seen", 4096, true, &seen, NULL), 0);
+        *strchr(expected, '\n') = '\0';
+        ck_assert_int_eq(strncmp(seen, expected, strlen(expected)), 0);
+        ck_assert_str_eq(seen + strlen(expected), "\n");
         /* Nothing of the first init is left. */
         ck_assert(!host_process_with_uid(SANDBOX_UID_BASE + TAKEN_SLOT));
         ck_assert(!host_process_with_uid(SANDBOX_UID_BASE + TAKEN_SLOT + 1));
