@@ -37,9 +37,11 @@ SPANS = [
     ("engine: prepare: inputs, rlimits, argv, env, pipes", "identity", "prepared"),
     ("engine: clone3() (the namespaces)", "prepared", "cloned"),
     ("engine: init's CPU left; v1 cgroups made, sent", "cloned", "cgroups"),
-    ("engine: the user database asked about the uid", "cgroups", "uid-checked"),
+    ("engine: the user database asked (before the release)", "cgroups", "uid-checked"),
     ("engine's thread: the network namespace made", "cloned", "netns"),
-    ("engine: seccomp program, placing, release", "uid-checked", "released"),
+    ("engine: seccomp program, placing, release (after NSS)", "uid-checked", "released"),
+    ("engine: seccomp program, placing, release", "cgroups", "released"),
+    ("engine: the user database asked (after the release)", "released", "uid-checked"),
     ("engine: the network namespace made to the release", "netns", "released"),
     ("engine: clone3()'s return to the release", "cloned", "released"),
     ("init: scheduled after the clone", "cloned", "init-born"),
@@ -54,6 +56,10 @@ SPANS = [
     ("init: fork of the skill process", "init-late", "init-forked"),
     ("skill process: stdio, limits, privileges, filter", "init-forked", "skill-exec"),
     ("skill process: stdio, limits, fds, privileges", "init-forked", "skill-setup"),
+    ("skill process: stdio, limits, fds (to its uid change)", "init-forked", "skill-held"),
+    ("skill process: held for the uid's verdict", "skill-held", "skill-verdict"),
+    ("skill process: uid change, capabilities, keyring", "skill-verdict", "skill-setup"),
+    ("clone3()'s return to the uid's verdict", "cloned", "uid-checked"),
     ("skill process: the seccomp filter loaded", "skill-setup", "skill-exec"),
     ("the skill (execve() to its reaping)", "skill-exec", "skill-end"),
     ("init: the rest killed and reaped, report sent", "skill-end", "init-empty"),
@@ -91,6 +97,21 @@ def held_order_fits(label, marks):
         return after
     if "before the late part" in label or label.startswith("init: writable places"):
         return not after
+    return True
+
+
+def verdict_order_fits(label, marks):
+    """The engine asked the user database before the release (up to session 8), or after it: each
+    of the spans around the two counts the runs of its order only."""
+    if "uid-checked" not in marks or "released" not in marks:
+        return True
+    after = marks["uid-checked"] > marks["released"]
+    if "(after the release)" in label:
+        return after
+    if "(before the release)" in label or "(after NSS)" in label:
+        return not after
+    if label == "engine: seccomp program, placing, release":
+        return after
     return True
 
 
@@ -173,7 +194,8 @@ def main():
         print(f"  {'span':<52} {'median':>8} {'p90':>8}")
         for label, a, b in SPANS:
             d = [m[b] - m[a] for _, m in runs
-                 if a in m and b in m and held_order_fits(label, m) and reap_order_fits(label, m)]
+                 if a in m and b in m and held_order_fits(label, m) and reap_order_fits(label, m)
+                 and verdict_order_fits(label, m)]
             if d:
                 print(f"  {label:<52} {statistics.median(d):8.3f} {p90(d):8.3f}")
         during = [m for _, m in runs if "written" in m and "init-reaped" in m]
