@@ -977,18 +977,17 @@ static int prepare_pipes(SandboxRun *run) {
         return 0;
 }
 
-/* Where the run's network namespace is made. Beside the init (netns.c) only where that is off
- * the critical path: the init is born into its cgroup, and so needs its release only after the
- * late part of its root, about 1 ms after the clone; and the engine has no uid to ask the user
- * database about meanwhile (skilld's worker brings its own). There the thread's 0.55 ms fit
- * beside the init's work, and clone3() is 0.4 ms shorter. Elsewhere the engine's part after the
- * clone (cgroup v1's cgroups, 0.4 ms, and the user database, 0.45 ms) already lasts about as
- * long as the init's, or the init needs its release right after the fixed part of its root (no
- * placement to wait for): a namespace made beside it then delays the release more than the
- * clone gains, measured on two CPUs (bench/README.md, seventh round), and it comes with the
- * clone. */
+/* Where the run's network namespace is made. Beside the init (netns.c) where the init is in
+ * place before its late part (it enters its v1 cgroups itself, or is born into its v2 cgroup),
+ * and so needs its release only after that part, about 0.9 ms after the clone: the engine's part
+ * until the release (v1: the cgroups, 0.4 ms; the thread's namespace, 0.5) fits beside the
+ * init's work, and clone3() is 0.4 ms shorter. The user database is asked after the release
+ * (check_identity()), so it no longer fills that time. Where the init needs its release right
+ * after the fixed part of its root (a backend that places it from outside: the rlimit one, or
+ * cgroup v2 where the kernel refuses CLONE_INTO_CGROUP), the thread would not be done by then,
+ * and the namespace comes with the clone (bench/README.md, seventh and eighth rounds). */
 static void place_netns(SandboxRun *run) {
-        if (!run->netns_beside || (run->backend->clone_into && run->uid_checked))
+        if (!run->netns_beside || run->backend->self_place || run->backend->clone_into)
                 return;
         run->netns_beside = false;
         run->clone_flags |= CLONE_NEWNET;

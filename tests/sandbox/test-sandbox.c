@@ -819,17 +819,20 @@ static int listen_tcp_loopback(uint16_t *ret_port) {
         return fd;
 }
 
-/* Where the run's network namespace comes from (engine.c, place_netns()): with the clone, or made
- * beside the init by a thread of the engine and entered with its release, where the init is born
- * into its cgroup (cgroup v2: the VM suite) and the caller reserved the run's uid, as skilld's
- * worker does. NETNS_CALLER_UID is that request (the uid's lock in *ret_lock); on a cgroup v1 host
- * it takes the clone's way too. */
-enum { NETNS_ENGINE_UID, NETNS_CALLER_UID, _NETNS_WAYS };
+/* Where the run's network namespace comes from (engine.c, place_netns()): made beside the init by
+ * a thread of the engine and entered with its release, where the init is in place before its late
+ * part (cgroup v1, which it enters itself; cgroup v2, born into it), or with the clone, where a
+ * backend places it from outside (the rlimit one: NETNS_CLONE). Beside the init both with the
+ * engine's uid, whose verdict follows the release, and with one the caller reserved (the uid's lock
+ * in *ret_lock), as skilld's worker does. */
+enum { NETNS_ENGINE_UID, NETNS_CALLER_UID, NETNS_CLONE, _NETNS_WAYS };
 
 static void netns_way(TestRun *t, int way, int *ret_lock) {
         uid_t uid;
 
         *ret_lock = -EBADF;
+        if (way == NETNS_CLONE)
+                t->req.backend = &sandbox_backend_rlimit;
         if (way != NETNS_CALLER_UID)
                 return;
         ck_assert_int_eq(sandbox_uid_reserve(&uid, ret_lock, NULL), 0);
@@ -1062,9 +1065,10 @@ START_TEST(test_network_namespace_failure) {
         fds_before = count_entries("/proc/self/fd");
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_ERROR);
-        /* Beside the init where it is born into its cgroup (cgroup v2) and the uid is ours to
-         * give; with the clone elsewhere. */
-        beside = _i == NETNS_CALLER_UID && streq(t.res->backend, "cgroup2");
+        /* Beside the init where it is in place before its late part (its cgroups); with the clone
+         * where the backend places it from outside. */
+        beside = streq(t.res->backend, "cgroup1") || streq(t.res->backend, "cgroup2");
+        ck_assert(!beside || _i != NETNS_CLONE);
         ck_assert_msg(strstr(t.res->error, beside ? "Failed to create the run's network namespace" :
                                                     "Failed to create the sandbox namespaces") &&
                       strstr(t.res->error, strerror(ENOSPC)), "error: %s", t.res->error);
