@@ -1,12 +1,13 @@
 /* The child side of a run, from clone() to execve().
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
- * namespace when unprivileged; as root the network namespace may be made beside the init instead,
- * netns.c, and entered with the release). That process becomes PID 1 of the run ("the init"). It:
+ * namespace when unprivileged; as root, where the init is in place before its late part, the
+ * network namespace is made beside the init instead, netns.c, and entered with the release). That
+ * process becomes PID 1 of the run ("the init"). It:
  *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
- *      the parent makes its cgroups or places it where the limits apply, and checks its uid (in
- *      a user namespace it first waits for its id maps, and so for the release too);
+ *      the parent makes its cgroups or places it where the limits apply (in a user namespace it
+ *      first waits for its id maps, and so for the release too);
  *   2. where it places itself (cgroup v1), receives the run's cgroups on the hold socket and
  *      enters them; else, unless it was cloned into its cgroup, waits for the release; at its
  *      first wait for the engine, empties its capability bounding set and resets every signal's
@@ -16,11 +17,19 @@
  *      new root, and hides the caller's command line, which it still carries as a copy of the
  *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
  *      cgroup) waits for the release only now, to fork the skill process (the release carries
- *      the seccomp program, and follows the check that no account has the uid);
- *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
- *      for a new one, loads seccomp last and execs;
- *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
- *      the skill process and, when that one ends, kills whatever is left and reports the status.
+ *      the seccomp program, and the network namespace made beside it);
+ *   4. forks the skill process, which sets up its stdio, limits and fds, waits for the uid's
+ *      verdict (below), drops every privilege, trades the caller's session keyring for a new
+ *      one, loads seccomp last and execs;
+ *   5. waits for the uid's verdict too, drops its own privileges and stays as a minimal init:
+ *      reaps orphans, forwards signals to the skill process and, when that one ends, kills
+ *      whatever is left and reports the status.
+ * The uid's verdict: a uid the engine locked without asking the user database first (an embedded
+ * run as root) is checked after the release, while steps 3 and 4 run. Nothing runs as it before
+ * the database said no account has it: the init and the skill process each take one HOLD_UID
+ * right before their uid change. For a uid the database names none comes; the engine kills the
+ * init, and with it the PID namespace, and starts over on another uid. Where the uid was checked
+ * before the clone (skilld's worker, a user namespace) no verdict is sent or waited for.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
@@ -1406,7 +1415,7 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
  * program when the run has one, and the run's network namespace when the engine made it beside
  * us (as root): without them nothing goes on. That namespace is entered here, before the skill
  * process is forked; until then we made no socket, and /proc/net and /proc/sys/net follow their
- * reader's namespace. */
+ * reader's namespace. The hold socket stays open where the uid's verdict is still to come. */
 static void wait_for_placement(const SandboxChild *c) {
         int fds[2] = { -EBADF, -EBADF };
         size_t n = 0, want = (size_t) c->seccomp + (size_t) c->join_netns;

@@ -5,11 +5,14 @@
  *      errors can still be reported plainly.
  *   3. clone3() the init into new namespaces, held on a socket, and wait until it runs (so that
  *      what follows runs beside it, on another CPU when one is free). While the init builds the
- *      fixed part of its root: make the cgroups it enters itself (cgroup v1) and hand them over,
- *      ask the user database whether an account has the uid (if one does, that init goes and
- *      another uid gets a clone of its own); write the uid/gid maps (unprivileged); get the
- *      seccomp filter's program; let the backend place the init where it does not place itself;
- *      release it, with the program.
+ *      fixed part of its root: make the cgroups it enters itself (cgroup v1) and hand them over;
+ *      make its network namespace in a thread (as root, where the init is placed early); write
+ *      the uid/gid maps (unprivileged); get the seccomp filter's program; let the backend place
+ *      the init where it does not place itself; release it, with the program and the namespace.
+ *      Then, while the init finishes its root and forks the skill process, ask the user database
+ *      whether an account has the uid locked for the run: if none does, send the verdict both
+ *      wait for at their uid change; if one does, that init goes before anything ran as the uid,
+ *      and another uid gets a clone of its own.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
@@ -798,7 +801,7 @@ static int prepare_identity(SandboxRun *run) {
                 return 0;
         }
 
-        /* Locked now, checked against the user database after the clone (check_identity()). */
+        /* Locked now, checked against the user database after the release (check_identity()). */
         r = sandbox_identity_lock(SANDBOX_UID_LOCK, &uid, &run->lock_fd, &why);
         if (r < 0)
                 return run_fail(run, r, "Failed to allocate a sandbox uid: %s", why ?: strerror(-r));
@@ -806,9 +809,10 @@ static int prepare_identity(SandboxRun *run) {
         return 0;
 }
 
-/* The rare uid that the user database names after all: the held init that was built for it goes
- * (it never ran anything as it), and another uid is taken the slow way, the database asked
- * before the lock is kept, for a clone of its own. */
+/* The rare uid that the user database names after all: the init that was built and released for
+ * it goes (it and its skill process waited for the verdict, and never ran anything as it), and
+ * another uid is taken the slow way, the database asked before the lock is kept, for a clone of
+ * its own. */
 static int reallocate_identity(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         uid_t uid;
@@ -1264,9 +1268,10 @@ static void run_kill(SandboxRun *run) {
  * temporary file are made, an output directory used before loses that run's result.json and logs
  * (freeing their blocks waits for the disk: 0.3 to 2 ms a file here), and the new names are
  * synced, in a thread. Started when the skill process hands over the filter's listener, just
- * before its execve() (or at the release, without a listener): after the last clone (a thread
- * alive at a clone is unsafe), and not at the release, where it slowed the init building its root
- * more (entry to the skill's execve() +0.3 ms, against +0.1 ms on the skill's own start here).
+ * before its execve() (or after the uid's verdict, without a listener): after the last clone (a
+ * thread alive at a clone is unsafe; a uid the user database names clones again after the
+ * release), and not at the release, where it slowed the init building its root more (entry to
+ * the skill's execve() +0.3 ms, against +0.1 ms on the skill's own start here).
  * Where the skill never got that far, the store prepares it itself. */
 static void record_begin(SandboxRun *run) {
         run_record_begin(&run->record, run->dest_fd, !run->req->caller_stores_result, true);
@@ -1369,9 +1374,9 @@ static int send_verdict(SandboxRun *run) {
 }
 
 /* Leaves the init a CPU of its own while the engine does its part after the clone (the cgroups,
- * the user database, about 0.7 ms): waits until the init runs and says where, and if that is
- * where the engine is, moves the engine to the caller's other CPUs until the release
- * (step_back()). A new process is queued on the CPU of its parent, which the kernel does not leave
+ * the network namespace's thread, the user database: about 1.2 ms): waits until the init runs and
+ * says where, and if that is where the engine is, moves the engine to the caller's other CPUs
+ * until the uid's verdict is sent (step_back()). A new process is queued on the CPU of its parent, which the kernel does not leave
  * for an idle one at the clone; and a process woken by a task on a busy CPU mostly lands on the
  * waker's (measured: bench/README.md, sixth round). Without this the init started when the
  * engine's work was done, or the engine preempted it as soon as it woke; nothing overlapped.
@@ -1395,7 +1400,7 @@ static void step_aside(SandboxRun *run) {
         run->stepped_aside = true;
 }
 
-/* The caller's CPUs again: before another clone (the init inherits them) and after the release. */
+/* The caller's CPUs again: before another clone (the init inherits them) and after the verdict. */
 static void step_back(SandboxRun *run) {
         if (!run->stepped_aside)
                 return;
@@ -1405,16 +1410,15 @@ static void step_back(SandboxRun *run) {
 
 /* Starts the thread that makes the run's network namespace (netns.c), on the caller's CPUs but
  * the init's: it stays off the init's CPU as the engine does (step_aside()), and a thread starts
- * with the affinity of its creator, already narrowed when the engine stepped aside. Once a run: a
- * namespace made for an init that was abandoned (a uid the user database names; not with
- * place_netns()'s choice today, which leaves no uid to check) was never entered, and serves the
- * next one. */
+ * with the affinity of its creator, already narrowed when the engine stepped aside. One for each
+ * init: the release hands it over and the engine closes its fd, so an init abandoned after that
+ * (a uid the user database names) takes its namespace along, and the next one gets a new one. */
 static int start_netns(SandboxRun *run) {
         cpu_set_t cpus;
         bool narrow = false;
         int r;
 
-        if (!run->netns_beside || run->netns.fd >= 0 || run->netns.started)
+        if (!run->netns_beside)
                 return 0;
         if (!run->stepped_aside && run->init_cpu >= 0 && sched_getaffinity(0, sizeof(cpus), &cpus) >= 0) {
                 CPU_CLR(run->init_cpu, &cpus);
@@ -1443,8 +1447,9 @@ static int finish_netns(SandboxRun *run) {
         return 0;
 }
 
-/* An init that will never be released: killed and reaped, its channels closed. Nothing of the
- * run ever ran in it; its cgroups (empty again) serve the next one. */
+/* An init whose uid the user database names: killed while it and its skill process wait for the
+ * verdict, reaped (its PID namespace is empty by then, and its network namespace gone with it),
+ * its channels closed. Nothing ran as the uid; its cgroups (empty again) serve the next one. */
 static void abandon_init(SandboxRun *run) {
         run->hold[1] = safe_close(run->hold[1]);
         (void) syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);

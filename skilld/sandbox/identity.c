@@ -6,8 +6,9 @@
  * A uid is taken by an open file description lock on its byte of one lock file: the lock lives
  * exactly as long as the fd, so a crashed run frees its uid by dying and concurrent embedded runs
  * (each its own process) never share one. The engine locks one before the clone and asks the
- * user database after it (sandbox_identity_lock(), sandbox_identity_known()): the database's
- * first lookup in a process loads its modules. The daemon brings its own allocator. */
+ * user database after the init's release, which only the uid change waits for
+ * (sandbox_identity_lock(), sandbox_identity_known()): the database's first lookup in a process
+ * loads its modules. The daemon brings its own allocator. */
 #include <pwd.h>
 #include <sys/stat.h>
 
