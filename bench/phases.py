@@ -78,6 +78,7 @@ SPANS = [
     ("engine: the init reaped to the return", "init-reaped", "done"),
     ("engine: result.json durable to the return", "stored", "done"),
     ("clone3()'s return to the skill's execve()", "cloned", "skill-exec"),
+    ("clone3()'s call to the skill's execve()", "prepared", "skill-exec"),
     ("sandbox_run() from entry to the skill's execve()", "enter", "skill-exec"),
     ("sandbox_run() from the skill's end to its return", "skill-end", "done"),
 ]
