@@ -1578,7 +1578,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
          * kill every process of the run without any capability, and holds no privilege a skill
          * could hope to borrow. */
-        (void) close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd }, c->verdict_later ? 2 : 1);
+        (void) close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd },
+                                    c->verdict_later ? 2 : 1);
         wait_for_verdict(c);
         r = drop_privileges(c, &e);
         if (r >= 0)

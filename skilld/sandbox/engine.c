@@ -1376,11 +1376,12 @@ static int send_verdict(SandboxRun *run) {
 /* Leaves the init a CPU of its own while the engine does its part after the clone (the cgroups,
  * the network namespace's thread, the user database: about 1.2 ms): waits until the init runs and
  * says where, and if that is where the engine is, moves the engine to the caller's other CPUs
- * until the uid's verdict is sent (step_back()). A new process is queued on the CPU of its parent, which the kernel does not leave
- * for an idle one at the clone; and a process woken by a task on a busy CPU mostly lands on the
- * waker's (measured: bench/README.md, sixth round). Without this the init started when the
- * engine's work was done, or the engine preempted it as soon as it woke; nothing overlapped.
- * An init that is gone (EOF) says why on the control socket, read when the next step fails. */
+ * until the uid's verdict is sent (step_back()). A new process is queued on the CPU of its
+ * parent, which the kernel does not leave for an idle one at the clone; and a process woken by
+ * a task on a busy CPU mostly lands on the waker's (measured: bench/README.md, sixth round).
+ * Without this the init started when the engine's work was done, or the engine preempted it as
+ * soon as it woke; nothing overlapped. An init that is gone (EOF) says why on the control
+ * socket, read when the next step fails. */
 static void step_aside(SandboxRun *run) {
         cpu_set_t others;
         int cpu;

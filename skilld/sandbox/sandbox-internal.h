@@ -78,7 +78,7 @@ typedef enum RunMark {
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
         MARK_INIT_FORKED,       /* the skill process forked */
         MARK_SKILL_HELD,        /* the skill process: stdio, rlimits, fds; its uid's verdict next */
-        MARK_SKILL_VERDICT,     /* the skill process has the verdict (or needed none): its uid change next */
+        MARK_SKILL_VERDICT,     /* the skill process has the verdict (or needed none): uid change next */
         MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges; the filter next */
         MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
         MARK_SKILL_END,         /* the init reaped the skill process */

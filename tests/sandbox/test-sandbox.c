@@ -1531,7 +1531,8 @@ END_TEST
 #define FILLER_ACCOUNTS 200000U
 
 START_TEST(test_uid_named_by_user_database) {
-        _cleanup_test_run_ TestRun t = test_run_new("id -u >> /env/seen; id -u; id -un; readlink /proc/self/ns/net");
+        _cleanup_test_run_ TestRun t = test_run_new(
+                "id -u >> /env/seen; id -u; id -un; readlink /proc/self/ns/net");
         _cleanup_test_dir_ TestDir d = test_dir_new();
         _cleanup_test_dir_ TestDir env = test_dir_new();
         _cleanup_free_ char *result = NULL, *seen = NULL, *passwd = NULL, *expected = NULL,
@@ -1542,7 +1543,8 @@ START_TEST(test_uid_named_by_user_database) {
 
         ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/etc/passwd", 1024 * 1024, false, &passwd, NULL), 0);
         {
-                _cleanup_close_ int fd = openat(d.fd, "passwd", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                _cleanup_close_ int fd = openat(d.fd, "passwd", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                                0644);
 
                 ck_assert_int_ge(fd, 0);
                 f = fdopen(TAKE_FD(fd), "we");
