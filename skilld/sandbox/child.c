@@ -1,9 +1,9 @@
 /* The child side of a run, from clone() to execve().
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
- * namespace when unprivileged; as root, where the init is in place before its late part, the
- * network namespace is made beside the init instead, netns.c, and entered with the release). That
- * process becomes PID 1 of the run ("the init"). It:
+ * namespace when unprivileged; as root, where the init is born into its cgroup, the network
+ * namespace is made beside the init instead, netns.c, and entered with the release). That process
+ * becomes PID 1 of the run ("the init"). It:
  *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
  *      the parent makes its cgroups or places it where the limits apply (in a user namespace it

@@ -6,7 +6,7 @@
  *   3. clone3() the init into new namespaces, held on a socket, and wait until it runs (so that
  *      what follows runs beside it, on another CPU when one is free). While the init builds the
  *      fixed part of its root: make the cgroups it enters itself (cgroup v1) and hand them over;
- *      make its network namespace in a thread (as root, where the init is placed early); write
+ *      make its network namespace in a thread (as root, where the init is born placed); write
  *      the uid/gid maps (unprivileged); get the seccomp filter's program; let the backend place
  *      the init where it does not place itself; release it, with the program and the namespace.
  *      Then, while the init finishes its root and forks the skill process, ask the user database
@@ -981,17 +981,20 @@ static int prepare_pipes(SandboxRun *run) {
         return 0;
 }
 
-/* Where the run's network namespace is made. Beside the init (netns.c) where the init is in
- * place before its late part (it enters its v1 cgroups itself, or is born into its v2 cgroup),
- * and so needs its release only after that part, about 0.9 ms after the clone: the engine's part
- * until the release (v1: the cgroups, 0.4 ms; the thread's namespace, 0.5) fits beside the
- * init's work, and clone3() is 0.4 ms shorter. The user database is asked after the release
- * (check_identity()), so it no longer fills that time. Where the init needs its release right
- * after the fixed part of its root (a backend that places it from outside: the rlimit one, or
- * cgroup v2 where the kernel refuses CLONE_INTO_CGROUP), the thread would not be done by then,
- * and the namespace comes with the clone (bench/README.md, seventh and eighth rounds). */
+/* Where the run's network namespace is made. Beside the init (netns.c) where the init is born
+ * into its cgroup (cgroup v2, clone_into), whatever the uid: it then needs its release only after
+ * the late part of its root, about 1 ms after the clone, and the engine has nothing else to do
+ * until then (the user database is asked after the release, check_identity()): the thread's
+ * 0.55 ms fit beside the init's work, and clone3() is 0.4 ms shorter. Elsewhere it comes with the
+ * clone. Where the init enters its v1 cgroups itself, the engine makes them first (0.4 ms), and
+ * with the namespace's thread its CPU holds 1.3 ms of work before the verdict against the init's
+ * 1.15: 0.1 ms gained on a quiet machine, but with other work on the CPUs the thread waits for one
+ * where clone3() would not, and the run lost up to 0.5 ms (bench/README.md, eighth round). Where
+ * a backend places the init from outside (the rlimit one; cgroup v2 where the kernel refuses
+ * CLONE_INTO_CGROUP), the init needs its release right after the fixed part of its root, before
+ * the thread is done. */
 static void place_netns(SandboxRun *run) {
-        if (!run->netns_beside || run->backend->self_place || run->backend->clone_into)
+        if (!run->netns_beside || run->backend->clone_into)
                 return;
         run->netns_beside = false;
         run->clone_flags |= CLONE_NEWNET;
@@ -1373,15 +1376,15 @@ static int send_verdict(SandboxRun *run) {
         return 0;
 }
 
-/* Leaves the init a CPU of its own while the engine does its part after the clone (the cgroups,
- * the network namespace's thread, the user database: about 1.2 ms): waits until the init runs and
- * says where, and if that is where the engine is, moves the engine to the caller's other CPUs
- * until the uid's verdict is sent (step_back()). A new process is queued on the CPU of its
- * parent, which the kernel does not leave for an idle one at the clone; and a process woken by
- * a task on a busy CPU mostly lands on the waker's (measured: bench/README.md, sixth round).
- * Without this the init started when the engine's work was done, or the engine preempted it as
- * soon as it woke; nothing overlapped. An init that is gone (EOF) says why on the control
- * socket, read when the next step fails. */
+/* Leaves the init a CPU of its own while the engine does its part after the clone (its v1
+ * cgroups or the network namespace's thread, then the user database: about 0.8 ms): waits until
+ * the init runs and says where, and if that is where the engine is, moves the engine to the
+ * caller's other CPUs until the uid's verdict is sent (step_back()). A new process is queued on
+ * the CPU of its parent, which the kernel does not leave for an idle one at the clone; and a
+ * process woken by a task on a busy CPU mostly lands on the waker's (measured: bench/README.md,
+ * sixth round). Without this the init started when the engine's work was done, or the engine
+ * preempted it as soon as it woke; nothing overlapped. An init that is gone (EOF) says why on
+ * the control socket, read when the next step fails. */
 static void step_aside(SandboxRun *run) {
         cpu_set_t others;
         int cpu;
