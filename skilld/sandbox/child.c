@@ -1542,6 +1542,18 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
          * CLONE_SIGHAND and CLONE_THREAD; in the shared memory it writes only its stack frames and
          * the phase marks, and it calls nothing that leaves a lock or an allocation behind. The
          * listener, its credentials and its filter never reach the init. */
+        /* So the init drops its own privileges only after the skill's execve(), and the skill may
+         * signal it (PID 1 forwards SIGTERM) from its first instruction: kill() asks that the
+         * sender's uid or euid be the target's real or saved uid. The real uid is the run's from
+         * here, the effective and saved ones stay 0 and the capabilities with them, which the
+         * skill process needs for its own uid change; a process of the run's uid gets nothing
+         * else from it (ptrace and /proc/1 want all three uids, and the init's capabilities; the
+         * filter refuses the scheduling calls on PID 1 that the same real uid allows). After the
+         * release: the user database has said that no account has the uid. */
+        if (setresuid(c->uid, -1, -1) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to change the real uid to %u", c->uid);
+                fail(c, r, &e);
+        }
         pid = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork): the comment above */
         if (pid < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to start the skill process");
