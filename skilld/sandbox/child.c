@@ -17,14 +17,17 @@
  *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
  *      cgroup) waits for the release only now, to fork the skill process (the release carries
  *      the seccomp program, and follows the check that no account has the uid);
- *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
+ *   4. takes the run's uid as its real uid (so the skill may signal it at once) and starts the
+ *      skill process with vfork(): in the init's memory until its execve(), the init asleep
+ *      meanwhile. The skill process drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
- * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
+ * Everything here runs in a fork()ed copy of a single-threaded caller (the skill process in the
+ * init's memory: vfork()) and ends in execve() or _exit(). */
 #include <dirent.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
