@@ -1179,6 +1179,27 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
+/* The init's CPUs, which the skill process gets back first thing when the init pinned itself to
+ * one of them for the vfork() (sandbox_child_main()). */
+static cpu_set_t skill_cpus;
+static bool skill_cpus_pinned = false;
+
+/* vfork() leaves the init's CPU idle until the skill process's execve(), but the scheduler places
+ * a new process by load, and another CPU that only runs niced work looks the least loaded: there
+ * the skill process may wait a tick or more for its first instruction (in a C program beside a
+ * niced build, vfork() to the child's start: p90 1.8 ms, against 0.03 ms pinned). A process
+ * pinned to its CPU has its children start there, as soon as it sleeps. */
+static bool pin_to_this_cpu(cpu_set_t *ret_cpus) {
+        cpu_set_t here;
+        int cpu = sched_getcpu();
+
+        if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(*ret_cpus), ret_cpus) < 0)
+                return false;
+        CPU_ZERO(&here);
+        CPU_SET(cpu, &here);
+        return sched_setaffinity(0, sizeof(here), &here) >= 0;
+}
+
 _noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
@@ -1186,6 +1207,10 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
 
         /* The init's memory (vfork()): its marks are here too, and go with this process's. */
         mark(c, MARK_INIT_FORKED);
+        if (skill_cpus_pinned && sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to restore the CPU affinity");
+                goto fail;
+        }
         /* The dispositions are the defaults already (prepare_inheritance()); the mask is the
          * init's, with the signals it waits for blocked. */
         sigemptyset(&none);
@@ -1557,6 +1582,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to change the real uid to %u", c->uid);
                 fail(c, r, &e);
         }
+        skill_cpus_pinned = pin_to_this_cpu(&skill_cpus);
         pid = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork): the comment above */
         if (pid < 0) {
                 r = STEP_FAIL(e.what, errno, "Failed to start the skill process");
@@ -1564,6 +1590,8 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         }
         if (pid == 0)
                 skill_exec(c);
+        if (skill_cpus_pinned)
+                (void) sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus);
         /* The skill process has called execve() or exited: its marks, the init's among them, are
          * sent (once more here, for a skill process that failed before its own). */
         send_marks(c);
