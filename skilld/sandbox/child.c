@@ -17,17 +17,14 @@
  *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
  *      cgroup) waits for the release only now, to fork the skill process (the release carries
  *      the seccomp program, and follows the check that no account has the uid);
- *   4. takes the run's uid as its real uid (so the skill may signal it at once) and starts the
- *      skill process with vfork(): in the init's memory until its execve(), the init asleep
- *      meanwhile. The skill process drops every privilege, trades the caller's session keyring
+ *   4. forks the skill process, which drops every privilege, trades the caller's session keyring
  *      for a new one, loads seccomp last and execs;
  *   5. drops its own privileges and stays as a minimal init: reaps orphans, forwards signals to
  *      the skill process and, when that one ends, kills whatever is left and reports the status.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
- * Everything here runs in a fork()ed copy of a single-threaded caller (the skill process in the
- * init's memory: vfork()) and ends in execve() or _exit(). */
+ * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
 #include <dirent.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -1179,38 +1176,13 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-/* The init's CPUs, which the skill process gets back first thing when the init pinned itself to
- * one of them for the vfork() (sandbox_child_main()). */
-static cpu_set_t skill_cpus;
-static bool skill_cpus_pinned = false;
-
-/* vfork() leaves the init's CPU idle until the skill process's execve(), but the scheduler places
- * a new process by load, and another CPU that only runs niced work looks the least loaded: there
- * the skill process may wait a tick or more for its first instruction (in a C program beside a
- * niced build, vfork() to the child's start: p90 1.8 ms, against 0.03 ms pinned). A process
- * pinned to its CPU has its children start there, as soon as it sleeps. */
-static bool pin_to_this_cpu(cpu_set_t *ret_cpus) {
-        cpu_set_t here;
-        int cpu = sched_getcpu();
-
-        if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(*ret_cpus), ret_cpus) < 0)
-                return false;
-        CPU_ZERO(&here);
-        CPU_SET(cpu, &here);
-        return sched_setaffinity(0, sizeof(here), &here) >= 0;
-}
-
 _noreturn_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
         int r;
 
-        /* The init's memory (vfork()): its marks are here too, and go with this process's. */
-        mark(c, MARK_INIT_FORKED);
-        if (skill_cpus_pinned && sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to restore the CPU affinity");
-                goto fail;
-        }
+        /* The init's marks, inherited with the fork, are the init's to send. */
+        memset(marks, 0, sizeof(marks));
         /* The dispositions are the defaults already (prepare_inheritance()); the mask is the
          * init's, with the signals it waits for blocked. */
         sigemptyset(&none);
@@ -1560,40 +1532,14 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
 
-        /* vfork(): the skill process runs in the init's memory, on the init's stack below this
-         * frame, until its execve() or _exit(), and the init sleeps until then. fork() copied the
-         * page tables of the init, a copy of the caller's address space (0.07 ms), and the first
-         * write to each page then cost the skill process a fault (17 of them, 0.03 ms); the init
-         * waits for the skill process either way. What the skill process changes on its way is its
-         * own all the same: its fd table, session, rlimits, umask, persona, credentials, keyring,
-         * signal mask and seccomp filter are per process or per task without CLONE_FILES, CLONE_FS,
-         * CLONE_SIGHAND and CLONE_THREAD; in the shared memory it writes only its stack frames and
-         * the phase marks, and it calls nothing that leaves a lock or an allocation behind. The
-         * listener, its credentials and its filter never reach the init. */
-        /* So the init drops its own privileges only after the skill's execve(), and the skill may
-         * signal it (PID 1 forwards SIGTERM) from its first instruction: kill() asks that the
-         * sender's uid or euid be the target's real or saved uid. The real uid is the run's from
-         * here, the effective and saved ones stay 0 and the capabilities with them, which the
-         * skill process needs for its own uid change; a process of the run's uid gets nothing
-         * else from it (ptrace and /proc/1 want all three uids, and the init's capabilities; the
-         * filter refuses the scheduling calls on PID 1 that the same real uid allows). After the
-         * release: the user database has said that no account has the uid. */
-        if (setresuid(c->uid, -1, -1) < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to change the real uid to %u", c->uid);
-                fail(c, r, &e);
-        }
-        skill_cpus_pinned = pin_to_this_cpu(&skill_cpus);
-        pid = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork): the comment above */
+        pid = fork();
         if (pid < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to start the skill process");
+                r = STEP_FAIL(e.what, errno, "Failed to fork the skill process");
                 fail(c, r, &e);
         }
         if (pid == 0)
                 skill_exec(c);
-        if (skill_cpus_pinned)
-                (void) sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus);
-        /* The skill process has called execve() or exited: its marks, the init's among them, are
-         * sent (once more here, for a skill process that failed before its own). */
+        mark(c, MARK_INIT_FORKED);
         send_marks(c);
         memset(marks, 0, sizeof(marks));
 
