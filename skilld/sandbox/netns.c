@@ -21,11 +21,11 @@
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "sandbox-internal.h"
+#include "thread-util.h"
 
 static void *netns_fail(SandboxNetns *n, int r, const char *what) {
         n->error = -abs(r);
@@ -70,27 +70,13 @@ static void *netns_thread(void *userdata) {
 }
 
 int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus) {
-        pthread_attr_t attr;
-        sigset_t all;
         int r;
 
         assert(!n->started && n->fd < 0);
         n->error = 0;
         n->what = NULL;
-        r = -pthread_attr_init(&attr);
-        if (r < 0)
-                return r;
-        /* unshare(), a socket and two ioctls: no 8 MiB stack. Every signal blocked from its first
-         * instruction: the caller's (a signalfd's) are never its. */
-        sigfillset(&all);
-        r = -pthread_attr_setstacksize(&attr, 64 * 1024);
-        if (r >= 0)
-                r = -pthread_attr_setsigmask_np(&attr, &all);
-        if (r >= 0 && cpus)
-                r = -pthread_attr_setaffinity_np(&attr, sizeof(*cpus), cpus);
-        if (r >= 0)
-                r = -pthread_create(&n->thread, &attr, netns_thread, n);
-        (void) pthread_attr_destroy(&attr);
+        /* unshare(), a socket and two ioctls; every signal blocked (thread-util.h). */
+        r = thread_start_small(&n->thread, netns_thread, n, cpus);
         if (r < 0)
                 return r;
         n->started = true;

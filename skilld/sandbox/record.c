@@ -16,14 +16,12 @@
  * start than they saved here), while the engine reaps the init and removes its cgroups. */
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <sys/eventfd.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 
 #include "fileio.h"
 #include "sandbox-internal.h"
+#include "thread-util.h"
 
 static int fsync_errno(int fd) {
         return fsync(fd) < 0 ? -errno : 0;
@@ -115,18 +113,7 @@ static void record_ask(RunRecord *rec, int stage) {
         (void) eventfd_write(rec->go_fd, 1);
 }
 
-/* A file system without a disk behind it, where fsync() returns at once: no thread for it. */
-static bool on_memory_fs(int fd) {
-        struct statfs sfs;
-
-        return fstatfs(fd, &sfs) >= 0 &&
-               ((unsigned long) sfs.f_type == TMPFS_MAGIC || (unsigned long) sfs.f_type == RAMFS_MAGIC);
-}
-
 void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
-        pthread_attr_t attr;
-        sigset_t all, saved;
-        bool have_attr;
 
         if (rec->begun || dir_fd < 0)
                 return;
@@ -141,7 +128,7 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
                 .go_fd = -EBADF,
                 .done_fd = -EBADF,
         };
-        if (!ahead || !sync || on_memory_fs(dir_fd)) {
+        if (!ahead || !sync || fd_on_memory_fs(dir_fd)) {
                 record_make(rec);
                 record_name(rec);
                 rec->ready = true;
@@ -152,16 +139,8 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
         rec->go_fd = eventfd(0, EFD_CLOEXEC);
         rec->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (rec->ready_fd >= 0 && rec->go_fd >= 0 && rec->done_fd >= 0) {
-                /* It needs no 8 MiB stack, and takes no signal meant for the engine. */
-                have_attr = pthread_attr_init(&attr) == 0;
-                if (have_attr)
-                        (void) pthread_attr_setstacksize(&attr, 64 * 1024);
-                (void) sigfillset(&all);
-                (void) pthread_sigmask(SIG_SETMASK, &all, &saved);
-                rec->thread_started = pthread_create(&rec->thread, have_attr ? &attr : NULL, record_thread, rec) == 0;
-                (void) pthread_sigmask(SIG_SETMASK, &saved, NULL);
-                if (have_attr)
-                        (void) pthread_attr_destroy(&attr);
+                /* It takes no signal meant for the engine (thread-util.h). */
+                rec->thread_started = thread_start_small(&rec->thread, record_thread, rec, NULL) >= 0;
         }
         if (!rec->thread_started) {
                 rec->ready_fd = safe_close(rec->ready_fd);

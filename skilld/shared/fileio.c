@@ -9,6 +9,7 @@
 #include <sys/vfs.h>
 
 #include "fileio.h"
+#include "thread-util.h"
 
 ssize_t loop_read(int fd, void *buf, size_t n) {
         size_t done = 0;
@@ -287,9 +288,7 @@ static void *fsync_thread(void *arg) {
         return NULL;
 }
 
-/* Whether fd is on a file system without a disk behind it, where fsync() returns at once: a
- * thread to wait for it would cost more than the call (much more under an emulated CPU). */
-static bool fd_on_memory_fs(int fd) {
+bool fd_on_memory_fs(int fd) {
         struct statfs sfs;
 
         return fstatfs(fd, &sfs) >= 0 &&
@@ -300,26 +299,18 @@ int fsync_many(const int *fds, size_t n, int *ret_results) {
         pthread_t threads[8];
         SyncJob jobs[8];
         bool started[8] = {};
-        pthread_attr_t attr;
-        bool have_attr;
         int r = 0;
 
         /* Linux reports a writeback error to one fsync() only: the caller gets each fd's own. */
         if (n > ELEMENTSOF(threads))
                 return -E2BIG;
-        /* A thread that only calls fsync() needs no 8 MiB stack. */
-        have_attr = pthread_attr_init(&attr) == 0;
-        if (have_attr)
-                (void) pthread_attr_setstacksize(&attr, 64 * 1024);
         for (size_t i = 0; i < n; i++) {
                 jobs[i] = (SyncJob) { .fd = fds[i] };
                 /* The last one in the caller. */
                 if (fds[i] < 0 || i + 1 == n || fd_on_memory_fs(fds[i]))
                         continue;
-                started[i] = pthread_create(&threads[i], have_attr ? &attr : NULL, fsync_thread, &jobs[i]) == 0;
+                started[i] = thread_start_small(&threads[i], fsync_thread, &jobs[i], NULL) >= 0;
         }
-        if (have_attr)
-                (void) pthread_attr_destroy(&attr);
         /* Those left to the caller (EAGAIN from pthread_create(): out of tasks; a tmpfs) while the
          * threads wait for theirs. */
         for (size_t i = 0; i < n; i++)

@@ -59,6 +59,10 @@ int fsync_parent_at(int dir_fd, const char *path);
  * other: on the development machine 1.5 ms for three files and their directory instead of 7.4
  * (medians, interleaved). */
 int fsync_many(const int *fds, size_t n, int *ret_results);
+/* Whether fd is on a file system without a disk behind it (tmpfs, ramfs), where fsync() returns
+ * at once: a thread to wait for it would cost more than the call (much more under an emulated
+ * CPU). */
+bool fd_on_memory_fs(int fd);
 
 /* The process's umask, read without changing it (threads may be creating files meanwhile). */
 mode_t umask_get(void);

@@ -11,6 +11,7 @@
 #include "parse-util.h"
 #include "random-id.h"
 #include "term-escape.h"
+#include "thread-util.h"
 #include "test-util.h"
 
 START_TEST(test_safe_atou64) {
@@ -279,6 +280,55 @@ START_TEST(test_mkdir_p_open) {
 }
 END_TEST
 
+typedef struct ThreadSeen {
+        sigset_t mask;
+        size_t stack;
+        cpu_set_t cpus;
+} ThreadSeen;
+
+static void *thread_look(void *arg) {
+        ThreadSeen *seen = arg;
+        pthread_attr_t attr;
+
+        ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, NULL, &seen->mask), 0);
+        ck_assert_int_eq(pthread_getattr_np(pthread_self(), &attr), 0);
+        ck_assert_int_eq(pthread_attr_getstacksize(&attr, &seen->stack), 0);
+        (void) pthread_attr_destroy(&attr);
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(seen->cpus), &seen->cpus), 0);
+        return NULL;
+}
+
+START_TEST(test_thread_start_small) {
+        ThreadSeen seen = {};
+        cpu_set_t mine, one;
+        pthread_t t = 0;
+        int cpu = -1;
+
+        /* Every signal blocked from its first instruction, whatever the caller's mask; a small
+         * stack; the caller's CPUs unless told. */
+        ck_assert_int_eq(thread_start_small(&t, thread_look, &seen, NULL), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        ck_assert_int_eq(sigismember(&seen.mask, SIGTERM), 1);
+        ck_assert_int_eq(sigismember(&seen.mask, SIGCHLD), 1);
+        ck_assert_int_eq(sigismember(&seen.mask, SIGRTMIN), 1);
+        ck_assert_uint_le(seen.stack, 128 * 1024);
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+        ck_assert(CPU_EQUAL(&seen.cpus, &mine));
+
+        for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+                if (CPU_ISSET(i, &mine))
+                        cpu = i;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ck_assert_int_eq(thread_start_small(&t, thread_look, &seen, &one), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        ck_assert(CPU_EQUAL(&seen.cpus, &one));
+        /* The caller's own affinity is not touched. */
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(one), &one), 0);
+        ck_assert(CPU_EQUAL(&one, &mine));
+}
+END_TEST
+
 START_TEST(test_fsync_many) {
         _cleanup_test_dir_ TestDir t = test_dir_new();
         _cleanup_close_ int f = -EBADF, g = -EBADF;
@@ -539,6 +589,7 @@ static Suite *shared_suite(void) {
         tcase_add_test(tc, test_error_first_wins);
         tcase_add_test(tc, test_atomic_write);
         tcase_add_test(tc, test_fsync_many);
+        tcase_add_test(tc, test_thread_start_small);
         tcase_add_test(tc, test_close_all_fds_except);
         tcase_add_test(tc, test_read_nofollow);
         tcase_add_test(tc, test_atomic_write_umask);
