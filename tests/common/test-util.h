@@ -4,6 +4,7 @@
 
 #undef NDEBUG
 #include <check.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
@@ -53,6 +54,21 @@ static inline char *test_source_path(const char *rel) {
         const char *root = getenv("SKILLD_SOURCE_ROOT");
         ck_assert_ptr_nonnull(root);
         return strdup_printf("%s/%s", root, rel);
+}
+
+/* The entries of a directory, "." and ".." left out (a /proc directory's fds or threads, a
+ * scratch directory's leftovers). */
+static inline size_t test_count_entries(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        n++;
+        closedir(d);
+        return n;
 }
 
 /* Runs a check suite and returns the process exit code. */

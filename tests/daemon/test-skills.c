@@ -60,19 +60,6 @@ static const SkillInfo *find(const SkillInfo *l, size_t n, const char *name) {
         return NULL;
 }
 
-static size_t count_entries(const char *dir) {
-        DIR *d = opendir(dir);
-        struct dirent *de;
-        size_t n = 0;
-
-        ck_assert_ptr_nonnull(d);
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        n++;
-        closedir(d);
-        return n;
-}
-
 START_TEST(test_precedence_and_list) {
         _cleanup_(fixture_done) Fixture f = {};
         SkillInfo *l = NULL;
@@ -128,9 +115,9 @@ START_TEST(test_install_replace_remove) {
         ck_assert_int_eq(skills_list(&f.dirs, &l, &n), 0);
         ck_assert_str_eq(find(l, n, "gamma")->description, "second gamma");
         skill_infos_free(l, n);
-        ck_assert_uint_eq(count_entries(f.installed), 2); /* gamma and the trash */
+        ck_assert_uint_eq(test_count_entries(f.installed), 2); /* gamma and the trash */
         skills_purge(&f.dirs, false);
-        ck_assert_uint_eq(count_entries(f.installed), 1);
+        ck_assert_uint_eq(test_count_entries(f.installed), 1);
 
         /* 3. An admin's skill cannot be replaced; a vendor's is shadowed. */
         s3 = stage(&f, "beta", "mine");
@@ -157,7 +144,7 @@ START_TEST(test_install_replace_remove) {
         ck_assert_int_eq(skills_remove(&f.dirs, "delta", NULL), -ENOPKG);
         ck_assert_int_eq(skills_remove(&f.dirs, "gamma", NULL), 0);
         skills_purge(&f.dirs, true);
-        ck_assert_uint_eq(count_entries(f.installed), 0);
+        ck_assert_uint_eq(test_count_entries(f.installed), 0);
 }
 END_TEST
 
@@ -174,9 +161,9 @@ START_TEST(test_staging_is_private_and_purged) {
         /* A staging folder is not a skill, and a start-up purge takes leftovers away. */
         ck_assert_int_eq(skills_open(&f.dirs, "gamma", &(int) { -1 }, NULL), -ENOPKG);
         skills_purge(&f.dirs, false);
-        ck_assert_uint_eq(count_entries(f.installed), 1);
+        ck_assert_uint_eq(test_count_entries(f.installed), 1);
         skills_purge(&f.dirs, true);
-        ck_assert_uint_eq(count_entries(f.installed), 0);
+        ck_assert_uint_eq(test_count_entries(f.installed), 0);
 }
 END_TEST
 

@@ -949,20 +949,6 @@ START_TEST(test_host_sockets_unreachable) {
 }
 END_TEST
 
-/* Entries of a /proc directory (fds, threads), "." and ".." left out. */
-static unsigned count_entries(const char *path) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        unsigned n = 0;
-
-        ck_assert_ptr_nonnull(d);
-        while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        return n;
-}
-
 static char *netns_link(pid_t pid) {
         char path[64], buf[64];
         ssize_t n;
@@ -1043,7 +1029,7 @@ START_TEST(test_network_namespace_failure) {
         _cleanup_test_run_ TestRun t = test_run_new("echo ran");
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         _cleanup_close_ int lock = -EBADF;
-        unsigned fds_before, fds_after;
+        size_t fds_before, fds_after;
         bool beside;
 
         netns_way(&t, _i, &lock);
@@ -1062,7 +1048,7 @@ START_TEST(test_network_namespace_failure) {
         ck_assert_int_eq(unshare(CLONE_NEWNET), -1);
         ck_assert_int_eq(errno, ENOSPC);
 
-        fds_before = count_entries("/proc/self/fd");
+        fds_before = test_count_entries("/proc/self/fd");
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_ERROR);
         /* Beside the init where it is born into its cgroup (cgroup v2); with the clone elsewhere. */
@@ -1074,9 +1060,9 @@ START_TEST(test_network_namespace_failure) {
         ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
         ck_assert_int_eq(errno, ECHILD);
         ck_assert(!host_process_with_uid(t.res->uid));
-        fds_after = count_entries("/proc/self/fd");
+        fds_after = test_count_entries("/proc/self/fd");
         ck_assert_uint_eq(fds_after, fds_before);
-        ck_assert_uint_eq(count_entries("/proc/self/task"), 1);
+        ck_assert_uint_eq(test_count_entries("/proc/self/task"), 1);
 }
 END_TEST
 
@@ -1568,7 +1554,7 @@ START_TEST(test_uid_named_by_user_database) {
                 struct flock below = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = TAKEN_SLOT };
                 struct flock above = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = TAKEN_SLOT + 2,
                                        .l_len = SANDBOX_UID_COUNT - TAKEN_SLOT - 2 };
-                unsigned fds_before;
+                size_t fds_before;
                 int fd;
 
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
@@ -1582,7 +1568,7 @@ START_TEST(test_uid_named_by_user_database) {
                 fd = open("/run/skilld/sandbox-uids.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (fd < 0 || fcntl(fd, F_OFD_SETLK, &below) < 0 || fcntl(fd, F_OFD_SETLK, &above) < 0)
                         _exit(10);
-                fds_before = count_entries("/proc/self/fd");
+                fds_before = test_count_entries("/proc/self/fd");
                 if (sandbox_run(&t.req, &res, NULL) < 0)
                         _exit(11);
                 if (res->status != RUN_STATUS_SUCCEEDED)
@@ -1592,9 +1578,9 @@ START_TEST(test_uid_named_by_user_database) {
                 res = run_result_free(res);
                 /* Nothing of either init is left with the engine: no fd (a channel, a namespace),
                  * no thread, no child. */
-                if (count_entries("/proc/self/fd") != fds_before)
+                if (test_count_entries("/proc/self/fd") != fds_before)
                         _exit(14);
-                if (count_entries("/proc/self/task") != 1)
+                if (test_count_entries("/proc/self/task") != 1)
                         _exit(15);
                 if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
                         _exit(16);
