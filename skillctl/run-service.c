@@ -796,7 +796,9 @@ int run_via_service(Client *c, RunArgs *a) {
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
                                                   SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL,
                                                   &s);
-        if (r >= 0)
+        /* RunStarted only clears the line that says the run is queued: without progress lines, no
+         * match for it (one message fewer through the bus, and one rule fewer for it to test). */
+        if (r >= 0 && s.show_progress)
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
                                                   SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL,
                                                   &s);
@@ -841,9 +843,14 @@ int run_via_service(Client *c, RunArgs *a) {
         if (s.abandoned) {
                 fprintf(stderr, "skillctl: not waiting for run %s any more; see 'skillctl status %s'\n",
                         s.id, s.id);
-                return 128 + SIGINT;
-        }
-        if (s.gone && !s.finished)
-                return run_fail("run %s: the skilld service went away before the run finished", s.id);
-        return report(&s);
+                r = 128 + SIGINT;
+        } else if (s.gone && !s.finished)
+                r = run_fail("run %s: the skilld service went away before the run finished", s.id);
+        else
+                r = report(&s);
+
+        /* Nothing talks to the service after the run: the connection is flushed and closed before
+         * the slots go, and the bus drops its matches with it, instead of a RemoveMatch for each. */
+        c->bus = sym_sd_bus_flush_close_unref(c->bus);
+        return r;
 }
