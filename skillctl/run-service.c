@@ -69,6 +69,8 @@ struct ServiceRun {
          * (no_outcome) or no fd can pass (over SSH): then each part is asked for on its own. */
         sd_bus_message *outcome;
         bool no_outcome;
+        /* Why Run found no service, when it was the first call of an unconfirmed client. */
+        char *no_service;
 };
 
 static void output_copy_close(OutputCopy *c) {
@@ -85,6 +87,7 @@ static void service_run_done(ServiceRun *s) {
         s->outcome = sym_sd_bus_message_unref(s->outcome);
         free(s->id);
         free(s->path);
+        free(s->no_service);
 }
 
 _printf_(2, 3)
@@ -658,6 +661,8 @@ static int report(ServiceRun *s) {
         return run_result_exit_code(res);
 }
 
+/* 0 when the run was submitted; 1 when Run found no service on the system bus (an unconfirmed
+ * client's, s->no_service says why); negative after printing the error. */
 static int submit(ServiceRun *s, bool installed, int skill_fd, const char *script, const RunFile *files,
                   size_t n_files) {
         _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -693,8 +698,24 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
 
         progress_clear(s);
         r = client_call(c, m, &e, &reply);
-        if (r < 0)
+        if (r < 0) {
+                _cleanup_free_ char *reason = NULL;
+                int k;
+
+                /* Run is the first call of an unconfirmed client: its answer may say that no
+                 * service is there, as the Ping it replaces would have. */
+                k = client_unconfirmed_error(c, &e, &reason);
+                if (k > 0) {
+                        s->no_service = TAKE_PTR(reason);
+                        return 1;
+                }
+                if (k < 0) {
+                        run_error("%s (--local runs without the service)", reason ?: strerror(-k));
+                        return k;
+                }
                 return client_log_error(s->args->skill, &e, r);
+        }
+        c->unconfirmed = false;
         r = sym_sd_bus_message_read(reply, "so", &id, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply of Run: %m");
@@ -722,7 +743,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         return 0;
 }
 
-int run_via_service(Client *c, RunArgs *a) {
+int run_via_service(Client *c, RunArgs *a, char **ret_no_service) {
         _cleanup_(service_run_done) ServiceRun s = {
                 .client = c,
                 .args = a,
@@ -821,6 +842,10 @@ int run_via_service(Client *c, RunArgs *a) {
                    n_files);
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
+        if (r > 0) {
+                *ret_no_service = TAKE_PTR(s.no_service);
+                return RUN_NO_SERVICE;
+        }
         if (r < 0)
                 /* The service's message named what the environment lacks and how to build it. */
                 return r == -ENOMEDIUM ? RUN_EXIT_ENVIRONMENT : EXIT_RUN_FAILED;

@@ -323,6 +323,19 @@ check "private socket: the run goes there" grep -q "skill=shell-report memfd sea
 check "private socket: exit 0 and the summary" test "$(rc)" = 0
 DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/private.sock sc status aaaa
 check "private socket: status" has "State: finished" out
+# A system bus without the service: an installed skill's Run, sent there without a Ping first,
+# hears that nothing provides it and goes on to the private socket, as a Ping would have.
+dbus-daemon --config-file="$T/bus.conf" --nofork --nopidfile --print-address=3 3>"$T/address2" 2>/dev/null &
+fake_pids+=($!)
+wait_for_file "$T/address2" && for _ in $(seq 100); do [ -s "$T/address2" ] && break; sleep 0.1; done
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") SKILLD_BUS_ADDRESS=unix:path=$T/private.sock \
+        sc run shell-report
+check "empty system bus: an installed skill runs on the private socket" test "$(rc)" = 0
+check "empty system bus: the Run reached the socket's service" grep -q "skill=shell-report installed" "$T/report2"
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") sc run --system shell-report
+check "empty system bus, no socket: exit 125" test "$(rc)" = 125
+check "empty system bus, no socket: both reasons said" \
+        has "nothing on the system bus provides or activates io.skilld.Skilld1, and .*no-such-socket" err
 
 # --- No fd passing, as over SSH (skillctl -H): the chunked readers instead. ----------------------
 "$FAKE_SKILLD" --report "$T/report3" --ready "$T/ready3" --socket "$T/nofd.sock" --no-fds 2>"$T/fake3.err" &
