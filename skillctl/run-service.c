@@ -524,8 +524,8 @@ static int outcome_read(sd_bus_message *m, const char **ret_state, const char **
 
 /* Lays out what the service kept as an embedded run lays out its output directory: from the
  * outcome o where GetOutcome brought it, else asked for part by part. */
-static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const Outcome *o) {
-        _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const cJSON *result_tree,
+                            const Outcome *o) {
         _cleanup_free_ char *formatted = NULL;
         _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF, out_fd = -EBADF, err_fd = -EBADF;
         _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
@@ -571,9 +571,9 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
                 if (r < 0 && ret == 0)
                         ret = log_error_errno(r, "%s/%s: cannot write: %m", dir, name);
         }
-        /* Laid out as an embedded run's result.json is, whatever the service's text looks like. */
-        parsed = cJSON_Parse(result_json);
-        formatted = parsed ? json_format(parsed) : NULL;
+        /* Laid out as an embedded run's result.json is, whatever the service's text looks like:
+         * from the tree report() parsed, which keeps the skill's output exact as the engine does. */
+        formatted = json_format(result_tree);
         text = formatted ?: result_json;
         /* Committed as the engine commits an output directory (the logs already under their
          * names): a result.json found after a crash has its complete logs beside it. */
@@ -639,7 +639,7 @@ static int report(ServiceRun *s) {
                 where = strdup_printf("run %s", s->id);
         if (!where)
                 return log_oom(), EXIT_RUN_FAILED;
-        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result, s->outcome ? &o : NULL) < 0) {
+        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result, j, s->outcome ? &o : NULL) < 0) {
                 /* Like a failed store of an embedded run: the run's outcome stands. */
                 fprintf(stderr, "skillctl: warning: not everything of run %s reached %s; the service "
                         "keeps it all\n", s->id, where);
