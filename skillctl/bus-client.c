@@ -227,7 +227,12 @@ int client_unconfirmed_error(const Client *c, const sd_bus_error *error, char **
                 *ret_reason = strdup_printf("nothing on %s provides or activates %s", c->where, SKILLD_BUS_NAME);
                 return *ret_reason ? 1 : -ENOMEM;
         }
-        if (sym_sd_bus_error_is_set(error) && startswith(error->name, "org.freedesktop.DBus.Error.Spawn.")) {
+        /* Activation failed: the bus's own errors for it, and those systemd reports through it
+         * (a masked or missing unit). */
+        if (sym_sd_bus_error_is_set(error) &&
+            (startswith(error->name, "org.freedesktop.DBus.Error.Spawn.") ||
+             startswith(error->name, "org.freedesktop.systemd1.") ||
+             streq(error->name, "org.freedesktop.DBus.Error.TimedOut"))) {
                 *ret_reason = strdup_printf("the skilld service on %s does not answer: %s", c->where,
                                             error->message ?: error->name);
                 return *ret_reason ? -EIO : -ENOMEM;
