@@ -843,7 +843,8 @@ int run_via_service(Client *c, RunArgs *a, char **ret_no_service) {
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
         if (r > 0) {
-                *ret_no_service = TAKE_PTR(s.no_service);
+                if (ret_no_service)
+                        *ret_no_service = TAKE_PTR(s.no_service);
                 return RUN_NO_SERVICE;
         }
         if (r < 0)
