@@ -23,7 +23,9 @@
 # Usage: bench/service-bench.sh [ROUNDS]
 # Environment: SKILLD_BENCH_USERS ("alice bob"), SKILLD_BENCH_STREAMS (per user, 4),
 # SKILLD_BENCH_SECONDS (of throughput, 20), SKILLD_BENCH_STORED_RUNS (100000; 0 skips 5.),
-# SKILLD_BENCH_COLD (cold starts timed, 5).
+# SKILLD_BENCH_COLD (cold starts timed, 5), SKILLD_BENCH_BASELINE_SKILLCTL (another skillctl
+# binary, a path below the source tree: its root runs join the latency rounds and the phases,
+# against the same service, so that a change of the client alone is measured side by side).
 set -euo pipefail
 
 N=${1:-30}
@@ -34,6 +36,11 @@ STORED=${SKILLD_BENCH_STORED_RUNS:-100000}
 COLD=${SKILLD_BENCH_COLD:-5}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SKILL=bench-trivial
+BASELINE=""
+if [[ -n ${SKILLD_BENCH_BASELINE_SKILLCTL:-} ]]; then
+    BASELINE=$SRC/$SKILLD_BENCH_BASELINE_SKILLCTL
+    [[ -x $BASELINE ]] || die "SKILLD_BENCH_BASELINE_SKILLCTL: no executable $BASELINE"
+fi
 STATE=/var/lib/skilld
 POLICY=/etc/skilld/policy.yaml
 RULE=/etc/polkit-1/rules.d/60-skilld-bench.rules
@@ -165,10 +172,12 @@ mapfile -d '' alice < <(as_user "${USERS[0]}")
     variant "skillctl run (root)" "$T/cwd-root" skillctl run --system -q "$SKILL"
     variant "skillctl run --local" "$T/cwd-root" skillctl run --local -q "$T/$SKILL"
     variant "skillctl run (${USERS[0]})" "$T/cwd-${USERS[0]}" "${alice[@]}" skillctl run --system -q "$SKILL"
+    [[ -z $BASELINE ]] || variant "baseline client (root)" "$T/cwd-root" "$BASELINE" run --system -q "$SKILL"
 } | /usr/bin/python3 -c '
 import json, sys
 variants = [json.loads(line) for line in sys.stdin]
 user = sys.argv[1]
+baseline = any(v["name"] == "baseline client (root)" for v in variants)
 ratios = [
     {"label": "root: skillctl / systemd-run --scope", "num": "skillctl run (root)", "den": "systemd-run --scope", "goal": 1.0},
     {"label": "root: skillctl / systemd-run -P --wait", "num": "skillctl run (root)", "den": "systemd-run -P --wait", "goal": 1.0},
@@ -176,6 +185,11 @@ ratios = [
     {"label": "root: through the service / embedded", "num": "skillctl run (root)", "den": "skillctl run --local", "goal": None},
     {"label": "embedded / systemd-run --scope", "num": "skillctl run --local", "den": "systemd-run --scope", "goal": None},
 ]
+if baseline:
+    ratios += [
+        {"label": "root: baseline client / systemd-run -P --wait", "num": "baseline client (root)", "den": "systemd-run -P --wait", "goal": None},
+        {"label": "root: skillctl / baseline client", "num": "skillctl run (root)", "den": "baseline client (root)", "goal": None},
+    ]
 json.dump({"variants": variants, "ratios": ratios}, sys.stdout)' "${USERS[0]}" >"$T/spec.json"
 
 echo "== latency: $N interleaved rounds (root skips polkit; ${USERS[0]} is authorized by polkit each run)"
@@ -189,14 +203,19 @@ echo
 # so that its skill-out/ID is the only one.
 PHASE_RUNS=${SKILLD_BENCH_PHASE_RUNS:-5}
 echo "== where a run's time goes: root, skillctl run --system -q, one run at a time"
+clients=(skillctl)
+[[ -z $BASELINE ]] || clients+=("$BASELINE")
 for i in $(seq 1 "$PHASE_RUNS"); do
-    mkdir -p "$T/phase-$i"
-    start=$(date +%s%N)
-    (cd "$T/phase-$i" && skillctl run --system -q "$SKILL" >/dev/null)
-    end=$(date +%s%N)
-    id=$(basename "$T/phase-$i"/skill-out/*)
-    skillctl status --json "$id" >"$T/phase-$i/status.json"
-    echo "$start $end $T/phase-$i/status.json $T/phase-$i/skill-out/$id/result.json"
+    # With a baseline client, the two alternate, and each has its own column.
+    for c in "${!clients[@]}"; do
+        mkdir -p "$T/phase-$i-$c"
+        start=$(date +%s%N)
+        (cd "$T/phase-$i-$c" && "${clients[$c]}" run --system -q "$SKILL" >/dev/null)
+        end=$(date +%s%N)
+        id=$(basename "$T/phase-$i-$c"/skill-out/*)
+        skillctl status --json "$id" >"$T/phase-$i-$c/status.json"
+        echo "$c $start $end $T/phase-$i-$c/status.json $T/phase-$i-$c/skill-out/$id/result.json"
+    done
 done | /usr/bin/python3 -c '
 import json, statistics, sys
 names = ["call: skillctl starts, connects, Run (inspection, authorization, record)",
@@ -205,16 +224,19 @@ names = ["call: skillctl starts, connects, Run (inspection, authorization, recor
          "engine: pin, sandbox, scope, the skill, its end",
          "result: logs and result.json stored, worker reaped",
          "back: RunFinished, GetOutcome, skill-out/ID, exit"]
-rows = []
+rows = {}
 for line in sys.stdin:
-    start, end, status, result = line.split()
+    client, start, end, status, result = line.split()
     st, res = json.load(open(status)), json.load(open(result))
     t = [int(start) / 1000, st["created_usec"], st["started_usec"], res["started_at_usec"],
          res["ended_at_usec"], st["finished_usec"], int(end) / 1000]
-    rows.append([(t[k + 1] - t[k]) / 1000 for k in range(len(names))] + [(t[-1] - t[0]) / 1000])
-print("phase (median of %d runs, ms)" % len(rows))
+    rows.setdefault(client, []).append([(t[k + 1] - t[k]) / 1000 for k in range(len(names))] +
+                                       [(t[-1] - t[0]) / 1000])
+cols = sorted(rows)
+n = len(rows[cols[0]])
+print("%-72s" % ("phase (median of %d runs, ms)" % n) + ("" if len(cols) == 1 else " %10s %10s" % ("skillctl", "baseline")))
 for k, name in enumerate(names + ["total"]):
-    print("%-64s %8.1f" % (name, statistics.median(r[k] for r in rows)))
+    print("%-72s" % name + "".join(" %10.1f" % statistics.median(r[k] for r in rows[c]) for c in cols))
 '
 echo
 

@@ -153,8 +153,25 @@ static int open_private_bus(Client **ret, char **ret_reason) {
         return r < 0 ? r : 1;
 }
 
-int client_open(Client **ret, char **ret_reason) {
-        _cleanup_free_ char *reason_bus = NULL, *reason_socket = NULL;
+/* What client_open() does once the system bus has no service (reason_bus says why): the private
+ * socket, and the two reasons together when that has none either. */
+static int open_after_bus(Client **ret, char *reason_bus, char **ret_reason) {
+        _cleanup_free_ char *reason_socket = NULL;
+        int r;
+
+        r = open_private_bus(ret, &reason_socket);
+        if (r != 0) {
+                if (r < 0)
+                        *ret_reason = TAKE_PTR(reason_socket);
+                return r;
+        }
+        *ret_reason = strdup_printf("%s, and %s", strna(reason_bus), strna(reason_socket));
+        return *ret_reason ? 0 : -ENOMEM;
+}
+
+static int client_open_full(Client **ret, bool confirm, char **ret_reason) {
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *reason_bus = NULL;
         int r;
 
         /* An error, not "no service answered" (0): a system that may run the service has the
@@ -169,20 +186,64 @@ int client_open(Client **ret, char **ret_reason) {
         if (arg_host)
                 return open_remote(ret, ret_reason);
 
-        r = open_system_bus(ret, &reason_bus);
-        if (r != 0) {
-                if (r < 0)
-                        *ret_reason = TAKE_PTR(reason_bus);
-                return r;
+        if (!confirm) {
+                /* Connected, not asked: the first call says whether the service is there. */
+                r = sym_sd_bus_open_system(&bus);
+                if (r >= 0) {
+                        (void) sym_sd_bus_set_allow_interactive_authorization(bus, may_ask_password());
+                        r = client_new(&bus, SKILLD_BUS_NAME, "the system bus", ret);
+                        if (r < 0)
+                                return r;
+                        (*ret)->unconfirmed = true;
+                        return 1;
+                }
+                reason_bus = strdup_printf("no system bus (%s)", strerror(-r));
+                if (!reason_bus)
+                        return -ENOMEM;
+        } else {
+                r = open_system_bus(ret, &reason_bus);
+                if (r != 0) {
+                        if (r < 0)
+                                *ret_reason = TAKE_PTR(reason_bus);
+                        return r;
+                }
         }
-        r = open_private_bus(ret, &reason_socket);
-        if (r != 0) {
-                if (r < 0)
-                        *ret_reason = TAKE_PTR(reason_socket);
-                return r;
+        return open_after_bus(ret, reason_bus, ret_reason);
+}
+
+int client_open(Client **ret, char **ret_reason) {
+        return client_open_full(ret, true, ret_reason);
+}
+
+int client_open_unconfirmed(Client **ret, char **ret_reason) {
+        return client_open_full(ret, false, ret_reason);
+}
+
+int client_unconfirmed_error(const Client *c, const sd_bus_error *error, char **ret_reason) {
+        if (!c->unconfirmed)
+                return 0;
+        /* The answers a Ping could have had (ping()); any other came from the service itself. */
+        if (error_is_no_service(error)) {
+                *ret_reason = strdup_printf("nothing on %s provides or activates %s", c->where, SKILLD_BUS_NAME);
+                return *ret_reason ? 1 : -ENOMEM;
         }
-        *ret_reason = strdup_printf("%s, and %s", strna(reason_bus), strna(reason_socket));
-        return *ret_reason ? 0 : -ENOMEM;
+        /* Activation failed: the bus's own errors for it, and those systemd reports through it
+         * (a masked or missing unit). */
+        if (sym_sd_bus_error_is_set(error) &&
+            (startswith(error->name, "org.freedesktop.DBus.Error.Spawn.") ||
+             startswith(error->name, "org.freedesktop.systemd1.") ||
+             streq(error->name, "org.freedesktop.DBus.Error.TimedOut"))) {
+                *ret_reason = strdup_printf("the skilld service on %s does not answer: %s", c->where,
+                                            error->message ?: error->name);
+                return *ret_reason ? -EIO : -ENOMEM;
+        }
+        return 0;
+}
+
+int client_open_after_bus(Client **ret, char **reason) {
+        _cleanup_free_ char *reason_bus = TAKE_PTR(*reason);
+
+        return open_after_bus(ret, reason_bus, reason);
 }
 
 int client_open_or_fail(Client **ret) {

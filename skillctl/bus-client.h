@@ -29,6 +29,7 @@ typedef struct Client {
         const char *destination;        /* SKILLD_BUS_NAME on a bus, NULL on the private socket */
         char *where;                    /* "the system bus", "/run/skilld/bus", "HOST", for messages */
         bool can_pass_fds;              /* false over SSH: no Run with a skill fd, no logs, no artifacts */
+        bool unconfirmed;               /* not asked yet whether the service is there (client_open_unconfirmed()) */
         pid_t agent_pid;                /* the polkit agent we started, or 0 */
 } Client;
 
@@ -40,6 +41,25 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Client *, client_free);
  * name, no private socket), negative errno with *ret_reason set when one was found but failed
  * (it could not be started, or the connection broke). */
 int client_open(Client **ret, char **ret_reason);
+
+/* As client_open(), but on the system bus the service is not pinged first: the first call's
+ * answer tells whether it is there (client_unconfirmed_error()). One round trip through the bus
+ * and the service less, for a caller whose first call loses nothing by going out to no one
+ * (skillctl run of an installed skill: nothing packed, no embedded fallback). The private socket
+ * and -H are asked as client_open() asks them. */
+int client_open_unconfirmed(Client **ret, char **ret_reason);
+
+/* For the failed first call of client c, what a Ping with that answer would have told
+ * client_open(): 1 when nothing on the system bus provides the service (*ret_reason says so; go
+ * on with client_open_after_bus()); negative with *ret_reason when the service exists but could
+ * not be started; 0 when the service answered, or c was asked before: an error to report as any
+ * other. */
+int client_unconfirmed_error(const Client *c, const sd_bus_error *error, char **ret_reason);
+
+/* What client_open() does after a system bus without the service (*reason, taken, said why):
+ * the private socket. Returns as client_open(), *reason holding both reasons when nothing
+ * answered. */
+int client_open_after_bus(Client **ret, char **reason);
 
 /* As client_open(), for verbs that need the service: prints the reason and returns the exit
  * status (1) when none answered, 0 with a client otherwise. */

@@ -13,9 +13,10 @@
 int open_dir_beneath(int dir_fd, const char *rel, bool create, int *ret_fd);
 
 /* Copies src_fd (from its current offset to EOF) to rel beneath dir_fd. With expected_sha256, a
- * copy that does not hash to it is discarded: -EBADMSG. Synced before it is renamed into place,
- * unless ret_unsynced_fd is given: then it is renamed at once and its fd returned, for the caller
- * to sync together with others before whatever vouches for it (fsync_many()). */
+ * copy that does not hash to it is discarded: -EBADMSG; without, nothing is hashed. Synced before
+ * it is renamed into place, unless ret_unsynced_fd is given: then it is renamed at once and its fd
+ * returned, for the caller to sync together with others before whatever vouches for it
+ * (fsync_many()). */
 int copy_fd_to_file_atomic(int src_fd, int dir_fd, const char *rel, const char *expected_sha256,
                            uint64_t *ret_size, int *ret_unsynced_fd);
 

@@ -69,6 +69,8 @@ struct ServiceRun {
          * (no_outcome) or no fd can pass (over SSH): then each part is asked for on its own. */
         sd_bus_message *outcome;
         bool no_outcome;
+        /* Why Run found no service, when it was the first call of an unconfirmed client. */
+        char *no_service;
 };
 
 static void output_copy_close(OutputCopy *c) {
@@ -85,6 +87,7 @@ static void service_run_done(ServiceRun *s) {
         s->outcome = sym_sd_bus_message_unref(s->outcome);
         free(s->id);
         free(s->path);
+        free(s->no_service);
 }
 
 _printf_(2, 3)
@@ -521,8 +524,8 @@ static int outcome_read(sd_bus_message *m, const char **ret_state, const char **
 
 /* Lays out what the service kept as an embedded run lays out its output directory: from the
  * outcome o where GetOutcome brought it, else asked for part by part. */
-static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const Outcome *o) {
-        _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_json, const cJSON *result_tree,
+                            const Outcome *o) {
         _cleanup_free_ char *formatted = NULL;
         _cleanup_close_ int dir_fd = -EBADF, files_fd = -EBADF, out_fd = -EBADF, err_fd = -EBADF;
         _cleanup_(atomic_file_done) AtomicFile result = ATOMIC_FILE_NULL;
@@ -568,9 +571,9 @@ static int fetch_output_dir(ServiceRun *s, const char *dir, const char *result_j
                 if (r < 0 && ret == 0)
                         ret = log_error_errno(r, "%s/%s: cannot write: %m", dir, name);
         }
-        /* Laid out as an embedded run's result.json is, whatever the service's text looks like. */
-        parsed = cJSON_Parse(result_json);
-        formatted = parsed ? json_format(parsed) : NULL;
+        /* Laid out as an embedded run's result.json is, whatever the service's text looks like:
+         * from the tree report() parsed, which keeps the skill's output exact as the engine does. */
+        formatted = json_format(result_tree);
         text = formatted ?: result_json;
         /* Committed as the engine commits an output directory (the logs already under their
          * names): a result.json found after a crash has its complete logs beside it. */
@@ -636,7 +639,7 @@ static int report(ServiceRun *s) {
                 where = strdup_printf("run %s", s->id);
         if (!where)
                 return log_oom(), EXIT_RUN_FAILED;
-        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result, s->outcome ? &o : NULL) < 0) {
+        if ((s->client->can_pass_fds || s->args->output_dir) && fetch_output_dir(s, where, result, j, s->outcome ? &o : NULL) < 0) {
                 /* Like a failed store of an embedded run: the run's outcome stands. */
                 fprintf(stderr, "skillctl: warning: not everything of run %s reached %s; the service "
                         "keeps it all\n", s->id, where);
@@ -658,6 +661,8 @@ static int report(ServiceRun *s) {
         return run_result_exit_code(res);
 }
 
+/* 0 when the run was submitted; 1 when Run found no service on the system bus (an unconfirmed
+ * client's, s->no_service says why); negative after printing the error. */
 static int submit(ServiceRun *s, bool installed, int skill_fd, const char *script, const RunFile *files,
                   size_t n_files) {
         _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -693,8 +698,24 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
 
         progress_clear(s);
         r = client_call(c, m, &e, &reply);
-        if (r < 0)
+        if (r < 0) {
+                _cleanup_free_ char *reason = NULL;
+                int k;
+
+                /* Run is the first call of an unconfirmed client: its answer may say that no
+                 * service is there, as the Ping it replaces would have. */
+                k = client_unconfirmed_error(c, &e, &reason);
+                if (k > 0) {
+                        s->no_service = TAKE_PTR(reason);
+                        return 1;
+                }
+                if (k < 0) {
+                        run_error("%s (--local runs without the service)", reason ?: strerror(-k));
+                        return k;
+                }
                 return client_log_error(s->args->skill, &e, r);
+        }
+        c->unconfirmed = false;
         r = sym_sd_bus_message_read(reply, "so", &id, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse the reply of Run: %m");
@@ -722,7 +743,7 @@ static int submit(ServiceRun *s, bool installed, int skill_fd, const char *scrip
         return 0;
 }
 
-int run_via_service(Client *c, RunArgs *a) {
+int run_via_service(Client *c, RunArgs *a, char **ret_no_service) {
         _cleanup_(service_run_done) ServiceRun s = {
                 .client = c,
                 .args = a,
@@ -796,7 +817,9 @@ int run_via_service(Client *c, RunArgs *a) {
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_finished, c->destination, SKILLD_BUS_PATH,
                                                   SKILLD_BUS_MANAGER, "RunFinished", on_run_finished, NULL,
                                                   &s);
-        if (r >= 0)
+        /* RunStarted only clears the line that says the run is queued: without progress lines, no
+         * match for it (one message fewer through the bus, and one rule fewer for it to test). */
+        if (r >= 0 && s.show_progress)
                 r = sym_sd_bus_match_signal_async(c->bus, &slot_started, c->destination, SKILLD_BUS_PATH,
                                                   SKILLD_BUS_MANAGER, "RunStarted", on_run_started, NULL,
                                                   &s);
@@ -819,6 +842,11 @@ int run_via_service(Client *c, RunArgs *a) {
                    n_files);
         run_close_files(fds, n_files);
         skill_fd = safe_close(skill_fd);
+        if (r > 0) {
+                if (ret_no_service)
+                        *ret_no_service = TAKE_PTR(s.no_service);
+                return RUN_NO_SERVICE;
+        }
         if (r < 0)
                 /* The service's message named what the environment lacks and how to build it. */
                 return r == -ENOMEDIUM ? RUN_EXIT_ENVIRONMENT : EXIT_RUN_FAILED;
@@ -841,9 +869,14 @@ int run_via_service(Client *c, RunArgs *a) {
         if (s.abandoned) {
                 fprintf(stderr, "skillctl: not waiting for run %s any more; see 'skillctl status %s'\n",
                         s.id, s.id);
-                return 128 + SIGINT;
-        }
-        if (s.gone && !s.finished)
-                return run_fail("run %s: the skilld service went away before the run finished", s.id);
-        return report(&s);
+                r = 128 + SIGINT;
+        } else if (s.gone && !s.finished)
+                r = run_fail("run %s: the skilld service went away before the run finished", s.id);
+        else
+                r = report(&s);
+
+        /* Nothing talks to the service after the run: the connection is flushed and closed before
+         * the slots go, and the bus drops its matches with it, instead of a RemoveMatch for each. */
+        c->bus = sym_sd_bus_flush_close_unref(c->bus);
+        return r;
 }

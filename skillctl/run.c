@@ -679,6 +679,7 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
         _cleanup_(run_args_done) RunArgs a = { .limits = SANDBOX_LIMITS_DEFAULT, .exec = exec };
         _cleanup_(client_freep) Client *client = NULL;
         _cleanup_free_ char *reason = NULL, *found = NULL;
+        bool installed;
         int r;
 
         /* < 0: bad arguments (already reported), 0: --help, > 0: run. */
@@ -698,19 +699,30 @@ static int run_or_exec(int argc, char *argv[], bool exec) {
                 return run_embedded(&a);
 
         /* Only when nothing answers do we run embedded: a service that exists and fails is an
-         * error, since its host's admin chose it (its policy, its limits) for runs here. */
-        r = client_open(&client, &reason);
+         * error, since its host's admin chose it (its policy, its limits) for runs here. An
+         * installed skill's Run itself asks the system bus whether the service is there (nothing
+         * is packed for it, and it cannot run embedded): no Ping before it. */
+        installed = run_skill_is_installed_name(a.skill);
+        r = installed ? client_open_unconfirmed(&client, &reason) : client_open(&client, &reason);
+        if (r > 0) {
+                r = run_via_service(client, &a, &reason);
+                if (r != RUN_NO_SERVICE)
+                        return r;
+                /* Nothing on the system bus: on to the private socket, as client_open() goes. */
+                client = client_free(client);
+                r = client_open_after_bus(&client, &reason);
+                if (r > 0)
+                        return run_via_service(client, &a, NULL);
+        }
         if (r < 0)
                 return run_fail("%s%s", reason ?: strerror(-r),
                                 arg_host ? "" : " (--local runs without the service)");
-        if (r > 0)
-                return run_via_service(client, &a);
 
         log_debug("No skilld service: %s", strna(reason));
         if (a.system || arg_host)
                 return run_fail("no skilld service answered, and %s forbids running embedded: %s",
                                 a.system ? "--system" : "-H", strna(reason));
-        if (run_skill_is_installed_name(a.skill))
+        if (installed)
                 return run_fail("%s: no skill of that name in your skill folders (see 'skillctl skill "
                                 "list'), and no skilld service answered to run an installed one", a.skill);
         if (!a.quiet && !a.json && service_installed())

@@ -50,5 +50,8 @@ void run_close_files(int *fds, size_t n);
 /* Whether SKILL names an installed skill: no such file exists, and it could be a skill's name. */
 bool run_skill_is_installed_name(const char *skill);
 
-/* Runs through the service; returns the exit status. */
-int run_via_service(Client *c, RunArgs *a);
+/* Runs through the service; returns the exit status. When c is unconfirmed
+ * (client_open_unconfirmed()) and Run finds no service on the system bus: RUN_NO_SERVICE, nothing
+ * printed, *ret_no_service saying why (for client_open_after_bus()). */
+#define RUN_NO_SERVICE (-1)
+int run_via_service(Client *c, RunArgs *a, char **ret_no_service);

@@ -321,6 +321,9 @@ GETTER(property_get_signal) {
 
         if (!record)
                 return no_such_run(error, path);
+        /* Kept when the run finished here: its end's PropertiesChanged reads no file. */
+        if (record->signal_known)
+                return sd_bus_message_append(reply, "i", (int32_t) record->signal);
         j = read_result_json(userdata, record);
         v = cJSON_GetObjectItemCaseSensitive(j, "signal");
         return sd_bus_message_append(reply, "i", (int32_t) (cJSON_IsNumber(v) ? v->valuedouble : 0));

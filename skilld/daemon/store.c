@@ -761,6 +761,12 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
         free(run->status);
         run->status = TAKE_PTR(status);
         run->exit_code = exit_code;
+        {
+                const cJSON *sig = cJSON_GetObjectItemCaseSensitive(result, "signal");
+
+                run->signal = cJSON_IsNumber(sig) ? (int) sig->valuedouble : 0;
+                run->signal_known = true;
+        }
         /* The result decides; should state.json lag behind, store_load() repairs it. */
         (void) write_state(fd, run, STATE_LAZY);
         (void) run_usage(fd, &run->disk_bytes);

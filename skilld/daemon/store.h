@@ -74,6 +74,10 @@ typedef struct StoreRun {
         RunState state;
         char *status;           /* result.json "status" when finished: "succeeded", "oom", ... */
         int exit_code;          /* result.json "exit_code", or -1 */
+        /* result.json "signal" (0 when it names none), known for a run that finished in this
+         * service: its end's signals need not read result.json again. Else read on demand. */
+        int signal;
+        bool signal_known;
         char *reason;           /* why the run was interrupted */
         uint64_t created_usec;
         uint64_t started_usec;

@@ -732,6 +732,26 @@ START_TEST(test_output_exact) {
 }
 END_TEST
 
+/* A run killed by a signal: the Signal property says which, as its Result does, whether the
+ * service kept it when the run ended (here) or reads it from result.json. */
+START_TEST(test_signal_property) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *selfkill = write_skill("selfkill", "kill -TERM $$\n");
+        _cleanup_free_ char *id = NULL, *path = NULL, *result = NULL, *status = NULL;
+        int32_t sig = -1;
+
+        id = call_run(bus, selfkill, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        status = wait_final(bus, id);
+        path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        ck_assert_int_ge(sd_bus_get_property_trivial(bus, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
+                                                     "Signal", NULL, 'i', &sig), 0);
+        ck_assert_int_eq(sig, SIGTERM);
+        result = run_property(bus, id, "Result");
+        ck_assert_msg(strstr(result, "\"signal\":15"), "Result: %s", result);
+}
+END_TEST
+
 START_TEST(test_read_chunks) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = test_bus_connect(&test_bus, NULL);
         _cleanup_free_ char *id = NULL, *first = NULL, *rest = NULL, *artifacts = NULL;
@@ -1146,6 +1166,7 @@ int main(void) {
         tcase_add_test(tc, test_runs_succeed);
         tcase_add_test(tc, test_read_chunks);
         tcase_add_test(tc, test_output_exact);
+        tcase_add_test(tc, test_signal_property);
         tcase_add_test(tc, test_mapped_libraries);
         tcase_add_test(tc, test_without_libarchive);
         tcase_add_test(tc, test_installed_kept);

@@ -323,6 +323,34 @@ check "private socket: the run goes there" grep -q "skill=shell-report memfd sea
 check "private socket: exit 0 and the summary" test "$(rc)" = 0
 DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/no-bus SKILLD_BUS_ADDRESS=unix:path=$T/private.sock sc status aaaa
 check "private socket: status" has "State: finished" out
+# A system bus without the service: an installed skill's Run, sent there without a Ping first,
+# hears that nothing provides it and goes on to the private socket, as a Ping would have.
+dbus-daemon --config-file="$T/bus.conf" --nofork --nopidfile --print-address=3 3>"$T/address2" 2>/dev/null &
+fake_pids+=($!)
+wait_for_file "$T/address2" && for _ in $(seq 100); do [ -s "$T/address2" ] && break; sleep 0.1; done
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") SKILLD_BUS_ADDRESS=unix:path=$T/private.sock \
+        sc run shell-report
+check "empty system bus: an installed skill runs on the private socket" test "$(rc)" = 0
+check "empty system bus: the Run reached the socket's service" grep -q "skill=shell-report installed" "$T/report2"
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") sc run --system shell-report
+check "empty system bus, no socket: exit 125" test "$(rc)" = 125
+check "empty system bus, no socket: both reasons said" \
+        has "nothing on the system bus provides or activates io.skilld.Skilld1, and .*no-such-socket" err
+# A bus that activates the service, which fails to start: an error, as after a Ping, whether the
+# run's Run asked (an installed skill) or a Ping did (a folder); never a fallback.
+mkdir -p "$T/services"
+printf '[D-BUS Service]\nName=io.skilld.Skilld1\nExec=/bin/false\n' >"$T/services/io.skilld.Skilld1.service"
+sed "s|<auth>EXTERNAL</auth>|<auth>EXTERNAL</auth><servicedir>$T/services</servicedir>|" "$T/bus.conf" >"$T/bus3.conf"
+dbus-daemon --config-file="$T/bus3.conf" --nofork --nopidfile --print-address=3 3>"$T/address3" 2>/dev/null &
+fake_pids+=($!)
+wait_for_file "$T/address3" && for _ in $(seq 100); do [ -s "$T/address3" ] && break; sleep 0.1; done
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address3") sc run shell-report
+check "failing activation, installed skill: exit 125" test "$(rc)" = 125
+check "failing activation, installed skill: said as after a Ping" \
+        has "^skillctl: the skilld service on the system bus does not answer: .*(--local runs without the service)" err
+DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address3") sc run "$EXAMPLES/shell-report"
+check "failing activation, a folder: exit 125, the same words" \
+        test "$(rc)" = 125 -a -n "$(grep "^skillctl: the skilld service on the system bus does not answer: " "$T/err")"
 
 # --- No fd passing, as over SSH (skillctl -H): the chunked readers instead. ----------------------
 "$FAKE_SKILLD" --report "$T/report3" --ready "$T/ready3" --socket "$T/nofd.sock" --no-fds 2>"$T/fake3.err" &

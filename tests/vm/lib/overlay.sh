@@ -114,7 +114,7 @@ EOF
 vm_stage_bench() {
     local settings="" v
     for v in SKILLD_BENCH_USERS SKILLD_BENCH_STREAMS SKILLD_BENCH_SECONDS SKILLD_BENCH_STORED_RUNS \
-        SKILLD_BENCH_COLD; do
+        SKILLD_BENCH_COLD SKILLD_BENCH_PHASE_RUNS SKILLD_BENCH_BASELINE_SKILLCTL; do
         [[ -n "${!v:-}" ]] && settings+="export $v=$(printf '%q' "${!v}")"$'\n'
     done
     cat >"$1/90-service-bench.sh" <<EOF
