@@ -1252,8 +1252,10 @@ static bool pin_to_this_cpu(cpu_set_t *ret_cpus) {
  * umask, persona, credentials, keyring, signal mask, CPUs and seccomp filter are per process or
  * per task without CLONE_FILES, CLONE_FS, CLONE_SIGHAND and CLONE_THREAD; the listener, the
  * rlimits and the filter never reach the init. Its credentials are the init's, dropped before the
- * vfork(): it checks them instead of changing them (it has no capability left to do so). */
-_noreturn_ static void skill_exec(const SandboxChild *c) {
+ * vfork(): it checks them instead of changing them (it has no capability left to do so). Never
+ * inlined: its locals and spills then lie below the frame of sandbox_child_main(), which the init
+ * goes on in, instead of in slots of that frame that the compiler may share with the init's. */
+_noreturn_ _noinline_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
         int r;
