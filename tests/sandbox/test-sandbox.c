@@ -553,6 +553,37 @@ START_TEST(test_cpus_kept) {
 }
 END_TEST
 
+START_TEST(test_rlimits_under_caller_hard_limits) {
+        /* The skill process sets its rlimits without any capability (the init dropped them all
+         * before starting it), so the engine asks for none above the caller's hard limits: a
+         * caller whose hard RLIMIT_CPU is below the run's backstop (its timeout times the CPUs)
+         * gets a run held by its own limit, not an error. In a forked copy, which lowers its own. */
+        _cleanup_test_run_ TestRun t = test_run_new("ulimit -Ht; ulimit -St");
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit cpu = { .rlim_cur = 7, .rlim_max = 7 };
+                RunResult *res = NULL;
+
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        _exit(10);
+                if (sandbox_run(&t.req, &res, NULL) < 0)
+                        _exit(11);
+                if (res->status != RUN_STATUS_SUCCEEDED)
+                        _exit(12);
+                if (!streq(res->stdout_stream.data, "7\n7\n"))
+                        _exit(13);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_etc_readable_under_umask_077) {
         /* skilld.service runs with umask 077: the sandbox's own /etc files stay readable by the
          * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does. */
@@ -1700,6 +1731,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_init_forwards_signals);
         tcase_add_test(tc, test_signals_reset);
         tcase_add_test(tc, test_cpus_kept);
+        tcase_add_test(tc, test_rlimits_under_caller_hard_limits);
         tcase_add_test(tc, test_etc_readable_under_umask_077);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
