@@ -16,24 +16,30 @@
  *      the writable places and the inputs (charged to the run's cgroup), /proc, pivots into the
  *      new root, and hides the caller's command line, which it still carries as a copy of the
  *      caller; an init in place by then (it entered its v1 cgroups, or was cloned into its v2
- *      cgroup) waits for the release only now, to fork the skill process (the release carries
+ *      cgroup) waits for the release only now, to start the skill process (the release carries
  *      the seccomp program, and the network namespace made beside it);
- *   4. forks the skill process, which sets up its stdio, limits and fds, waits for the uid's
- *      verdict (below), drops every privilege, trades the caller's session keyring for a new
- *      one, loads seccomp last and execs;
- *   5. waits for the uid's verdict too, drops its own privileges and stays as a minimal init:
- *      reaps orphans, forwards signals to the skill process and, when that one ends, kills
- *      whatever is left and reports the status.
+ *   4. waits for the uid's verdict (below), then drops its own privileges (groups, gids, uids,
+ *      capabilities, no_new_privs), joins a new session keyring, becomes non-dumpable, sets its
+ *      parent-death signal again, and starts the skill process with vfork(): that one inherits
+ *      the dropped credentials (it could not drop them itself any more, and need not), checks
+ *      them, sets up its stdio, limits and fds, trades the init's session keyring for a new one
+ *      of its own, loads seccomp last and execs;
+ *   5. stays as a minimal init, as the sandbox user: reaps orphans, forwards signals to the skill
+ *      process and, when that one ends, kills whatever is left and reports the status.
  * The uid's verdict: a uid the engine locked without asking the user database first (an embedded
- * run as root) is checked after the release, while steps 3 and 4 run. Nothing runs as it before
- * the database said no account has it: the init and the skill process each take one HOLD_UID
- * right before their uid change. For a uid the database names none comes; the engine kills the
- * init, and with it the PID namespace, and starts over on another uid. Where the uid was checked
- * before the clone (skilld's worker, a user namespace) no verdict is sent or waited for.
+ * run as root) is checked after the release, while step 3 runs. Nothing runs as it before the
+ * database said no account has it: the init takes one HOLD_UID right before its uid change, and
+ * the skill process is started only after that, as the uid. For a uid the database names none
+ * comes; the engine kills the init, and with it the PID namespace, and starts over on another
+ * uid. Where the uid was checked before the clone (skilld's worker, a user namespace) no verdict
+ * is sent or waited for.
  * A failure at any step is sent on the control socket (errno and text) and the init exits, so
  * the run ends as status "error"; nothing of the skill ever runs half-sandboxed.
  *
- * Everything here runs in a fork()ed copy of a single-threaded caller and ends in _exit(). */
+ * The init runs in a clone of a single-threaded caller and ends in _exit(). The skill process,
+ * from its vfork() to its execve() or _exit(), runs in the init's memory, on the init's stack
+ * below sandbox_child_main()'s frame, the init asleep meanwhile (skill_exec() says what it may do
+ * there). */
 #include <dirent.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -73,9 +79,13 @@ static int send_message(int fd, const ChildMessage *m, int pass_fd) {
         return n < 0 ? (int) n : 0;
 }
 
+/* Also called by the skill process in the init's memory (skill_exec()): the text is formatted
+ * into its own stack, and strerrordesc_np() is a table's string, where strerror() may take the
+ * locale's lock and allocate (a translation, an unknown errno's text). */
 _printf_(4, 5)
 static void send_error(int fd, ChildMessageType type, int r, const char *fmt, ...) {
         ChildMessage m = { .type = type, .error = abs(r) };
+        const char *desc = strerrordesc_np(abs(r));
         va_list ap;
         size_t n;
 
@@ -83,8 +93,12 @@ static void send_error(int fd, ChildMessageType type, int r, const char *fmt, ..
         (void) vsnprintf(m.text, sizeof(m.text), fmt, ap);
         va_end(ap);
         n = strlen(m.text);
-        if (r != 0 && n + 3 < sizeof(m.text))
-                (void) snprintf(m.text + n, sizeof(m.text) - n, ": %s", strerror(abs(r)));
+        if (r != 0 && n + 3 < sizeof(m.text)) {
+                if (desc)
+                        (void) snprintf(m.text + n, sizeof(m.text) - n, ": %s", desc);
+                else
+                        (void) snprintf(m.text + n, sizeof(m.text) - n, ": Unknown error %d", abs(r));
+        }
         (void) send_message(fd, &m, -EBADF);
 }
 
@@ -1055,10 +1069,27 @@ static bool capabilities_empty(void) {
         return true;
 }
 
+/* Whether this process is the sandbox user with no privilege left: its three uids and gids the
+ * run's, no supplementary group (in a user namespace the caller's stay, drop_privileges()), every
+ * capability set empty (the ambient one is a subset of the permitted one) and no_new_privs set.
+ * The skill process, which inherits the init's dropped credentials, checks them with this. */
+static bool privileges_dropped(const SandboxChild *c) {
+        uid_t ruid, euid, suid;
+        gid_t rgid, egid, sgid;
+
+        if (getresuid(&ruid, &euid, &suid) < 0 || ruid != c->uid || euid != c->uid || suid != c->uid)
+                return false;
+        if (getresgid(&rgid, &egid, &sgid) < 0 || rgid != c->gid || egid != c->gid || sgid != c->gid)
+                return false;
+        if (!c->userns && getgroups(0, NULL) != 0)
+                return false;
+        return capabilities_empty() && bounding_set_empty() && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+}
+
 /* Becomes the sandbox user with no capability left anywhere: effective, permitted, inheritable,
- * ambient and the bounding set. The bounding set was emptied before the fork, once for the init
- * and the skill process (prepare_inheritance(): it needs CAP_SETPCAP, which goes here); it is
- * checked again here, with the rest. */
+ * ambient and the bounding set. The bounding set was emptied earlier (prepare_inheritance(): it
+ * needs CAP_SETPCAP, which goes here); it is checked again here, with the rest. The init does
+ * this before it starts the skill process, which inherits the result (skill_exec()). */
 static int drop_privileges(const SandboxChild *c, StepError *e) {
         int r;
 
@@ -1082,6 +1113,8 @@ static int drop_privileges(const SandboxChild *c, StepError *e) {
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return STEP_FAIL(e->what, errno, "Failed to set no_new_privs");
+        if (!privileges_dropped(c))
+                return STEP_FAIL(e->what, EPERM, "Privileges are left after dropping them");
         return 0;
 }
 
@@ -1089,7 +1122,10 @@ static int drop_privileges(const SandboxChild *c, StepError *e) {
  * this the skill would possess the caller's (a login's, a daemon's), with every key in it, and
  * possession is what a key's permissions are mostly about. A new anonymous keyring, created after
  * the uid change so that it belongs to the sandbox user, takes its place; keyrings are not
- * namespaced, so nothing else would. */
+ * namespaced, so nothing else would. The session keyring is a field of the credentials, which
+ * are each task's own: the init joins one before it starts the skill process, which starts with a
+ * reference to the same keyring and joins another one of its own, so the two share none. No
+ * privilege is needed for either, only the uid's key quota (two keys). */
 static int join_new_session_keyring(StepError *e) {
         if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
                 return STEP_FAIL(e->what, errno, "Failed to join a new session keyring");
@@ -1108,12 +1144,12 @@ static void reset_signal_dispositions(void) {
                 (void) sigaction(sig, &sa, NULL);
 }
 
-/* What the skill process would otherwise do on its own way to execve(), and the init again after
- * the fork, done once by the init before the fork: both inherit it. At the init's first wait for
+/* What the skill process would otherwise do on its own way to execve(), and the init again
+ * before it starts it, done once by the init early: both have it. At the init's first wait for
  * the engine (its cgroups, or the release), where it costs the run nothing when the engine is the
- * slower of the two; at the fork at the latest. The bounding set limits only what a later
+ * slower of the two; before the vfork() at the latest. The bounding set limits only what a later
  * execve() or capset() may gain, so the init keeps the capabilities it still uses (mounts, its
- * own uid change after the fork). */
+ * own uid change before the vfork()). */
 static void prepare_inheritance(const SandboxChild *c) {
         static bool done = false;
         StepError e = {};
@@ -1185,15 +1221,51 @@ static int apply_rlimits(const SandboxChild *c, bool data, StepError *e) {
         return 0;
 }
 
-static void wait_for_verdict(const SandboxChild *c);
+/* The init's CPUs, which the skill process gets back first thing when the init pinned itself to
+ * one of them for the vfork() (sandbox_child_main()). */
+static cpu_set_t skill_cpus;
+static bool skill_cpus_pinned = false;
 
-_noreturn_ static void skill_exec(const SandboxChild *c) {
+/* vfork() leaves the init's CPU idle until the skill process's execve(), but the scheduler places
+ * a new process by load, and another CPU that only runs niced work looks the least loaded: there
+ * the skill process may wait a tick or more for its first instruction (in a C program beside a
+ * niced build, vfork() to the child's start: p90 1.8 ms, against 0.03 ms pinned). A process
+ * pinned to its CPU has its children start there, as soon as it sleeps. */
+static bool pin_to_this_cpu(cpu_set_t *ret_cpus) {
+        cpu_set_t here;
+        int cpu = sched_getcpu();
+
+        if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(*ret_cpus), ret_cpus) < 0)
+                return false;
+        CPU_ZERO(&here);
+        CPU_SET(cpu, &here);
+        return sched_setaffinity(0, sizeof(here), &here) >= 0;
+}
+
+/* The skill process, from the init's vfork() to its execve(). It runs in the init's memory, on
+ * the init's stack below sandbox_child_main()'s frame, the init asleep until then, so it never
+ * returns (it ends in execve() or _exit()), and in the shared memory it writes only its own
+ * stack frames and the phase marks: no allocation, no stdio stream, no lock left taken, nothing
+ * the init reads afterwards but the marks (errno is shared too, and the init does not read it
+ * after the vfork()). Formatting an error text into its stack (snprintf(), send_error()) takes
+ * none of these. What it changes on its way stays its own: its fd table, session, rlimits,
+ * umask, persona, credentials, keyring, signal mask, CPUs and seccomp filter are per process or
+ * per task without CLONE_FILES, CLONE_FS, CLONE_SIGHAND and CLONE_THREAD; the listener, the
+ * rlimits and the filter never reach the init. Its credentials are the init's, dropped before the
+ * vfork(): it checks them instead of changing them (it has no capability left to do so). Never
+ * inlined: its locals and spills then lie below the frame of sandbox_child_main(), which the init
+ * goes on in, instead of in slots of that frame that the compiler may share with the init's. */
+_noreturn_ _noinline_ static void skill_exec(const SandboxChild *c) {
         StepError e = {};
         sigset_t none;
         int r;
 
-        /* The init's marks, inherited with the fork, are the init's to send. */
-        memset(marks, 0, sizeof(marks));
+        /* The init's memory: its marks are here too, and go with this process's. */
+        mark(c, MARK_INIT_FORKED);
+        if (skill_cpus_pinned && sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to restore the CPU affinity");
+                goto fail;
+        }
         /* The dispositions are the defaults already (prepare_inheritance()); the mask is the
          * init's, with the signals it waits for blocked. */
         sigemptyset(&none);
@@ -1210,17 +1282,18 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 r = STEP_FAIL(e.what, errno, "Failed to set up stdio");
                 goto fail;
         }
+        /* The init closed all else before the vfork() (sandbox_child_main()): the control socket
+         * is close-on-exec and reports an execve() failure; these three go here, by number, with
+         * no walk of /proc/self/fd (which allocates) on a kernel without close_range(). */
+        for (size_t i = 0; i < 3; i++) {
+                int fd = (const int[]) { c->stdin_fd, c->stdout_fd, c->stderr_fd }[i];
+
+                if (fd > STDERR_FILENO && fd != c->ctl_fd)
+                        (void) close(fd);
+        }
         r = apply_rlimits(c, false, &e);
         if (r < 0)
                 goto fail;
-
-        /* The control socket is close-on-exec and reports an execve() failure; all else goes, but
-         * the hold socket until the uid's verdict came on it. */
-        r = close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd }, c->verdict_later ? 2 : 1);
-        if (r < 0) {
-                r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
-                goto fail;
-        }
         umask(0022);
         /* Undo any persona the caller had (setarch -R would leave ASLR off for the skill). */
         if (personality(PER_LINUX) < 0) {
@@ -1228,12 +1301,10 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 goto fail;
         }
 
-        mark(c, MARK_SKILL_HELD);
-        wait_for_verdict(c);
-        mark(c, MARK_SKILL_VERDICT);
-        r = drop_privileges(c, &e);
-        if (r < 0)
+        if (!privileges_dropped(c)) {
+                r = STEP_FAIL(e.what, EPERM, "The skill process started with privileges left");
                 goto fail;
+        }
         r = join_new_session_keyring(&e);
         if (r < 0)
                 goto fail;
@@ -1265,12 +1336,11 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 }
         }
 
-        /* The memory limit is the skill's, so it comes after everything this copy of the engine
-         * allocates (close_all_fds_except()'s opendir() on kernels without close_range()).
-         * RLIMIT_DATA measures the whole address space, copied from the caller, which can be
-         * larger than the limit (a daemon's heap, ASan's shadow): set before those, they fail as
-         * soon as the heap has to grow. Lowering a limit needs no capability, and the engine
-         * never asks for more than the caller's hard limit. */
+        /* The memory limit is the skill's, so it comes last: RLIMIT_DATA measures the whole
+         * address space, until the execve() the init's, a copy of the caller's, which can be
+         * larger than the limit (a daemon's heap, ASan's shadow), and anything that mapped memory
+         * after it would fail. Lowering a limit needs no capability, and the engine never asks
+         * for more than the caller's hard limit. */
         r = apply_rlimits(c, true, &e);
         if (r < 0)
                 goto fail;
@@ -1280,8 +1350,9 @@ _noreturn_ static void skill_exec(const SandboxChild *c) {
                 send_marks(c);
         }
         execve(c->exec_path, c->argv, c->envp);
-        send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, errno, "Failed to execute %s", c->exec_path);
-        _exit(errno == ENOENT ? 127 : 126);
+        r = errno;
+        send_error(c->ctl_fd, CHILD_MSG_EXEC_FAILED, r, "Failed to execute %s", c->exec_path);
+        _exit(r == ENOENT ? 127 : 126);
 
 fail:
         send_error(c->ctl_fd, CHILD_MSG_ERROR, r, "%s", e.what);
@@ -1389,7 +1460,7 @@ static char receive_hold(const SandboxChild *c, int *fds, size_t max, size_t *re
  * of the root, and sends them. We are a single thread, so "0" in "tasks" moves the whole process,
  * and costs none of the global locking that moving another process does. Before anything of the
  * run's own is made (its writable places, its inputs: charged to the run's cgroups) and long
- * before the skill process is forked. */
+ * before the skill process is started. */
 static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
         int fds[SANDBOX_CGROUP_FDS_MAX];
         size_t n;
@@ -1414,7 +1485,7 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
  * program when the run has one, and the run's network namespace when the engine made it beside
  * us (as root): without them nothing goes on. That namespace is entered here, before the skill
- * process is forked; until then we made no socket, and /proc/net and /proc/sys/net follow their
+ * process is started; until then we made no socket, and /proc/net and /proc/sys/net follow their
  * reader's namespace. The hold socket stays open where the uid's verdict is still to come. */
 static void wait_for_placement(const SandboxChild *c) {
         int fds[2] = { -EBADF, -EBADF };
@@ -1438,9 +1509,9 @@ static void wait_for_placement(const SandboxChild *c) {
 
 /* The rule for a uid the engine locked without asking the user database first: nothing runs as
  * it before the database said that no account has it. The engine asks after the release, while
- * we finish the root and fork; the init and the skill process each take one HOLD_UID right
- * before they change to the uid, and close the hold socket. A uid the database names gets no
- * byte: the engine kills us here, before anything ran as it, and retries on another uid. */
+ * we finish the root; the init takes the one HOLD_UID right before its uid change, and closes
+ * the hold socket; the skill process is started after that, as the uid. A uid the database names
+ * gets no byte: the engine kills us here, before anything ran as it, and retries on another uid. */
 static void wait_for_verdict(const SandboxChild *c) {
         int fds[1];
         size_t n = 0;
@@ -1553,7 +1624,7 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 mark(c, MARK_INIT_GO);
         }
 
-        /* Block before forking, so no signal is lost between fork() and sigwaitinfo(); the skill
+        /* Block before the vfork(), so no signal is lost between it and sigwaitinfo(); the skill
          * process unblocks them again. */
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);
@@ -1564,38 +1635,56 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
                 fail(c, r, &e);
         }
 
-        pid = fork();
-        if (pid < 0) {
-                r = STEP_FAIL(e.what, errno, "Failed to fork the skill process");
+        /* The init keeps only what the skill process needs (it closes its three stdio fds by
+         * number), and after the vfork() only the control socket. */
+        r = close_all_fds_except((const int[]) { c->ctl_fd, c->stdin_fd, c->stdout_fd, c->stderr_fd,
+                                                 c->hold_fd }, c->verdict_later ? 5 : 4);
+        if (r < 0) {
+                r = STEP_FAIL(e.what, r, "Failed to close file descriptors");
                 fail(c, r, &e);
         }
-        if (pid == 0)
-                skill_exec(c);
-        mark(c, MARK_INIT_FORKED);
-        send_marks(c);
-        memset(marks, 0, sizeof(marks));
 
-        /* The init keeps nothing it does not need, and becomes the sandbox user too: then it can
-         * kill every process of the run without any capability, and holds no privilege a skill
-         * could hope to borrow. */
-        (void) close_all_fds_except((const int[]) { c->ctl_fd, c->hold_fd },
-                                    c->verdict_later ? 2 : 1);
+        /* The init becomes the sandbox user before the skill process exists, which starts with
+         * the init's credentials: no capability, no_new_privs, no group, the run's uid, a keyring
+         * of the sandbox user's. Then the init can kill every process of the run without any
+         * capability, holds no privilege a skill could hope to borrow, and the skill may signal
+         * it (PID 1 forwards SIGTERM) from its first instruction. Not before the uid's verdict:
+         * nothing runs as a uid the user database names. */
         wait_for_verdict(c);
+        mark(c, MARK_INIT_VERDICT);
         r = drop_privileges(c, &e);
         if (r >= 0)
                 r = join_new_session_keyring(&e);
-        if (r < 0) {
-                (void) kill(pid, SIGKILL);
+        if (r < 0)
                 fail(c, r, &e);
-        }
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
         /* Changing the uid cleared the parent-death signal; set it again, and catch a parent that
          * died in between by its end of the control socket hanging up. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-            poll(&(struct pollfd) { .fd = c->ctl_fd, .events = POLLIN }, 1, 0) != 0) {
-                (void) kill(-1, SIGKILL);
+            poll(&(struct pollfd) { .fd = c->ctl_fd, .events = POLLIN }, 1, 0) != 0)
                 _exit(SANDBOX_EXIT_SETUP);
+        mark(c, MARK_INIT_DROPPED);
+
+        /* vfork(): the skill process runs in the init's memory, on the init's stack below this
+         * frame, until its execve() or _exit(), and the init sleeps until then (skill_exec() says
+         * what it may do there). fork() copied the page tables of the init, a copy of the
+         * caller's address space (0.07 ms), and the first write to each page then cost the skill
+         * process a fault; the init waits for the skill process either way. */
+        skill_cpus_pinned = pin_to_this_cpu(&skill_cpus);
+        pid = vfork(); /* NOLINT(clang-analyzer-security.insecureAPI.vfork): the comment above */
+        if (pid < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to start the skill process");
+                fail(c, r, &e);
         }
+        if (pid == 0)
+                skill_exec(c);
+        if (skill_cpus_pinned)
+                (void) sched_setaffinity(0, sizeof(skill_cpus), &skill_cpus);
+        /* The skill process has called execve() or exited: its marks, the init's among them, are
+         * sent (once more here, for a skill process that failed before its own). */
+        send_marks(c);
+        memset(marks, 0, sizeof(marks));
+        (void) close_all_fds_except((const int[]) { c->ctl_fd }, 1);
         init_loop(c, pid);
 }

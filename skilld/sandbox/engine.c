@@ -9,10 +9,10 @@
  *      make its network namespace in a thread (as root, where the init is born placed); write
  *      the uid/gid maps (unprivileged); get the seccomp filter's program; let the backend place
  *      the init where it does not place itself; release it, with the program and the namespace.
- *      Then, while the init finishes its root and forks the skill process, ask the user database
- *      whether an account has the uid locked for the run: if none does, send the verdict both
- *      wait for at their uid change; if one does, that init goes before anything ran as the uid,
- *      and another uid gets a clone of its own.
+ *      Then, while the init finishes its root, ask the user database whether an account has the
+ *      uid locked for the run: if none does, send the verdict the init waits for at its uid
+ *      change (it starts the skill process after that, as the uid); if one does, that init goes
+ *      before anything ran as the uid, and another uid gets a clone of its own.
  *   4. Poll the control socket (setup errors, the /out fd, the final status), stdout and stderr
  *      (kept and streamed live), the init's pidfd, the cancel fd and the deadline. Timeout and
  *      cancel SIGKILL the init, which takes the whole PID namespace with it.
@@ -165,9 +165,9 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_INIT_PLACED] = "init-placed",
         [MARK_INIT_GO] = "init-go",
         [MARK_INIT_LATE] = "init-late",
+        [MARK_INIT_VERDICT] = "init-verdict",
+        [MARK_INIT_DROPPED] = "init-dropped",
         [MARK_INIT_FORKED] = "init-forked",
-        [MARK_SKILL_HELD] = "skill-held",
-        [MARK_SKILL_VERDICT] = "skill-verdict",
         [MARK_SKILL_SETUP] = "skill-setup",
         [MARK_SKILL_EXEC] = "skill-exec",
         [MARK_SKILL_END] = "skill-end",
@@ -555,8 +555,15 @@ static int pick_backend(SandboxRun *run) {
         return 0;
 }
 
+/* The skill process sets these without any capability (the init dropped them all before starting
+ * it, child.c), so never above the hard limit the caller has and the init inherits: a caller's
+ * lower hard limit holds the skill too. */
 static void add_rlimit(SandboxRun *run, int resource, rlim_t value) {
+        struct rlimit now;
+
         assert(run->n_rlimits < ELEMENTSOF(run->rlimits));
+        if (getrlimit(resource, &now) >= 0)
+                value = MIN(value, now.rlim_max);
         run->rlimits[run->n_rlimits++] = (SandboxRlimit) {
                 .resource = resource,
                 .limit = { .rlim_cur = value, .rlim_max = value },
@@ -810,9 +817,9 @@ static int prepare_identity(SandboxRun *run) {
 }
 
 /* The rare uid that the user database names after all: the init that was built and released for
- * it goes (it and its skill process waited for the verdict, and never ran anything as it), and
- * another uid is taken the slow way, the database asked before the lock is kept, for a clone of
- * its own. */
+ * it goes (it waited for the verdict, with no skill process yet, and never ran anything as it),
+ * and another uid is taken the slow way, the database asked before the lock is kept, for a clone
+ * of its own. */
 static int reallocate_identity(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         uid_t uid;
@@ -1342,8 +1349,8 @@ static int place_self(SandboxRun *run) {
 /* Asks the user database about the uid locked before the clone: 0 when it names no account,
  * 1 when it does. Nothing runs as the uid before this said 0, and nothing else waits for it: the
  * engine asks after the release (the first lookup of a process loads the database's modules,
- * about 0.4 ms), while the init finishes its root and forks; the init and the skill process wait
- * for the verdict (send_verdict()) only right before their uid change. */
+ * about 0.4 ms), while the init finishes its root; the init waits for the verdict
+ * (send_verdict()) only right before its uid change, and starts the skill process after it. */
 static int check_identity(SandboxRun *run) {
         if (run->uid_checked)
                 return 0;
@@ -1355,16 +1362,14 @@ static int check_identity(SandboxRun *run) {
         return 0;
 }
 
-/* The verdict the held init and its skill process wait for before their uid change, one byte for
- * each (HOLD_UID); the hold socket is done with then. A failure means the init is gone: what it
- * said is the reason. */
+/* The verdict the held init waits for before its uid change, one byte (HOLD_UID); the skill
+ * process it starts after that inherits the uid and needs none. The hold socket is done with
+ * then. A failure means the init is gone: what it said is the reason. */
 static int send_verdict(SandboxRun *run) {
         int r = 0;
 
         if (run->verdict_owed) {
                 r = send_hold(run, HOLD_UID, NULL, 0);
-                if (r >= 0)
-                        r = send_hold(run, HOLD_UID, NULL, 0);
                 if (r < 0) {
                         (void) read_control(run);
                         return run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
@@ -1451,9 +1456,10 @@ static int finish_netns(SandboxRun *run) {
         return 0;
 }
 
-/* An init whose uid the user database names: killed while it and its skill process wait for the
- * verdict, reaped (its PID namespace is empty by then, and its network namespace gone with it),
- * its channels closed. Nothing ran as the uid; its cgroups (empty again) serve the next one. */
+/* An init whose uid the user database names: killed while it waits for the verdict (its skill
+ * process not started yet), reaped (its PID namespace is empty by then, and its network namespace
+ * gone with it), its channels closed. Nothing ran as the uid; its cgroups (empty again) serve the
+ * next one. */
 static void abandon_init(SandboxRun *run) {
         run->hold[1] = safe_close(run->hold[1]);
         (void) syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
@@ -1534,11 +1540,10 @@ static int run_start(SandboxRun *run) {
                 sandbox_netns_done(&run->netns);
                 run_mark(run, MARK_RELEASED);
 
-                /* While the init finishes its root, forks, and the skill process sets up to its
-                 * uid change, where both wait for this. */
+                /* While the init finishes its root, to its uid change, where it waits for this. */
                 if (check_identity(run) == 0)
                         break;
-                /* Nothing ran as the uid: the init and the skill process wait for the verdict.
+                /* Nothing ran as the uid: the init waits for the verdict, without a skill process.
                  * Killing the init ends its PID namespace, all of it, before it is reaped; its
                  * network namespace goes with it, its v1 cgroups are empty again. */
                 step_back(run);

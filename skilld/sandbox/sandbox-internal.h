@@ -32,9 +32,9 @@
  * runs, the engine waits for this after the clone); the engine then sends one byte each, with its
  * fds: HOLD_CGROUPS, when the init places itself, always first; HOLD_GO; and, where the user
  * database's verdict on the run's uid comes after the release (SandboxChild.verdict_later),
- * HOLD_UID twice, one byte for the init and one for the skill process, each read right before
- * that process changes to the uid. A uid the database names gets no HOLD_UID: the engine kills
- * the init, and with it the PID namespace, while both still wait. */
+ * HOLD_UID, read by the init right before it changes to the uid and then starts the skill
+ * process, which inherits the uid. A uid the database names gets no HOLD_UID: the engine kills
+ * the init, and with it the PID namespace, while it still waits. */
 #define HOLD_CGROUPS 'c'                /* the run's cgroups to enter (SCM_RIGHTS, at most
                                          * SANDBOX_CGROUP_FDS_MAX) */
 #define HOLD_GO 'g'                     /* the release, with the seccomp program's memfd when the
@@ -76,10 +76,11 @@ typedef enum RunMark {
         MARK_INIT_PLACED,       /* v1: the init has its cgroups and entered them */
         MARK_INIT_GO,           /* the release received */
         MARK_INIT_LATE,         /* cgroup namespace, the run's writable places and inputs, pivot */
-        MARK_INIT_FORKED,       /* the skill process forked */
-        MARK_SKILL_HELD,        /* the skill process: stdio, rlimits, fds; its uid's verdict next */
-        MARK_SKILL_VERDICT,     /* the skill process has the verdict (or needed none): uid change next */
-        MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges; the filter next */
+        MARK_INIT_VERDICT,      /* the init has the uid's verdict (or needed none): its uid change next */
+        MARK_INIT_DROPPED,      /* the init dropped its privileges, joined a keyring: the vfork() next */
+        MARK_INIT_FORKED,       /* the skill process's first instruction (after the vfork()) */
+        MARK_SKILL_SETUP,       /* the skill process: stdio, rlimits, fds, privileges checked,
+                                 * keyring; the filter next */
         MARK_SKILL_EXEC,        /* the skill process calls execve(): privileges dropped, filter on */
         MARK_SKILL_END,         /* the init reaped the skill process */
         MARK_INIT_EMPTY,        /* the init killed and reaped everything else: it reports */
@@ -124,8 +125,8 @@ typedef struct SandboxChild {
 
         int hold_fd;                    /* HOLD_* bytes; EOF means abort */
         bool verdict_later;             /* the uid's verdict (HOLD_UID) follows the release: the
-                                         * init and the skill process each wait for it before
-                                         * their uid change, and keep hold_fd until then */
+                                         * init waits for it before its uid change (and so before
+                                         * the skill process), and keeps hold_fd until then */
         bool setup_before_hold;         /* build what holds nothing of the run while held */
         bool placed;                    /* in place before the run's own part: held only before the fork */
         bool self_place;                /* gets its cgroups (HOLD_CGROUPS) and enters them itself,

@@ -19,6 +19,7 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _noreturn_ __attribute__((noreturn))
+#define _noinline_ __attribute__((noinline))
 #define _pure_ __attribute__((pure))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 #define _likely_(x) (__builtin_expect(!!(x), 1))

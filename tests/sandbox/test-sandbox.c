@@ -533,6 +533,57 @@ START_TEST(test_signals_reset) {
 }
 END_TEST
 
+START_TEST(test_cpus_kept) {
+        /* The init pins itself to its CPU for the vfork() of the skill process, which takes the
+         * caller's CPUs back before anything else: the skill runs on every CPU the caller may
+         * use, not on the one the init happened to be on. */
+        _cleanup_test_run_ TestRun t = test_run_new("exec grep '^Cpus_allowed_list:' /proc/self/status");
+        _cleanup_free_ char *status = NULL, *expected = NULL;
+        const char *line;
+
+        ck_assert_int_eq(read_full_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, false, &status, NULL), 0);
+        line = strstr(status, "\nCpus_allowed_list:");
+        ck_assert_ptr_nonnull(line);
+        expected = strndup(line + 1, strcspn(line + 1, "\n") + 1);
+        ck_assert_ptr_nonnull(expected);
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_str_eq(t.res->stdout_stream.data, expected);
+}
+END_TEST
+
+START_TEST(test_rlimits_under_caller_hard_limits) {
+        /* The skill process sets its rlimits without any capability (the init dropped them all
+         * before starting it), so the engine asks for none above the caller's hard limits: a
+         * caller whose hard RLIMIT_CPU is below the run's backstop (its timeout times the CPUs)
+         * gets a run held by its own limit, not an error. In a forked copy, which lowers its own. */
+        _cleanup_test_run_ TestRun t = test_run_new("ulimit -Ht; ulimit -St");
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit cpu = { .rlim_cur = 7, .rlim_max = 7 };
+                RunResult *res = NULL;
+
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        _exit(10);
+                if (sandbox_run(&t.req, &res, NULL) < 0)
+                        _exit(11);
+                if (res->status != RUN_STATUS_SUCCEEDED)
+                        _exit(12);
+                if (!streq(res->stdout_stream.data, "7\n7\n"))
+                        _exit(13);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_etc_readable_under_umask_077) {
         /* skilld.service runs with umask 077: the sandbox's own /etc files stay readable by the
          * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does. */
@@ -1506,8 +1557,8 @@ END_TEST
 
 /* The uid is locked before the clone and checked against the user database after the init's
  * release: one that an account has after all costs the run its first init, which was released
- * and forked its skill process, both waiting for the verdict at their uid change, and the run goes
- * on with another uid. In a mount namespace of the test's own: a private uid lock file, all of
+ * and waits for the verdict at its uid change, before it starts its skill process as the uid,
+ * and the run goes on with another uid. In a mount namespace of the test's own: a private uid lock file, all of
  * whose uids but two are held here, and a passwd that names the first of the two, after enough
  * other entries that the lookup takes the first attempt's skill process long enough to run its
  * script, were it not held: its line in /env/seen would show it. */
@@ -1665,6 +1716,8 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_exit_code_and_signal);
         tcase_add_test(tc, test_init_forwards_signals);
         tcase_add_test(tc, test_signals_reset);
+        tcase_add_test(tc, test_cpus_kept);
+        tcase_add_test(tc, test_rlimits_under_caller_hard_limits);
         tcase_add_test(tc, test_etc_readable_under_umask_077);
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
