@@ -32,18 +32,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/client-count.XXXXXX")
 chmod 755 "$T"
 # shellcheck source=bench/host-service.sh disable=SC1091
 source "$SRC/bench/host-service.sh"
-cleanup() {
-    [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
-    [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null || true
-    rm -rf "$T"
-}
-trap cleanup EXIT
+trap host_service_cleanup EXIT
 
-mkdir -p "$T/trivial/scripts" "$T/cwd"
-printf -- '---\nname: trivial\ndescription: Prints one JSON line; the smallest possible skill.\n---\n' \
-    >"$T/trivial/SKILL.md"
-printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/trivial/scripts/main.sh"
-chmod -R a+rX "$T/trivial"
+mkdir -p "$T/cwd"
+make_trivial_skill "$T/trivial"
 # shellcheck disable=SC2034 # host-service.sh's start_skilld reads it
 STATE=$T/state
 host_service_setup

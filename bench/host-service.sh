@@ -4,8 +4,8 @@
 # and skilld as root with --bus-address, --state-dir and --runtime-dir of its own, so that nothing
 # outside the benchmark's temporary directory is touched. No systemd: runs use the sandbox
 # engine's own cgroup limits. Sourced; the caller sets T (its temporary directory, mode 755), B
-# (the build directory), SKILLCTL, STATE (the store) and die(), and kills bus_pid and skilld_pid
-# on exit.
+# (the build directory), SKILLCTL, STATE (the store) and die(), and on exit calls
+# host_service_cleanup (with its own pids, if any, killed first).
 
 # shellcheck disable=SC2034 # the caller's cleanup kills bus_pid
 bus_pid='' skilld_pid=''
@@ -56,3 +56,19 @@ start_skilld() {
     done
 }
 stop_skilld() { kill "$skilld_pid"; wait "$skilld_pid" || true; skilld_pid=; }
+
+# Stops skilld and the bus if they run, and removes $T.
+host_service_cleanup() {
+    [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
+    [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null || true
+    rm -rf "$T"
+}
+
+# The trivial skill of run-bench.sh, in the folder DIR (named trivial): one JSON line.
+make_trivial_skill() {
+    mkdir -p "$1/scripts"
+    printf -- '---\nname: trivial\ndescription: Prints one JSON line; the smallest possible skill.\n---\n' \
+        >"$1/SKILL.md"
+    printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$1/scripts/main.sh"
+    chmod -R a+rX "$1"
+}

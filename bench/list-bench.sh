@@ -40,12 +40,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/list-bench.XXXXXX")
 chmod 755 "$T"
 # shellcheck source=bench/host-service.sh
 source "$SRC/bench/host-service.sh"
-cleanup() {
-    [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
-    [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
+trap host_service_cleanup EXIT
 
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 

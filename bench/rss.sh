@@ -21,19 +21,13 @@ SKILLCTL=$BUILD/skillctl/skillctl
 [[ -x $SKILLD && -x $SKILLCTL ]] || { echo "rss.sh: build $BUILD first" >&2; exit 2; }
 
 T=$(mktemp -d /tmp/skilld-rss.XXXXXX)
-bus_pid="" skilld_pid=""
-cleanup() {
-    [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
-    [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null || true
-    rm -rf "$T"
-}
-trap cleanup EXIT
+# Only its cleanup and trivial skill: this bus is a plain session bus, and skilld idles out.
+# shellcheck source=bench/host-service.sh
+source "$(dirname "$(realpath "$0")")/host-service.sh"
+trap host_service_cleanup EXIT
 
-# The trivial skill of run-bench.sh.
-mkdir -p "$T/trivial/scripts" "$T/out"
-printf -- '---\nname: trivial\ndescription: Prints one JSON line; the smallest possible skill.\n---\n' \
-    >"$T/trivial/SKILL.md"
-printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/trivial/scripts/main.sh"
+mkdir -p "$T/out"
+make_trivial_skill "$T/trivial"
 chmod -R a+rX "$T"
 printf 'service:\n  idle-timeout: 600s\n' >"$T/policy.yaml"
 

@@ -45,10 +45,8 @@ polkit_pid=''
 # shellcheck source=bench/host-service.sh
 source "$SRC/bench/host-service.sh"
 cleanup() {
-    [[ -z $skilld_pid ]] || { kill "$skilld_pid" 2>/dev/null; wait "$skilld_pid" 2>/dev/null || true; }
     [[ -z $polkit_pid ]] || kill "$polkit_pid" 2>/dev/null || true
-    [[ -z $bus_pid ]] || kill "$bus_pid" 2>/dev/null || true
-    rm -rf "$T"
+    host_service_cleanup
 }
 trap cleanup EXIT
 
@@ -57,11 +55,7 @@ cc -O2 -o "$T/polkit-yes" "$SRC/bench/polkit-yes.c" $(pkg-config --cflags --libs
     die "cannot build bench/polkit-yes.c (cc, libsystemd-dev)"
 
 # The trivial skill of run-bench.sh.
-mkdir -p "$T/trivial/scripts"
-printf -- '---\nname: trivial\ndescription: Prints one JSON line; the smallest possible skill.\n---\n' \
-    >"$T/trivial/SKILL.md"
-printf '#!/bin/bash\necho "{\\"ok\\": true}"\n' >"$T/trivial/scripts/main.sh"
-chmod -R a+rX "$T/trivial"
+make_trivial_skill "$T/trivial"
 for u in "${UIDS[@]}"; do mkdir -p "$T/out-$u"; chown "$u:$u" "$T/out-$u"; done
 STATE=$T/state
 host_service_setup
