@@ -505,11 +505,22 @@ static int run_embedded(const RunArgs *a) {
         _cleanup_(session_store_freep) SessionStore *sessions = NULL;
         _cleanup_(session_freep) Session *session = NULL;
         _cleanup_close_ int session_fd = -EBADF;
+        _cleanup_(sandbox_ahead_freep) SandboxAhead *ahead = NULL;
         SkillDeclaredLimits declared;
         char hash[65], id[RANDOM_ID_STRING_MAX];
         int *fds = NULL;
         size_t n_files = 0;
         int r;
+
+        /* The run's network namespace, made by a thread while the skill is loaded and hashed
+         * (as root; a run with network needs none): the second CPU is idle meanwhile, and the
+         * clone is 0.4 ms shorter. Nothing below forks before sandbox_run(), which joins the
+         * thread; the cleanup joins it on the ways out before that. */
+        if (!a->network) {
+                r = sandbox_ahead_start(&ahead);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to start making the sandbox ahead, the run makes it: %m");
+        }
 
         r = run_load_skill(a, &skill, &entry);
         if (r != 0)
@@ -525,7 +536,7 @@ static int run_embedded(const RunArgs *a) {
         if (r < 0)
                 return run_fail("%s: %s", a->skill, error ?: strerror(-r));
         /* Before anything runs: a skill whose environment is not built does not start. */
-        r = env_prepare_run(&skill, a->skill, hash, &env_fd);
+        r = env_prepare_run(&skill, a->skill, hash, ahead, &env_fd);
         if (r == RUN_EXIT_ENVIRONMENT && a->json)
                 return run_print_unrun_json(skill.skill->name, hash, a->exec ? NULL : entry.script, &a->limits,
                                             RUN_STATUS_ENVIRONMENT,
@@ -599,6 +610,7 @@ static int run_embedded(const RunArgs *a) {
         req.stdout_fd = a->json ? -EBADF : STDOUT_FILENO;
         req.stderr_fd = a->json ? -EBADF : STDERR_FILENO;
         req.cancel_fd = cancel_fd;
+        req.ahead = ahead;
 
         r = sandbox_run(&req, &res, &error);
         run_close_files(fds, n_files);

@@ -2,7 +2,8 @@
  *
  * The engine clones one process into new mount, PID, network, IPC and UTS namespaces (and a user
  * namespace when unprivileged; as root, where the init is born into its cgroup, the network
- * namespace is made beside the init instead, netns.c, and entered with the release). That process
+ * namespace is made beside the init instead, netns.c, and entered with the release, or was made
+ * ahead of the run, ahead.c, and is entered first thing). That process
  * becomes PID 1 of the run ("the init"). It:
  *   1. tells the parent it runs (and on which CPU), then builds the part of the root file system
  *      that holds nothing of the run's (/usr, /etc, /dev, /skill, /env) on a fresh tmpfs, while
@@ -1540,6 +1541,13 @@ _noreturn_ void sandbox_child_main(const SandboxChild *c) {
         /* If the engine dies, so does the run (and with its init, the whole PID namespace). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
+        /* The network namespace made ahead of the run (ahead.c), before anything else: from here
+         * on this process is where the clone with CLONE_NEWNET would have put it. Its fd goes with
+         * the others below. */
+        if (c->netns_fd >= 0 && setns(c->netns_fd, CLONE_NEWNET) < 0) {
+                r = STEP_FAIL(e.what, errno, "Failed to enter the run's network namespace");
+                fail(c, r, &e);
+        }
 
         /* The caller's other fds (a daemon's bus connection, other runs' pipes) must not reach
          * the sandbox; drop them before anything else. */

@@ -110,6 +110,8 @@ typedef struct SandboxRun {
         uint64_t clone_flags;           /* the namespaces created with the init */
         bool netns_beside;              /* the network namespace is made beside the init (netns.c) */
         SandboxNetns netns;
+        bool netns_ahead;               /* the first init gets the one made ahead (ahead.c) */
+        int ahead_fd;                   /* that namespace, from the join to the clone */
         uid_t uid;
         gid_t gid;
         bool uid_checked;               /* no account has it (or it is not ours to check) */
@@ -154,6 +156,10 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_LIMITS] = "limits",
         [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
+        [MARK_AHEAD] = "ahead",
+        [MARK_AHEAD_BEGUN] = "ahead-begun",
+        [MARK_AHEAD_NETNS] = "ahead-netns",
+        [MARK_AHEAD_TAKEN] = "ahead-taken",
         [MARK_CLONED] = "cloned",
         [MARK_CGROUPS] = "cgroups",
         [MARK_UID_CHECKED] = "uid-checked",
@@ -185,17 +191,20 @@ static const char *const mark_names[_MARK_MAX] = {
 };
 
 /* One line: each mark as ms since sandbox_run() was called, in the order of the enum (a mark
- * never taken, a phase the run skipped, is left out). */
+ * never taken, a phase the run skipped, is left out; what was made ahead of the run may come
+ * before the call, a negative time). */
 static void log_marks(const SandboxRun *run) {
         char line[_MARK_MAX * 32] = "", *p = line;
 
         if (!run->timing)
                 return;
         for (size_t i = 0; i < _MARK_MAX; i++) {
-                if (run->marks[i] == 0 || run->marks[i] < run->marks[MARK_ENTER])
+                bool ahead = i == MARK_AHEAD || i == MARK_AHEAD_BEGUN || i == MARK_AHEAD_NETNS;
+
+                if (run->marks[i] == 0 || (run->marks[i] < run->marks[MARK_ENTER] && !ahead))
                         continue;
                 p += snprintf(p, sizeof(line) - (size_t) (p - line), " %s=%.3f", mark_names[i],
-                              (double) (run->marks[i] - run->marks[MARK_ENTER]) / 1000.0);
+                              ((double) run->marks[i] - (double) run->marks[MARK_ENTER]) / 1000.0);
         }
         log_debug("Run phases (ms):%s", line);
 }
@@ -245,6 +254,8 @@ static void sandbox_run_done(SandboxRun *run) {
         (void) safe_close(run->workspace_work_fd);
         (void) safe_close(run->seccomp_fd);
         sandbox_netns_done(&run->netns);
+        (void) safe_close(run->ahead_fd);
+        sandbox_ahead_settle(run->req->ahead);
         seccomp_supervisor_free(run->supervisor);
         strv_free(run->argv);
         free(run->exec_path);
@@ -1001,6 +1012,13 @@ static int prepare_pipes(SandboxRun *run) {
  * CLONE_INTO_CGROUP), the init needs its release right after the fixed part of its root, before
  * the thread is done. */
 static void place_netns(SandboxRun *run) {
+        /* Made ahead of the run wins over both (ahead.c): nothing of it is left on the run's
+         * path but the thread's join. */
+        if (run->netns_beside && run->req->ahead) {
+                run->netns_beside = false;
+                run->netns_ahead = true;
+                return;
+        }
         if (!run->netns_beside || run->backend->clone_into)
                 return;
         run->netns_beside = false;
@@ -1186,6 +1204,7 @@ static int run_clone(SandboxRun *run) {
                 .seccomp_notify = run->supervisor,
                 .netns = run->clone_flags & CLONE_NEWNET,
                 .join_netns = run->netns_beside,
+                .netns_fd = run->ahead_fd,
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
                 .cgroupns = !(run->result->layers_missing & SANDBOX_LAYER_CGROUPNS),
@@ -1476,12 +1495,46 @@ static void abandon_init(SandboxRun *run) {
         }
 }
 
+/* The network namespace made ahead (ahead.c), for the first init: its thread joined right before
+ * the clone (a thread alive at a clone is unsafe), as late as the engine can. Where it is not done
+ * yet, the engine waits: its namespace is a join away, where the clone would make one from
+ * nothing (0.4 ms), and going on without it would need the thread quiescent at the clone, which a
+ * thread on its way out (glibc's stack cache, the allocator's arenas) is not known to be. A
+ * thread that failed (or an object spent already) leaves the namespace to the clone, whose
+ * failure, if the kernel refuses it too, is the one reported. */
+static void take_ahead(SandboxRun *run) {
+        SandboxAhead *a = run->req->ahead;
+        int r;
+
+        if (!run->netns_ahead)
+                return;
+        run->netns_ahead = false;
+        r = sandbox_ahead_take_netns(a, &run->ahead_fd);
+        if (run->timing) {
+                run->marks[MARK_AHEAD] = a->started_usec;
+                run->marks[MARK_AHEAD_BEGUN] = a->netns.begun_usec;
+                run->marks[MARK_AHEAD_NETNS] = a->netns.made_usec;
+                run->marks[MARK_AHEAD_TAKEN] = a->taken_usec;
+        }
+        if (r < 0) {
+                log_debug_errno(r, "No network namespace made ahead (%m): the clone makes it");
+                run->clone_flags |= CLONE_NEWNET;
+        }
+}
+
 static int run_start(SandboxRun *run) {
         _cleanup_free_ char *why = NULL;
         int r;
 
+        take_ahead(run);
         for (;;) {
                 r = run_clone(run);
+                /* The init has the namespace made ahead, or none has it: used once. A second init
+                 * (a uid the user database names) gets one of its own with the clone. */
+                if (run->ahead_fd >= 0) {
+                        run->ahead_fd = safe_close(run->ahead_fd);
+                        run->clone_flags |= CLONE_NEWNET;
+                }
                 if (r < 0)
                         return r;
                 run_mark(run, MARK_CLONED);
@@ -2138,6 +2191,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 .workspace_work_fd = -EBADF,
                 .seccomp_fd = -EBADF,
                 .netns = SANDBOX_NETNS_NULL,
+                .ahead_fd = -EBADF,
                 .init_cpu = -1,
         };
         SandboxOutcome outcome = {};

@@ -15,6 +15,22 @@
 
 typedef struct SandboxBackendOps SandboxBackendOps;
 
+/* What a run's sandbox needs that can be made before the run (ahead.c): as root, its network
+ * namespace (lo up), made by a thread started here, while the caller goes on loading its skill.
+ * Given to sandbox_run() through RunRequest.ahead, which spends it whether the run used it or
+ * not (a run with network, or one that failed before its clone): the thread joined, the
+ * namespace entered by that run's init alone, or closed. Unprivileged, *ret is NULL (the run's
+ * init makes its own namespaces in its user namespace). sandbox_run()'s caller must be
+ * single-threaded but for this thread, and fork nothing while it lives. */
+typedef struct SandboxAhead SandboxAhead;
+int sandbox_ahead_start(SandboxAhead **ret);
+/* Spends it now: joins its thread, closes what it made (a caller about to fork, or to run another
+ * sandbox first, calls this; the run then makes its namespace with the clone). */
+void sandbox_ahead_settle(SandboxAhead *a);
+/* Joins its thread if still there, closes what it made, frees it. */
+SandboxAhead *sandbox_ahead_free(SandboxAhead *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxAhead *, sandbox_ahead_free);
+
 /* Why a run ended. queued, running and interrupted are never produced by the engine: they belong
  * to the daemon's bookkeeping but share the names, so one enum serves the whole API. */
 typedef enum RunStatus {
@@ -170,6 +186,9 @@ typedef struct RunRequest {
          * hierarchies, else rlimits if allow_missing has SANDBOX_LAYER_CGROUP. */
         const SandboxBackendOps *backend;
         void *backend_userdata;
+
+        SandboxAhead *ahead;            /* made ahead of the run (sandbox_ahead_start()), or NULL;
+                                         * spent by the run */
 } RunRequest;
 
 #define SANDBOX_RO_DIRS_MAX 16U

@@ -45,11 +45,11 @@ int sandbox_loopback_up(int sock) {
         return ioctl(sock, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
 }
 
-static void *netns_thread(void *userdata) {
-        SandboxNetns *n = userdata;
+static void *netns_make(SandboxNetns *n) {
         _cleanup_close_ int sock = -EBADF;
         int fd, r;
 
+        n->begun_usec = now_usec(CLOCK_MONOTONIC);
         if (unshare(CLONE_NEWNET) < 0)
                 return netns_fail(n, errno, "Failed to create the run's network namespace");
         sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -69,12 +69,21 @@ static void *netns_thread(void *userdata) {
         return NULL;
 }
 
+static void *netns_thread(void *userdata) {
+        SandboxNetns *n = userdata;
+
+        (void) netns_make(n);
+        atomic_store(&n->ended, true);
+        return NULL;
+}
+
 int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus) {
         int r;
 
         assert(!n->started && n->fd < 0);
         n->error = 0;
         n->what = NULL;
+        atomic_store(&n->ended, false);
         /* unshare(), a socket and two ioctls; every signal blocked (thread-util.h). */
         r = thread_start_small(&n->thread, netns_thread, n, cpus);
         if (r < 0)

@@ -64,6 +64,11 @@ typedef enum RunMark {
         MARK_LIMITS,            /* the limit backend chosen (v1: its hierarchies found; v2: its cgroup made) */
         MARK_IDENTITY,          /* the run's uid taken (as root: its lock) */
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
+        MARK_AHEAD,             /* the caller asked for the sandbox made ahead (ahead.c; before
+                                 * MARK_ENTER, logged as a negative time) */
+        MARK_AHEAD_BEGUN,       /* its thread's first instruction */
+        MARK_AHEAD_NETNS,       /* its thread has made the network namespace */
+        MARK_AHEAD_TAKEN,       /* the engine joined that thread, right before the clone */
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
         MARK_UID_CHECKED,       /* the user database says no account has the run's uid (after the
@@ -169,6 +174,8 @@ typedef struct SandboxChild {
         bool netns;                     /* namespaces the init has to set up (when it has them) */
         bool join_netns;                /* the network namespace comes with the release (made
                                          * beside the init, lo up): entered before the fork */
+        int netns_fd;                   /* the network namespace made ahead (ahead.c, lo up),
+                                         * inherited with the clone: entered first thing; or -1 */
         bool network;                   /* the host's network: /etc gets name resolution */
         bool utsns;
         bool cgroupns;
@@ -253,7 +260,9 @@ typedef struct SandboxNetns {
         int fd;                         /* the namespace, once made; -EBADF before */
         int error;                      /* negative errno of the step that failed */
         const char *what;               /* that step, as an error message's start */
-        uint64_t made_usec;             /* CLOCK_MONOTONIC when it was made */
+        uint64_t begun_usec;            /* CLOCK_MONOTONIC at the thread's first instruction */
+        uint64_t made_usec;             /* and when the namespace was made */
+        atomic_bool ended;              /* the thread is past its work (not yet joined, maybe) */
 } SandboxNetns;
 #define SANDBOX_NETNS_NULL { .fd = -EBADF }
 /* Starts the thread, on cpus (NULL: wherever we may run). */
@@ -263,6 +272,19 @@ int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus);
 int sandbox_netns_join(SandboxNetns *n, const char **ret_what);
 /* Joins and closes the namespace: nothing of it is left in the engine. */
 void sandbox_netns_done(SandboxNetns *n);
+
+/* ahead.c: the run's network namespace made ahead of sandbox_run() (engine.h), by netns.c's
+ * thread. */
+struct SandboxAhead {
+        SandboxNetns netns;
+        uint64_t started_usec;          /* CLOCK_MONOTONIC when the thread was asked for */
+        uint64_t taken_usec;            /* when the engine joined it */
+        bool narrowed;                  /* the thread was kept off the caller's CPU ... */
+        cpu_set_t cpus;                 /* ... which is in this set, the caller's */
+};
+/* Joins the thread and takes its namespace (an fd the caller closes): -ENODATA when there is
+ * none (never started, or spent), the thread's error when it failed; spent either way. */
+int sandbox_ahead_take_netns(SandboxAhead *a, int *ret_fd);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
