@@ -62,10 +62,13 @@ typedef struct TestRun {
         char *out_path;
         RunRequest req;
         RunResult *res;
+        bool ahead;                     /* each run gets its sandbox made ahead (SandboxAhead) */
+        SandboxAhead *made_ahead;
 } TestRun;
 
 static void test_run_done(TestRun *t) {
         t->res = run_result_free(t->res);
+        t->made_ahead = sandbox_ahead_free(t->made_ahead);
         free(t->out_path);
         test_dir_done(&t->out);
         test_dir_done(&t->skill);
@@ -97,6 +100,13 @@ static void test_run_go(TestRun *t) {
         _cleanup_free_ char *error = NULL;
 
         t->res = run_result_free(t->res);
+        if (t->ahead) {
+                /* Made afresh for each run, as skillctl does: one is spent by its run. */
+                t->made_ahead = sandbox_ahead_free(t->made_ahead);
+                ck_assert_int_eq(sandbox_ahead_start(&t->made_ahead), 0);
+                ck_assert_ptr_nonnull(t->made_ahead);
+                t->req.ahead = t->made_ahead;
+        }
         ck_assert_msg(sandbox_run(&t->req, &t->res, &error) == 0, "sandbox_run: %s", strna(error));
         ck_assert_ptr_nonnull(t->res);
 }
@@ -875,13 +885,16 @@ static int listen_tcp_loopback(uint16_t *ret_port) {
  * (cgroup v2: the VM suite), or with the clone elsewhere (cgroup v1, which the init enters itself;
  * a backend that places it from outside, the rlimit one: NETNS_CLONE, either cgroup version).
  * Beside the init both with the engine's uid, whose verdict follows the release, and with one the
- * caller reserved (the uid's lock in *ret_lock), as skilld's worker does. */
-enum { NETNS_ENGINE_UID, NETNS_CALLER_UID, NETNS_CLONE, _NETNS_WAYS };
+ * caller reserved (the uid's lock in *ret_lock), as skilld's worker does. NETNS_AHEAD: made ahead
+ * of the run by the caller's thread (ahead.c), as skillctl does, and entered by the init first
+ * thing, whatever the backend. */
+enum { NETNS_ENGINE_UID, NETNS_CALLER_UID, NETNS_CLONE, NETNS_AHEAD, _NETNS_WAYS };
 
 static void netns_way(TestRun *t, int way, int *ret_lock) {
         uid_t uid;
 
         *ret_lock = -EBADF;
+        t->ahead = way == NETNS_AHEAD;
         if (way == NETNS_CLONE)
                 t->req.backend = &sandbox_backend_rlimit;
         if (way != NETNS_CALLER_UID)
@@ -1036,6 +1049,8 @@ START_TEST(test_network_namespace_own) {
                 RunResult *res = NULL;
 
                 (void) close(out[0]);
+                if (a.ahead && sandbox_ahead_start(&a.req.ahead) < 0)
+                        _exit(10);
                 if (sandbox_run(&a.req, &res, NULL) < 0)
                         _exit(11);
                 _exit(res->status == RUN_STATUS_CANCELED ? 0 : 12);
@@ -1102,8 +1117,9 @@ START_TEST(test_network_namespace_failure) {
         fds_before = test_count_entries("/proc/self/fd");
         test_run_go(&t);
         assert_status(t.res, RUN_STATUS_ERROR);
-        /* Beside the init where it is born into its cgroup (cgroup v2); with the clone elsewhere. */
-        beside = _i != NETNS_CLONE && streq(t.res->backend, "cgroup2");
+        /* Beside the init where it is born into its cgroup (cgroup v2); with the clone elsewhere,
+         * and where the thread that made it ahead failed (with the same error). */
+        beside = (_i == NETNS_ENGINE_UID || _i == NETNS_CALLER_UID) && streq(t.res->backend, "cgroup2");
         ck_assert_msg(strstr(t.res->error, beside ? "Failed to create the run's network namespace" :
                                                     "Failed to create the sandbox namespaces") &&
                       strstr(t.res->error, strerror(ENOSPC)), "error: %s", t.res->error);
@@ -1114,6 +1130,56 @@ START_TEST(test_network_namespace_failure) {
         fds_after = test_count_entries("/proc/self/fd");
         ck_assert_uint_eq(fds_after, fds_before);
         ck_assert_uint_eq(test_count_entries("/proc/self/task"), 1);
+}
+END_TEST
+
+/* A sandbox made ahead (ahead.c) is spent by the run it is given to, whether the run used it or
+ * not, and leaves nothing behind: an object never given to a run, one given to a run with
+ * network (which shares ours and needs no namespace), one given again once spent (the clone
+ * makes the namespace) and one given to a run that fails before its clone leave no thread, no
+ * fd and no child with the caller. */
+static void assert_nothing_left(size_t fds_before) {
+        ck_assert_uint_eq(test_count_entries("/proc/self/fd"), fds_before);
+        ck_assert_uint_eq(test_count_entries("/proc/self/task"), 1);
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+}
+
+START_TEST(test_ahead_spent) {
+        _cleanup_test_run_ TestRun t = test_run_new("readlink /proc/self/ns/net");
+        _cleanup_(sandbox_ahead_freep) SandboxAhead *a = NULL;
+        _cleanup_free_ char *ours = netns_link(getpid());
+        size_t fds_before = test_count_entries("/proc/self/fd");
+
+        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_ptr_nonnull(a);
+        a = sandbox_ahead_free(a);
+        assert_nothing_left(fds_before);
+
+        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        t.req.ahead = a;
+        t.req.network = true;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert(stdout_has_line(t.res, ours));
+        assert_nothing_left(fds_before);
+
+        t.req.network = false;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "net:["));
+        ck_assert(!stdout_has_line(t.res, ours));
+        assert_nothing_left(fds_before);
+
+        a = sandbox_ahead_free(a);
+        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        t.req.ahead = a;
+        t.req.script = "scripts/missing.sh";
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_ERROR);
+        ck_assert(t.res->exec_failed);
+        ck_assert_uint_eq(t.res->stdout_stream.total, 0);
+        assert_nothing_left(fds_before);
 }
 END_TEST
 
@@ -1620,6 +1686,10 @@ START_TEST(test_uid_named_by_user_database) {
                 if (fd < 0 || fcntl(fd, F_OFD_SETLK, &below) < 0 || fcntl(fd, F_OFD_SETLK, &above) < 0)
                         _exit(10);
                 fds_before = test_count_entries("/proc/self/fd");
+                /* The namespace made ahead goes to the first init, which is killed: the second
+                 * gets one of its own with the clone. */
+                if (sandbox_ahead_start(&t.req.ahead) < 0 || !t.req.ahead)
+                        _exit(10);
                 if (sandbox_run(&t.req, &res, NULL) < 0)
                         _exit(11);
                 if (res->status != RUN_STATUS_SUCCEEDED)
@@ -1736,6 +1806,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_network);
         tcase_add_loop_test(tc, test_network_namespace_own, 0, _NETNS_WAYS);
         tcase_add_loop_test(tc, test_network_namespace_failure, 0, _NETNS_WAYS);
+        tcase_add_test(tc, test_ahead_spent);
         tcase_add_loop_test(tc, test_host_sockets_unreachable, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);
