@@ -1,33 +1,87 @@
-/* What a run's sandbox needs made ahead of the run: its network namespace, made by a thread while
- * the caller still starts up and loads the skill, before sandbox_run() is called (engine.h:
+/* What a run's sandbox needs made ahead of the run: its network namespace, made by a helper
+ * process while the caller still loads the skill, before sandbox_run() is called (engine.h:
  * SandboxAhead, RunRequest.ahead).
  *
  * A new network namespace is most of what clone3() costs (copy_net_ns(): 0.4 of its 0.5 ms), and
- * it holds nothing of the run: lo, up. Made beside the init (netns.c, place_netns() in engine.c)
- * it waits for a CPU when other work holds the second one, after the clone, where the run waits
- * for it. Made ahead, it overlaps the caller's own start, when the second CPU is idle, and the
- * engine joins the thread right before the clone: the init is cloned without CLONE_NEWNET and
- * enters the namespace (setns()) as its first step, through the fd it inherits with the clone.
+ * holds nothing of the run: lo, up. Made ahead, it is off the run's path: the init is cloned
+ * without CLONE_NEWNET and enters it (setns()) as its first step, through the fd it inherits with
+ * the clone; where the helper has not answered by the clone, the engine does not wait for it
+ * there: the namespace goes to the init with its release, as the one made beside the init does
+ * (netns.c), and the init enters it before it forks the skill process.
  *
- * The rules, the same as beside the init (netns.c's thread does the work here too): the
- * namespace is new for each run and entered by nothing but that run's first init (the engine
- * closes its fd right after that clone; a second init, for a uid the user database names, gets
- * one of its own with the clone); the thread is joined, never left running, before any clone or
- * fork of the engine (sandbox_run() takes it before its first clone, and settles it on every way
- * out: joined, the fd closed, whether the run used it or not). An object is spent by one
- * sandbox_run(). Only root in its user namespace makes one: an unprivileged run's init could not
- * enter a namespace our user namespace owns, and keeps making its own with the clone. */
-#include <sched.h>
+ * A process, not a thread: the engine's first measurement (bench/README.md, ninth round) had a
+ * thread, joined before the clone since a thread alive at a clone or fork is unsafe (the child
+ * inherits the locks it holds, glibc's and the sanitizers' at its start and exit among them). But
+ * the caller loads the skill in 0.2 to 0.4 ms, and the thread needs 0.6 from its start on a quiet
+ * machine, more where other work holds the second CPU: the engine waited 1.1 to 1.5 ms for it
+ * (median), where the clone would have made the namespace in 0.4. A process may outlive the clone:
+ * it shares no memory and no fd table with the engine (it closes every fd but its socket first),
+ * so whatever it does at that instant is nothing of the init's. It costs a fork() on the caller's
+ * path (0.05 to 0.1 ms: the caller is small) and its reaping at the run's end.
+ *
+ * The rules, as beside the init: the namespace is new for each run and entered by nothing but
+ * that run's first init (the engine closes its fd once that init has it; a second init, for a
+ * uid the user database names, gets one of its own with the clone). The helper, which made it, is
+ * in it from its unshare() to its _exit() and does nothing there but bring lo up and pass the fd
+ * on. An object is spent by one sandbox_run(), whether the run used it or not: the helper killed
+ * if still there, reaped, every fd closed. Only root in its user namespace makes one: an
+ * unprivileged run's init could not enter a namespace our user namespace owns, and keeps making
+ * its own with the clone. */
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine.h"
 #include "sandbox-internal.h"
 
+/* The helper's one message; the namespace comes with it as SCM_RIGHTS when it was made. */
+typedef struct AheadAnswer {
+        int error;
+        char what[80];
+        uint64_t begun_usec;
+        uint64_t made_usec;
+} AheadAnswer;
+
+_noreturn_ static void ahead_helper(int sock) {
+        AheadAnswer m = { .begun_usec = now_usec(CLOCK_MONOTONIC) };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        const char *what = NULL;
+        sigset_t all;
+        int fd = -EBADF, r;
+
+        /* Nothing of the caller's: ^C is the caller's to decide on, and its pipes must see their
+         * end when it ends. */
+        (void) sigfillset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        if (close_all_fds_except(&sock, 1) < 0)
+                _exit(EXIT_FAILURE);
+        r = sandbox_netns_make(&fd, &what);
+        m.made_usec = now_usec(CLOCK_MONOTONIC);
+        if (r < 0) {
+                m.error = r;
+                (void) snprintf(m.what, sizeof(m.what), "%s", what);
+        } else {
+                mh.msg_control = control.buf;
+                mh.msg_controllen = sizeof(control.buf);
+                CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+                CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+                CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
+        }
+        _exit(sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t) sizeof(m) ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
 int sandbox_ahead_start(SandboxAhead **ret) {
-        _cleanup_free_ SandboxAhead *a = NULL;
-        cpu_set_t others;
-        int cpu, r;
+        _cleanup_(sandbox_ahead_freep) SandboxAhead *a = NULL;
+        int pair[2];
+        pid_t pid;
 
         if (geteuid() != 0) {
                 *ret = NULL;
@@ -36,51 +90,102 @@ int sandbox_ahead_start(SandboxAhead **ret) {
         a = malloc(sizeof(*a));
         if (!a)
                 return -ENOMEM;
-        *a = (SandboxAhead) { .netns = SANDBOX_NETNS_NULL };
-        /* Off the caller's CPU: a new thread is queued on its creator's, and there it would wait
-         * for the caller to block (1.8 to 3.5 ms here; on another CPU 0.07 to 0.19 ms). */
-        cpu = sched_getcpu();
-        if (cpu >= 0 && sched_getaffinity(0, sizeof(a->cpus), &a->cpus) >= 0) {
-                others = a->cpus;
-                CPU_CLR(cpu, &others);
-                a->narrowed = CPU_COUNT(&others) > 0;
-        }
+        *a = (SandboxAhead) { .sock = -EBADF, .netns_fd = -EBADF };
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        a->sock = pair[0];
         a->started_usec = now_usec(CLOCK_MONOTONIC);
-        r = sandbox_netns_start(&a->netns, a->narrowed ? &others : NULL);
-        if (r < 0)
-                return r;
+        pid = fork();
+        if (pid < 0) {
+                (void) safe_close(pair[1]);
+                return -errno;
+        }
+        if (pid == 0)
+                ahead_helper(pair[1]);
+        (void) safe_close(pair[1]);
+        a->pid = pid;
         *ret = TAKE_PTR(a);
         return 0;
 }
 
-int sandbox_ahead_take_netns(SandboxAhead *a, int *ret_fd) {
+/* The helper's answer, once: the namespace or its error. A helper that ended without one
+ * (killed) is an error too. */
+static int ahead_receive(SandboxAhead *a, bool wait) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        AheadAnswer m = {};
+        struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control.buf,
+                .msg_controllen = sizeof(control.buf),
+        };
+        struct cmsghdr *c;
+        ssize_t k;
+
+        if (a->answered)
+                return 0;
+        do
+                k = recvmsg(a->sock, &mh, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
+        while (k < 0 && errno == EINTR);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return -EAGAIN;
+        a->answered = true;
+        a->sock = safe_close(a->sock);
+        c = k == (ssize_t) sizeof(m) ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&a->netns_fd, CMSG_DATA(c), sizeof(int));
+        if (k == (ssize_t) sizeof(m)) {
+                a->begun_usec = m.begun_usec;
+                a->made_usec = m.made_usec;
+        }
+        if (a->netns_fd >= 0 && m.error == 0)
+                return 0;
+        a->netns_fd = safe_close(a->netns_fd);
+        a->error = k < 0 ? -errno : m.error < 0 ? m.error : -ECHILD;
+        (void) snprintf(a->what, sizeof(a->what), "%s",
+                        m.error < 0 && m.what[0] ? m.what : "The helper making the run's network namespace failed");
+        return 0;
+}
+
+int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what) {
         int r;
 
-        if (!a || (!a->netns.started && a->netns.fd < 0 && a->netns.error == 0))
-                return -ENODATA;        /* never started, or spent */
-        /* Not done yet: the caller's CPU, which it leaves to wait, is the thread's too now (where
-         * other work holds the one it was kept on, it would wait for that one still). Only
-         * before the thread's end: glibc names an exited thread by tid 0, which is the caller
-         * itself; in the instant between the flag and the exit that sets the caller to the CPUs
-         * it had at sandbox_ahead_start(), which are still its own (the engine changes its
-         * affinity only after the clone). */
-        if (a->narrowed && a->netns.started && !atomic_load(&a->netns.ended))
-                (void) pthread_setaffinity_np(a->netns.thread, sizeof(a->cpus), &a->cpus);
-        r = sandbox_netns_join(&a->netns, NULL);
+        if (!a || (a->answered && a->netns_fd < 0 && a->error == 0) || (!a->answered && a->sock < 0))
+                return -ENODATA;
+        r = ahead_receive(a, wait);
+        if (r < 0)
+                return r;
         a->taken_usec = now_usec(CLOCK_MONOTONIC);
-        if (r < 0) {
-                a->netns.error = 0;     /* spent: its failure is told once */
+        if (a->error < 0) {
+                r = a->error;
+                a->error = 0;   /* taken: told once */
+                if (ret_what)
+                        *ret_what = a->what;
                 return r;
         }
-        *ret_fd = TAKE_FD(a->netns.fd);
+        *ret_fd = TAKE_FD(a->netns_fd);
         return 0;
 }
 
 void sandbox_ahead_settle(SandboxAhead *a) {
         if (!a)
                 return;
-        sandbox_netns_done(&a->netns);
-        a->netns.error = 0;
+        a->sock = safe_close(a->sock);
+        a->netns_fd = safe_close(a->netns_fd);
+        a->answered = true;
+        a->error = 0;
+        if (a->pid > 0) {
+                /* Done by now, or of no use any more: a namespace half made goes with it. */
+                (void) kill(a->pid, SIGKILL);
+                while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                a->pid = 0;
+        }
 }
 
 SandboxAhead *sandbox_ahead_free(SandboxAhead *a) {

@@ -111,7 +111,8 @@ typedef struct SandboxRun {
         bool netns_beside;              /* the network namespace is made beside the init (netns.c) */
         SandboxNetns netns;
         bool netns_ahead;               /* the first init gets the one made ahead (ahead.c) */
-        int ahead_fd;                   /* that namespace, from the join to the clone */
+        int ahead_fd;                   /* that namespace, taken at the clone: inherited by the init */
+        bool ahead_late;                /* not made by the clone: it goes with the release (in netns) */
         uid_t uid;
         gid_t gid;
         bool uid_checked;               /* no account has it (or it is not ours to check) */
@@ -893,7 +894,7 @@ static int release_init(SandboxRun *run) {
 
         if (run->seccomp_fd >= 0)
                 fds[n++] = run->seccomp_fd;
-        if (run->netns_beside)
+        if (run->netns_beside || run->ahead_late)
                 fds[n++] = run->netns.fd;
         return send_hold(run, HOLD_GO, fds, n);
 }
@@ -1203,7 +1204,7 @@ static int run_clone(SandboxRun *run) {
                 .seccomp = run->seccomp,
                 .seccomp_notify = run->supervisor,
                 .netns = run->clone_flags & CLONE_NEWNET,
-                .join_netns = run->netns_beside,
+                .join_netns = run->netns_beside || run->ahead_late,
                 .netns_fd = run->ahead_fd,
                 .network = run->req->network,
                 .utsns = run->clone_flags & CLONE_NEWUTS,
@@ -1436,6 +1437,44 @@ static void step_back(SandboxRun *run) {
         run->stepped_aside = false;
 }
 
+static void ahead_marks(SandboxRun *run) {
+        const SandboxAhead *a = run->req->ahead;
+
+        if (!run->timing)
+                return;
+        run->marks[MARK_AHEAD] = a->started_usec;
+        run->marks[MARK_AHEAD_BEGUN] = a->begun_usec;
+        run->marks[MARK_AHEAD_NETNS] = a->made_usec;
+        run->marks[MARK_AHEAD_TAKEN] = a->taken_usec;
+}
+
+/* The network namespace made ahead (ahead.c), for the first init. Ready at the clone: the init
+ * inherits its fd and enters it first thing. Not yet: the engine does not wait there (the clone
+ * would make one in 0.4 ms, and the helper needs a CPU to finish); the init is cloned without it
+ * anyway and gets it with its release, which the engine gives about 1 ms later, as it does the
+ * one made beside the init (finish_netns()). A helper that failed (or an object spent already)
+ * leaves the namespace to the clone, whose failure, if the kernel refuses it too, is the one
+ * reported. */
+static void take_ahead(SandboxRun *run) {
+        const char *what = NULL;
+        int r;
+
+        if (!run->netns_ahead)
+                return;
+        run->netns_ahead = false;
+        r = sandbox_ahead_take_netns(run->req->ahead, false, &run->ahead_fd, &what);
+        if (r == -EAGAIN) {
+                run->ahead_late = true;
+                return;
+        }
+        ahead_marks(run);
+        if (r < 0) {
+                log_debug_errno(r, "No network namespace made ahead (%s: %m): the clone makes it",
+                                what ?: "none");
+                run->clone_flags |= CLONE_NEWNET;
+        }
+}
+
 /* Starts the thread that makes the run's network namespace (netns.c), on the caller's CPUs but
  * the init's: it stays off the init's CPU as the engine does (step_aside()), and a thread starts
  * with the affinity of its creator, already narrowed when the engine stepped aside. One for each
@@ -1464,6 +1503,14 @@ static int finish_netns(SandboxRun *run) {
         const char *what = NULL;
         int r;
 
+        if (run->ahead_late) {
+                r = sandbox_ahead_take_netns(run->req->ahead, true, &run->netns.fd, &what);
+                ahead_marks(run);
+                if (r < 0)
+                        return run_fail(run, r, "%s: %s", what ?: "Failed to make the run's network namespace",
+                                        strerror(-r));
+                return 0;
+        }
         if (!run->netns_beside)
                 return 0;
         r = sandbox_netns_join(&run->netns, &what);
@@ -1492,33 +1539,6 @@ static void abandon_init(SandboxRun *run) {
                 run->ctl[i] = safe_close(run->ctl[i]);
                 run->out_pipe[i] = safe_close(run->out_pipe[i]);
                 run->err_pipe[i] = safe_close(run->err_pipe[i]);
-        }
-}
-
-/* The network namespace made ahead (ahead.c), for the first init: its thread joined right before
- * the clone (a thread alive at a clone is unsafe), as late as the engine can. Where it is not done
- * yet, the engine waits: its namespace is a join away, where the clone would make one from
- * nothing (0.4 ms), and going on without it would need the thread quiescent at the clone, which a
- * thread on its way out (glibc's stack cache, the allocator's arenas) is not known to be. A
- * thread that failed (or an object spent already) leaves the namespace to the clone, whose
- * failure, if the kernel refuses it too, is the one reported. */
-static void take_ahead(SandboxRun *run) {
-        SandboxAhead *a = run->req->ahead;
-        int r;
-
-        if (!run->netns_ahead)
-                return;
-        run->netns_ahead = false;
-        r = sandbox_ahead_take_netns(a, &run->ahead_fd);
-        if (run->timing) {
-                run->marks[MARK_AHEAD] = a->started_usec;
-                run->marks[MARK_AHEAD_BEGUN] = a->netns.begun_usec;
-                run->marks[MARK_AHEAD_NETNS] = a->netns.made_usec;
-                run->marks[MARK_AHEAD_TAKEN] = a->taken_usec;
-        }
-        if (r < 0) {
-                log_debug_errno(r, "No network namespace made ahead (%m): the clone makes it");
-                run->clone_flags |= CLONE_NEWNET;
         }
 }
 
@@ -1589,8 +1609,13 @@ static int run_start(SandboxRun *run) {
                         goto abort;
                 }
                 run->seccomp_fd = safe_close(run->seccomp_fd);
-                /* The init holds the network namespace now, and nothing else does. */
+                /* The init holds the network namespace now, and nothing else does. One made
+                 * ahead was this init's: another one gets its own with the clone. */
                 sandbox_netns_done(&run->netns);
+                if (run->ahead_late) {
+                        run->ahead_late = false;
+                        run->clone_flags |= CLONE_NEWNET;
+                }
                 run_mark(run, MARK_RELEASED);
 
                 /* While the init finishes its root, to its uid change, where it waits for this. */

@@ -27,11 +27,6 @@
 #include "sandbox-internal.h"
 #include "thread-util.h"
 
-static void *netns_fail(SandboxNetns *n, int r, const char *what) {
-        n->error = -abs(r);
-        n->what = what;
-        return NULL;
-}
 
 /* Only lo exists in a new network namespace, and it starts down: brought up through sock, a
  * socket of that namespace (the init's, made with the clone; the thread's, made beside it). */
@@ -45,35 +40,48 @@ int sandbox_loopback_up(int sock) {
         return ioctl(sock, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
 }
 
-static void *netns_make(SandboxNetns *n) {
+int sandbox_netns_make(int *ret_fd, const char **ret_what) {
         _cleanup_close_ int sock = -EBADF;
         int fd, r;
 
-        n->begun_usec = now_usec(CLOCK_MONOTONIC);
-        if (unshare(CLONE_NEWNET) < 0)
-                return netns_fail(n, errno, "Failed to create the run's network namespace");
+        if (unshare(CLONE_NEWNET) < 0) {
+                *ret_what = "Failed to create the run's network namespace";
+                return -errno;
+        }
         sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (sock < 0)
-                return netns_fail(n, errno, "Failed to create a socket for the run's lo");
+        if (sock < 0) {
+                *ret_what = "Failed to create a socket for the run's lo";
+                return -errno;
+        }
         r = sandbox_loopback_up(sock);
-        if (r < 0)
-                return netns_fail(n, r, "Failed to bring the run's lo up");
+        if (r < 0) {
+                *ret_what = "Failed to bring the run's lo up";
+                return r;
+        }
         /* The socket's namespace (Linux 4.9; close-on-exec): no path to look up in /proc. */
         fd = ioctl(sock, SIOCGSKNS);
         if (fd < 0)
                 fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return netns_fail(n, errno, "Failed to open the run's network namespace");
-        n->fd = fd;
-        n->made_usec = now_usec(CLOCK_MONOTONIC);
-        return NULL;
+        if (fd < 0) {
+                *ret_what = "Failed to open the run's network namespace";
+                return -errno;
+        }
+        *ret_fd = fd;
+        return 0;
 }
 
 static void *netns_thread(void *userdata) {
         SandboxNetns *n = userdata;
+        const char *what = NULL;
+        int r;
 
-        (void) netns_make(n);
-        atomic_store(&n->ended, true);
+        r = sandbox_netns_make(&n->fd, &what);
+        if (r < 0) {
+                n->error = r;
+                n->what = what;
+                return NULL;
+        }
+        n->made_usec = now_usec(CLOCK_MONOTONIC);
         return NULL;
 }
 
@@ -83,7 +91,6 @@ int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus) {
         assert(!n->started && n->fd < 0);
         n->error = 0;
         n->what = NULL;
-        atomic_store(&n->ended, false);
         /* unshare(), a socket and two ioctls; every signal blocked (thread-util.h). */
         r = thread_start_small(&n->thread, netns_thread, n, cpus);
         if (r < 0)

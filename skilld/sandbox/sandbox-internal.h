@@ -260,31 +260,38 @@ typedef struct SandboxNetns {
         int fd;                         /* the namespace, once made; -EBADF before */
         int error;                      /* negative errno of the step that failed */
         const char *what;               /* that step, as an error message's start */
-        uint64_t begun_usec;            /* CLOCK_MONOTONIC at the thread's first instruction */
-        uint64_t made_usec;             /* and when the namespace was made */
-        atomic_bool ended;              /* the thread is past its work (not yet joined, maybe) */
+        uint64_t made_usec;             /* CLOCK_MONOTONIC when it was made */
 } SandboxNetns;
 #define SANDBOX_NETNS_NULL { .fd = -EBADF }
-/* Starts the thread, on cpus (NULL: wherever we may run). */
 int sandbox_loopback_up(int sock);
+/* The work itself, in the calling thread (which it moves into the new namespace): *ret_fd the
+ * namespace, lo up; or a negative errno and *ret_what the step that failed. */
+int sandbox_netns_make(int *ret_fd, const char **ret_what);
+/* Starts the thread, on cpus (NULL: wherever we may run). */
 int sandbox_netns_start(SandboxNetns *n, const cpu_set_t *cpus);
 /* Waits for the thread (if any): 0 with n->fd the namespace, or its error and what failed. */
 int sandbox_netns_join(SandboxNetns *n, const char **ret_what);
 /* Joins and closes the namespace: nothing of it is left in the engine. */
 void sandbox_netns_done(SandboxNetns *n);
 
-/* ahead.c: the run's network namespace made ahead of sandbox_run() (engine.h), by netns.c's
- * thread. */
+/* ahead.c: the run's network namespace made ahead of sandbox_run() (engine.h), by a helper
+ * process forked for it. */
 struct SandboxAhead {
-        SandboxNetns netns;
-        uint64_t started_usec;          /* CLOCK_MONOTONIC when the thread was asked for */
-        uint64_t taken_usec;            /* when the engine joined it */
-        bool narrowed;                  /* the thread was kept off the caller's CPU ... */
-        cpu_set_t cpus;                 /* ... which is in this set, the caller's */
+        pid_t pid;                      /* the helper, until reaped */
+        int sock;                       /* where its answer comes (the namespace, or its error) */
+        bool answered;
+        int netns_fd;                   /* the namespace, once received and until taken */
+        int error;                      /* the helper's negative errno ... */
+        char what[80];                  /* ... and the step that failed */
+        uint64_t started_usec;          /* CLOCK_MONOTONIC: the helper asked for */
+        uint64_t begun_usec;            /* its first instruction */
+        uint64_t made_usec;             /* the namespace made */
+        uint64_t taken_usec;            /* the engine took it */
 };
-/* Joins the thread and takes its namespace (an fd the caller closes): -ENODATA when there is
- * none (never started, or spent), the thread's error when it failed; spent either way. */
-int sandbox_ahead_take_netns(SandboxAhead *a, int *ret_fd);
+/* Takes the namespace (an fd the caller closes): with wait, once the helper answered; without,
+ * -EAGAIN while it has not. -ENODATA when there is none to take (never started, or taken
+ * already), the helper's error (and *ret_what) when it failed. Taken once. */
+int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
