@@ -31,11 +31,11 @@ LINE = re.compile(r"Run phases \(ms\):(.*)$", re.M)
 # left out of that run's figures.
 SPANS = [
     ("ahead: asked for (skillctl) to sandbox_run()'s entry", "ahead", "enter"),
-    ("ahead: its thread's start (to its first instruction)", "ahead", "ahead-begun"),
-    ("ahead: its thread: the network namespace made", "ahead-begun", "ahead-netns"),
+    ("ahead: its helper's start (fork to first instruction)", "ahead", "ahead-begun"),
+    ("ahead: its helper: the network namespace made", "ahead-begun", "ahead-netns"),
     ("ahead: asked for to the namespace made", "ahead", "ahead-netns"),
-    ("engine: its thread joined (prepared to taken)", "prepared", "ahead-taken"),
-    ("engine: clone3() after the join", "ahead-taken", "cloned"),
+    ("ahead: made to taken (at the clone, or the release)", "ahead-netns", "ahead-taken"),
+    ("ahead: the release waited for it (taken to released)", "ahead-taken", "released"),
     ("engine: prepare (checks, backend, uid, argv, env)", "enter", "prepared"),
     ("engine: prepare: request, paths, namespaces checked", "enter", "checked"),
     ("engine: prepare: limit backend (v1: was cgroups)", "checked", "limits"),

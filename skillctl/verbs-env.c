@@ -166,8 +166,7 @@ static int env_options_for_host(EnvOptions *o, const char *index_url, char **fin
         return 0;
 }
 
-int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *hash, SandboxAhead *ahead,
-                    int *ret_fd) {
+int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *hash, int *ret_fd) {
         _cleanup_(env_spec_freep) EnvSpec *spec = NULL;
         _cleanup_(skill_deps_freep) SkillDeps *deps = NULL;
         _cleanup_free_ char *cache = NULL, *error = NULL;
@@ -194,9 +193,6 @@ int env_prepare_run(const LocalSkill *skill, const char *skill_arg, const char *
                 }
         }
 
-        /* Inference may run a sandbox of its own (deps-infer.c): no thread may be alive at its
-         * clone, so what was being made ahead for the run is given up (its clone makes it). */
-        sandbox_ahead_settle(ahead);
         (void) env_options_for_host(&o, NULL, NULL);
         r = skill_env_spec(skill, &o, &spec, &deps, &error);
         if (r < 0)

@@ -16,18 +16,18 @@
 typedef struct SandboxBackendOps SandboxBackendOps;
 
 /* What a run's sandbox needs that can be made before the run (ahead.c): as root, its network
- * namespace (lo up), made by a thread started here, while the caller goes on loading its skill.
- * Given to sandbox_run() through RunRequest.ahead, which spends it whether the run used it or
- * not (a run with network, or one that failed before its clone): the thread joined, the
- * namespace entered by that run's init alone, or closed. Unprivileged, *ret is NULL (the run's
- * init makes its own namespaces in its user namespace). sandbox_run()'s caller must be
- * single-threaded but for this thread, and fork nothing while it lives. */
+ * namespace (lo up), made by a helper process forked here, while the caller goes on loading its
+ * skill. Given to sandbox_run() through RunRequest.ahead, which spends it whether the run used it
+ * or not (a run with network, or one that failed before its clone): the namespace entered by that
+ * run's init alone, or closed, the helper reaped. Unprivileged, *ret is NULL (the run's init
+ * makes its own namespaces in its user namespace). The helper is a child of the caller until
+ * then: a caller that reaps any child (waitpid(-1)) must leave it alone. */
 typedef struct SandboxAhead SandboxAhead;
 int sandbox_ahead_start(SandboxAhead **ret);
-/* Spends it now: joins its thread, closes what it made (a caller about to fork, or to run another
- * sandbox first, calls this; the run then makes its namespace with the clone). */
+/* Spends it now: kills the helper if still there, reaps it, closes what it made (a run given it
+ * afterwards makes its namespace with the clone). */
 void sandbox_ahead_settle(SandboxAhead *a);
-/* Joins its thread if still there, closes what it made, frees it. */
+/* Spends it (below), frees it. */
 SandboxAhead *sandbox_ahead_free(SandboxAhead *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxAhead *, sandbox_ahead_free);
 
