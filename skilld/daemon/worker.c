@@ -578,9 +578,18 @@ static int worker_execute(const WorkerArgs *w) {
                 .description = w->description,
                 .spare = w->spare,
         };
+        _cleanup_(sandbox_ahead_freep) SandboxAhead *ahead = NULL;
         RunRequest req = w->request;
         pid_t follower = 0;
         int r;
+
+        /* The run's network namespace, made by a helper while this opens the run's files and
+         * starts the follower (a run with network needs none): off the clone (ahead.c). Without
+         * one (out of processes) the clone makes it. */
+        if (!req.network) {
+                (void) sandbox_ahead_start(&ahead);
+                req.ahead = ahead;
+        }
 
         run_fd = open(w->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (run_fd < 0)
