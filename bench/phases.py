@@ -31,6 +31,7 @@ LINE = re.compile(r"Run phases \(ms\):(.*)$", re.M)
 # left out of that run's figures.
 SPANS = [
     ("ahead: asked for (skillctl) to sandbox_run()'s entry", "ahead", "enter"),
+    ("ahead: fork() of the helper, in the caller", "ahead", "ahead-forked"),
     ("ahead: its helper's start (fork to first instruction)", "ahead", "ahead-begun"),
     ("ahead: its helper: the network namespace made", "ahead-begun", "ahead-netns"),
     ("ahead: asked for to the namespace made", "ahead", "ahead-netns"),

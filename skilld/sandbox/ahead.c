@@ -102,6 +102,7 @@ int sandbox_ahead_start(SandboxAhead **ret) {
         }
         if (pid == 0)
                 ahead_helper(pair[1]);
+        a->forked_usec = now_usec(CLOCK_MONOTONIC);
         (void) safe_close(pair[1]);
         a->pid = pid;
         *ret = TAKE_PTR(a);

@@ -158,6 +158,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_IDENTITY] = "identity",
         [MARK_PREPARED] = "prepared",
         [MARK_AHEAD] = "ahead",
+        [MARK_AHEAD_FORKED] = "ahead-forked",
         [MARK_AHEAD_BEGUN] = "ahead-begun",
         [MARK_AHEAD_NETNS] = "ahead-netns",
         [MARK_AHEAD_TAKEN] = "ahead-taken",
@@ -200,7 +201,7 @@ static void log_marks(const SandboxRun *run) {
         if (!run->timing)
                 return;
         for (size_t i = 0; i < _MARK_MAX; i++) {
-                bool ahead = i == MARK_AHEAD || i == MARK_AHEAD_BEGUN || i == MARK_AHEAD_NETNS;
+                bool ahead = i == MARK_AHEAD || i == MARK_AHEAD_FORKED || i == MARK_AHEAD_BEGUN || i == MARK_AHEAD_NETNS;
 
                 if (run->marks[i] == 0 || (run->marks[i] < run->marks[MARK_ENTER] && !ahead))
                         continue;
@@ -1443,6 +1444,7 @@ static void ahead_marks(SandboxRun *run) {
         if (!run->timing)
                 return;
         run->marks[MARK_AHEAD] = a->started_usec;
+        run->marks[MARK_AHEAD_FORKED] = a->forked_usec;
         run->marks[MARK_AHEAD_BEGUN] = a->begun_usec;
         run->marks[MARK_AHEAD_NETNS] = a->made_usec;
         run->marks[MARK_AHEAD_TAKEN] = a->taken_usec;

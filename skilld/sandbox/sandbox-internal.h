@@ -66,9 +66,10 @@ typedef enum RunMark {
         MARK_PREPARED,          /* inputs, rlimits, argv, env, stdin, pipes */
         MARK_AHEAD,             /* the caller asked for the sandbox made ahead (ahead.c; before
                                  * MARK_ENTER, logged as a negative time) */
-        MARK_AHEAD_BEGUN,       /* its thread's first instruction */
-        MARK_AHEAD_NETNS,       /* its thread has made the network namespace */
-        MARK_AHEAD_TAKEN,       /* the engine joined that thread, right before the clone */
+        MARK_AHEAD_FORKED,      /* the caller is back from forking its helper */
+        MARK_AHEAD_BEGUN,       /* the helper's first instruction */
+        MARK_AHEAD_NETNS,       /* the helper has made the network namespace */
+        MARK_AHEAD_TAKEN,       /* the engine took it: at the clone, or before the release */
         MARK_CLONED,            /* clone3() returned in the engine */
         MARK_CGROUPS,           /* v1: the init running (its CPU left to it), its cgroups made and sent */
         MARK_UID_CHECKED,       /* the user database says no account has the run's uid (after the
@@ -284,6 +285,7 @@ struct SandboxAhead {
         int error;                      /* the helper's negative errno ... */
         char what[80];                  /* ... and the step that failed */
         uint64_t started_usec;          /* CLOCK_MONOTONIC: the helper asked for */
+        uint64_t forked_usec;           /* fork() returned in the caller */
         uint64_t begun_usec;            /* its first instruction */
         uint64_t made_usec;             /* the namespace made */
         uint64_t taken_usec;            /* the engine took it */
