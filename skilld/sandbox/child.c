@@ -1485,7 +1485,8 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
 
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
  * program when the run has one, and the run's network namespace when the engine made it beside
- * us (as root): without them nothing goes on. That namespace is entered here, before the skill
+ * us (as root), or had it made ahead and not ready by the clone (ahead.c): without them nothing
+ * goes on. That namespace is entered here, before the skill
  * process is started; until then we made no socket, and /proc/net and /proc/sys/net follow their
  * reader's namespace. The hold socket stays open where the uid's verdict is still to come. */
 static void wait_for_placement(const SandboxChild *c) {

@@ -1001,7 +1001,8 @@ static int prepare_pipes(SandboxRun *run) {
         return 0;
 }
 
-/* Where the run's network namespace is made. Beside the init (netns.c) where the init is born
+/* Where the run's network namespace is made. Ahead of the run (ahead.c) where the caller had it
+ * made: that wins over the rest. Beside the init (netns.c) where the init is born
  * into its cgroup (cgroup v2, clone_into), whatever the uid: it then needs its release only after
  * the late part of its root, about 1 ms after the clone, and the engine has nothing else to do
  * until then (the user database is asked after the release, check_identity()): the thread's

@@ -1,5 +1,6 @@
 /* The run's network namespace, made beside its init (as root in the initial user namespace, where
- * the engine chooses so: engine.c, place_netns()).
+ * the engine chooses so: engine.c, place_netns()). The work itself, sandbox_netns_make(), also
+ * serves the namespace made ahead of the run, in a helper process (ahead.c).
  *
  * A new network namespace is most of what clone3() costs (copy_net_ns(): lo registered, the
  * per-namespace sysctl tables and protocol state; 0.4 of 0.6 ms). The engine then clones the init
