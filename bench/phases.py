@@ -36,7 +36,6 @@ SPANS = [
     ("ahead: its helper: the network namespace made", "ahead-begun", "ahead-netns"),
     ("ahead: asked for to the namespace made", "ahead", "ahead-netns"),
     ("ahead: made to taken (at the clone, or the release)", "ahead-netns", "ahead-taken"),
-    ("ahead: the release waited for it (taken to released)", "ahead-taken", "released"),
     ("engine: prepare (checks, backend, uid, argv, env)", "enter", "prepared"),
     ("engine: prepare: request, paths, namespaces checked", "enter", "checked"),
     ("engine: prepare: limit backend (v1: was cgroups)", "checked", "limits"),
