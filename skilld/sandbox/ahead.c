@@ -153,10 +153,14 @@ static int ahead_receive(SandboxAhead *a, bool wait) {
         return 0;
 }
 
+bool sandbox_ahead_pending(const SandboxAhead *a) {
+        return a && (a->answered ? a->netns_fd >= 0 || a->error < 0 : a->sock >= 0);
+}
+
 int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what) {
         int r;
 
-        if (!a || (a->answered && a->netns_fd < 0 && a->error == 0) || (!a->answered && a->sock < 0))
+        if (!sandbox_ahead_pending(a))
                 return -ENODATA;
         r = ahead_receive(a, wait);
         if (r < 0)

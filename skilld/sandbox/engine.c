@@ -1017,7 +1017,7 @@ static int prepare_pipes(SandboxRun *run) {
 static void place_netns(SandboxRun *run) {
         /* Made ahead of the run wins over both (ahead.c): nothing of it is left on the run's
          * path but the thread's join. */
-        if (run->netns_beside && run->req->ahead) {
+        if (run->netns_beside && sandbox_ahead_pending(run->req->ahead)) {
                 run->netns_beside = false;
                 run->netns_ahead = true;
                 return;

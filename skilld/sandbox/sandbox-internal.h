@@ -294,6 +294,8 @@ struct SandboxAhead {
  * -EAGAIN while it has not. -ENODATA when there is none to take (never started, or taken
  * already), the helper's error (and *ret_what) when it failed. Taken once. */
 int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what);
+/* Whether there is a namespace to take, or still to come. */
+bool sandbox_ahead_pending(const SandboxAhead *a);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
