@@ -27,6 +27,7 @@
  * if still there, reaped, every fd closed. Only root in its user namespace makes one: an
  * unprivileged run's init could not enter a namespace our user namespace owns, and keeps making
  * its own with the clone. */
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -80,7 +81,8 @@ _noreturn_ static void ahead_helper(int sock) {
 
 int sandbox_ahead_start(SandboxAhead **ret) {
         _cleanup_(sandbox_ahead_freep) SandboxAhead *a = NULL;
-        int pair[2];
+        cpu_set_t cpus;
+        int pair[2], cpu;
         pid_t pid;
 
         if (geteuid() != 0) {
@@ -102,6 +104,15 @@ int sandbox_ahead_start(SandboxAhead **ret) {
         }
         if (pid == 0)
                 ahead_helper(pair[1]);
+        /* Off our CPU, before it first runs: a new process is queued where the scheduler put it,
+         * often here, and there it would wait for us to block; moved while still queued, it needs
+         * no stopper thread. */
+        cpu = sched_getcpu();
+        if (cpu >= 0 && sched_getaffinity(0, sizeof(cpus), &cpus) >= 0) {
+                CPU_CLR(cpu, &cpus);
+                if (CPU_COUNT(&cpus) > 0)
+                        (void) sched_setaffinity(pid, sizeof(cpus), &cpus);
+        }
         a->forked_usec = now_usec(CLOCK_MONOTONIC);
         (void) safe_close(pair[1]);
         a->pid = pid;
