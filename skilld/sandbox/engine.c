@@ -201,7 +201,8 @@ static void log_marks(const SandboxRun *run) {
         if (!run->timing)
                 return;
         for (size_t i = 0; i < _MARK_MAX; i++) {
-                bool ahead = i == MARK_AHEAD || i == MARK_AHEAD_FORKED || i == MARK_AHEAD_BEGUN || i == MARK_AHEAD_NETNS;
+                bool ahead = i == MARK_AHEAD || i == MARK_AHEAD_FORKED || i == MARK_AHEAD_BEGUN ||
+                             i == MARK_AHEAD_NETNS;
 
                 if (run->marks[i] == 0 || (run->marks[i] < run->marks[MARK_ENTER] && !ahead))
                         continue;
@@ -1015,8 +1016,8 @@ static int prepare_pipes(SandboxRun *run) {
  * CLONE_INTO_CGROUP), the init needs its release right after the fixed part of its root, before
  * the thread is done. */
 static void place_netns(SandboxRun *run) {
-        /* Made ahead of the run wins over both (ahead.c): nothing of it is left on the run's
-         * path but the thread's join. */
+        /* Made ahead of the run wins over both (ahead.c): neither the clone nor a thread of ours
+         * makes it, and at most the release waits for the helper. */
         if (run->netns_beside && sandbox_ahead_pending(run->req->ahead)) {
                 run->netns_beside = false;
                 run->netns_ahead = true;
