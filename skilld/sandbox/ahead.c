@@ -7,7 +7,9 @@
  * without CLONE_NEWNET and enters it (setns()) as its first step, through the fd it inherits with
  * the clone; where the helper has not answered by the clone, the engine does not wait for it
  * there: the namespace goes to the init with its release, as the one made beside the init does
- * (netns.c), and the init enters it before it forks the skill process.
+ * (netns.c), and the init enters it before it forks the skill process. Not there by the release
+ * either (after a short wait: the helper had no CPU), the init makes its own then, as the clone
+ * would have, and the helper's work is thrown away.
  *
  * A process, not a thread: the engine's first measurement (bench/README.md, ninth round) had a
  * thread, joined before the clone since a thread alive at a clone or fork is unsafe (the child
@@ -28,6 +30,7 @@
  * unprivileged run's init could not enter a namespace our user namespace owns, and keeps making
  * its own with the clone. */
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -122,7 +125,7 @@ int sandbox_ahead_start(SandboxAhead **ret) {
 
 /* The helper's answer, once: the namespace or its error. A helper that ended without one
  * (killed) is an error too. */
-static int ahead_receive(SandboxAhead *a, bool wait) {
+static int ahead_receive(SandboxAhead *a, uint64_t wait_usec) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -140,8 +143,17 @@ static int ahead_receive(SandboxAhead *a, bool wait) {
 
         if (a->answered)
                 return 0;
+        if (wait_usec > 0) {
+                struct timespec ts = {
+                        .tv_sec = (time_t) (wait_usec / 1000000),
+                        .tv_nsec = (long) (wait_usec % 1000000) * 1000,
+                };
+
+                /* EINTR or a timeout: the recvmsg() below says what there is. */
+                (void) ppoll(&(struct pollfd) { .fd = a->sock, .events = POLLIN }, 1, &ts, NULL);
+        }
         do
-                k = recvmsg(a->sock, &mh, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
+                k = recvmsg(a->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         while (k < 0 && errno == EINTR);
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 return -EAGAIN;
@@ -168,12 +180,12 @@ bool sandbox_ahead_pending(const SandboxAhead *a) {
         return a && (a->answered ? a->netns_fd >= 0 || a->error < 0 : a->sock >= 0);
 }
 
-int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what) {
+int sandbox_ahead_take_netns(SandboxAhead *a, uint64_t wait_usec, int *ret_fd, const char **ret_what) {
         int r;
 
         if (!sandbox_ahead_pending(a))
                 return -ENODATA;
-        r = ahead_receive(a, wait);
+        r = ahead_receive(a, wait_usec);
         if (r < 0)
                 return r;
         a->taken_usec = now_usec(CLOCK_MONOTONIC);

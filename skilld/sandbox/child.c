@@ -1485,8 +1485,8 @@ static int enter_own_cgroups(const SandboxChild *c, StepError *e) {
 
 /* Held until the parent put us where the limits apply. The release carries the seccomp filter's
  * program when the run has one, and the run's network namespace when the engine made it beside
- * us (as root), or had it made ahead and not ready by the clone (ahead.c): without them nothing
- * goes on. That namespace is entered here, before the skill
+ * us (as root), or had it made ahead and not ready by the clone (ahead.c; not ready by the
+ * release either, none comes, and we make our own): without them nothing goes on. That namespace is entered here, before the skill
  * process is started; until then we made no socket, and /proc/net and /proc/sys/net follow their
  * reader's namespace. The hold socket stays open where the uid's verdict is still to come. */
 static void wait_for_placement(const SandboxChild *c) {
@@ -1495,11 +1495,19 @@ static void wait_for_placement(const SandboxChild *c) {
         StepError e = {};
         int r = 0;
 
-        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_GO || n != want)
+        /* One fd short where a namespace was to come: the one made ahead was not ready in time
+         * (engine.c, finish_netns()), and we make our own, as the clone would have. */
+        if (receive_hold(c, fds, ELEMENTSOF(fds), &n) != HOLD_GO ||
+            !(n == want || (c->join_netns && n + 1 == want)))
                 _exit(SANDBOX_EXIT_SETUP);
         if (c->seccomp && read_seccomp_program(fds[0]) < 0)
                 _exit(SANDBOX_EXIT_SETUP);
-        if (c->join_netns && setns(fds[n - 1], CLONE_NEWNET) < 0)
+        if (c->join_netns && n < want) {
+                if (unshare(CLONE_NEWNET) < 0)
+                        r = STEP_FAIL(e.what, errno, "Failed to create the run's network namespace");
+                else
+                        r = loopback_up(&e);
+        } else if (c->join_netns && setns(fds[n - 1], CLONE_NEWNET) < 0)
                 r = STEP_FAIL(e.what, errno, "Failed to enter the run's network namespace");
         for (size_t i = 0; i < n; i++)
                 (void) safe_close(fds[i]);

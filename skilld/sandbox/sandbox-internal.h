@@ -290,10 +290,10 @@ struct SandboxAhead {
         uint64_t made_usec;             /* the namespace made */
         uint64_t taken_usec;            /* the engine took it */
 };
-/* Takes the namespace (an fd the caller closes): with wait, once the helper answered; without,
- * -EAGAIN while it has not. -ENODATA when there is none to take (never started, or taken
- * already), the helper's error (and *ret_what) when it failed. Taken once. */
-int sandbox_ahead_take_netns(SandboxAhead *a, bool wait, int *ret_fd, const char **ret_what);
+/* Takes the namespace (an fd the caller closes), waiting at most wait_usec for the helper's
+ * answer: -EAGAIN while it has none. -ENODATA when there is none to take (never started, or
+ * taken already), the helper's error (and *ret_what) when it failed. Taken once. */
+int sandbox_ahead_take_netns(SandboxAhead *a, uint64_t wait_usec, int *ret_fd, const char **ret_what);
 /* Whether there is a namespace to take, or still to come. */
 bool sandbox_ahead_pending(const SandboxAhead *a);
 

@@ -1186,6 +1186,30 @@ START_TEST(test_ahead_spent) {
 }
 END_TEST
 
+/* A helper that has no CPU (here: stopped) is not waited for past a short while at the release:
+ * the init makes a namespace of its own, new, with lo alone in it, up; the helper is killed and
+ * reaped with the run's end, and nothing of it is left. */
+START_TEST(test_ahead_late_helper) {
+        _cleanup_test_run_ TestRun t = test_run_new("readlink /proc/self/ns/net; /skill/probe links");
+        _cleanup_(sandbox_ahead_freep) SandboxAhead *a = NULL;
+        _cleanup_free_ char *ours = netns_link(getpid());
+        size_t fds_before = test_count_entries("/proc/self/fd");
+
+        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(kill(a->pid, SIGSTOP), 0);
+        t.req.ahead = a;
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_ptr_nonnull(strstr(t.res->stdout_stream.data, "net:["));
+        ck_assert(!stdout_has_line(t.res, ours));
+        ck_assert(stdout_has_line(t.res, "link lo up"));
+        ck_assert_ptr_eq(strstr(t.res->stdout_stream.data, "link "), strstr(t.res->stdout_stream.data, "link lo up"));
+        ck_assert_ptr_null(strstr(strstr(t.res->stdout_stream.data, "link lo up") + 1, "link "));
+        assert_nothing_left(fds_before);
+}
+END_TEST
+
 START_TEST(test_identity_unprivileged) {
         _cleanup_test_run_ TestRun t = test_run_new("true");
         char *args[] = { (char *) "ids", NULL };
@@ -1810,6 +1834,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_loop_test(tc, test_network_namespace_own, 0, _NETNS_WAYS);
         tcase_add_loop_test(tc, test_network_namespace_failure, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_ahead_spent);
+        tcase_add_test(tc, test_ahead_late_helper);
         tcase_add_loop_test(tc, test_host_sockets_unreachable, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);
