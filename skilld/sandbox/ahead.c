@@ -84,7 +84,7 @@ _noreturn_ static void ahead_helper(int sock) {
 
 int sandbox_ahead_start(SandboxAhead **ret) {
         _cleanup_(sandbox_ahead_freep) SandboxAhead *a = NULL;
-        cpu_set_t cpus;
+        cpu_set_t others;
         int pair[2], cpu;
         pid_t pid;
 
@@ -111,10 +111,10 @@ int sandbox_ahead_start(SandboxAhead **ret) {
          * often here, and there it would wait for us to block; moved while still queued, it needs
          * no stopper thread. */
         cpu = sched_getcpu();
-        if (cpu >= 0 && sched_getaffinity(0, sizeof(cpus), &cpus) >= 0) {
-                CPU_CLR(cpu, &cpus);
-                if (CPU_COUNT(&cpus) > 0)
-                        (void) sched_setaffinity(pid, sizeof(cpus), &cpus);
+        if (cpu >= 0 && sched_getaffinity(0, sizeof(a->cpus), &a->cpus) >= 0) {
+                others = a->cpus;
+                CPU_CLR(cpu, &others);
+                a->moved = CPU_COUNT(&others) > 0 && sched_setaffinity(pid, sizeof(others), &others) >= 0;
         }
         a->forked_usec = now_usec(CLOCK_MONOTONIC);
         (void) safe_close(pair[1]);
@@ -200,6 +200,18 @@ int sandbox_ahead_take_netns(SandboxAhead *a, uint64_t wait_usec, int *ret_fd, c
         return 0;
 }
 
+void sandbox_ahead_abandon(SandboxAhead *a) {
+        if (!a || a->pid <= 0)
+                return;
+        /* A killed process still needs a CPU to die: any of ours, not only the one it was put
+         * on, which other work may hold (we are about to wait for it, or to go on without it). */
+        if (a->moved) {
+                (void) sched_setaffinity(a->pid, sizeof(a->cpus), &a->cpus);
+                a->moved = false;
+        }
+        (void) kill(a->pid, SIGKILL);
+}
+
 void sandbox_ahead_settle(SandboxAhead *a) {
         if (!a)
                 return;
@@ -209,7 +221,7 @@ void sandbox_ahead_settle(SandboxAhead *a) {
         a->error = 0;
         if (a->pid > 0) {
                 /* Done by now, or of no use any more: a namespace half made goes with it. */
-                (void) kill(a->pid, SIGKILL);
+                sandbox_ahead_abandon(a);
                 while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
                 a->pid = 0;

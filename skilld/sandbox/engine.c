@@ -1520,6 +1520,7 @@ static int finish_netns(SandboxRun *run) {
                 ahead_marks(run);
                 if (r == -EAGAIN) {
                         log_debug("The network namespace made ahead is late: the init makes its own");
+                        sandbox_ahead_abandon(run->req->ahead);
                         return 0;
                 }
                 if (r < 0)

@@ -289,6 +289,8 @@ struct SandboxAhead {
         uint64_t begun_usec;            /* its first instruction */
         uint64_t made_usec;             /* the namespace made */
         uint64_t taken_usec;            /* the engine took it */
+        bool moved;                     /* the helper was put off the caller's CPU ... */
+        cpu_set_t cpus;                 /* ... which is one of these, the caller's */
 };
 /* Takes the namespace (an fd the caller closes), waiting at most wait_usec for the helper's
  * answer: -EAGAIN while it has none. -ENODATA when there is none to take (never started, or
@@ -296,6 +298,9 @@ struct SandboxAhead {
 int sandbox_ahead_take_netns(SandboxAhead *a, uint64_t wait_usec, int *ret_fd, const char **ret_what);
 /* Whether there is a namespace to take, or still to come. */
 bool sandbox_ahead_pending(const SandboxAhead *a);
+/* Gives up on it: the helper, if still at work, is killed now (its CPU time is of no use any
+ * more), reaped later by sandbox_ahead_settle(). */
+void sandbox_ahead_abandon(SandboxAhead *a);
 
 /* capture.c: keeping the start of a stream, counting the rest. */
 /* The live copy of a stream to the caller's fd: escaped when that is a terminal, and given up
