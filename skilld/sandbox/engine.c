@@ -1372,7 +1372,8 @@ static int send_verdict(SandboxRun *run) {
                 r = send_hold(run, HOLD_UID, NULL, 0);
                 if (r < 0) {
                         (void) read_control(run);
-                        return run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
+                        return run_fail(run, r, "Failed to send the sandbox the verdict on uid %u: %s",
+                                        run->uid, strerror(-r));
                 }
                 run->verdict_owed = false;
                 run_mark(run, MARK_UID_CHECKED);
