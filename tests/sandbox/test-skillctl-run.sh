@@ -102,11 +102,13 @@ check "a missing --file is named" grep -q -- "--file $T/missing: No such file" "
 # syncs, and the engine's own where they come first) leaves no result.json beside logs it does
 # not describe, in a new output directory and in one reused.
 if command -v strace >/dev/null; then
+        # LeakSanitizer cannot work in a traced process (an ASan build): no leak check in these.
+        noleak="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
         mkdir -p "$T/rec/scripts"
         printf -- '---\nname: rec\ndescription: Writes both streams.\n---\n' >"$T/rec/SKILL.md"
         printf '#!/bin/bash\necho "out $SANDBOX_INPUT"\necho "err $SANDBOX_INPUT" >&2\n' >"$T/rec/scripts/main.sh"
         chmod -R a+rX "$T/rec"
-        strace -f -y -qq -o "$T/trace" -e trace=fsync,rename,renameat,renameat2 \
+        ASAN_OPTIONS=$noleak strace -f -y -qq -o "$T/trace" -e trace=fsync,rename,renameat,renameat2 \
                 "$SKILLCTL" run --local -q --output-dir "$T/durable" "$T/rec" --input '{"n": 1}' >"$T/out" 2>"$T/err"
         echo $? >"$T/rc"
         check "a run under strace succeeds" test "$(rc)" = 0
@@ -118,7 +120,7 @@ if command -v strace >/dev/null; then
                         rm -rf "$T/killed"
                         [ "$reuse" = reused ] && "$SKILLCTL" run --local -q --output-dir "$T/killed" "$T/rec" \
                                 --input '{"n": 0}' >/dev/null 2>&1
-                        (strace -f -qq -o /dev/null -e trace=fsync,rename,renameat,renameat2 \
+                        (ASAN_OPTIONS=$noleak strace -f -qq -o /dev/null -e trace=fsync,rename,renameat,renameat2 \
                                 -e inject=fsync,rename,renameat,renameat2:error=EIO:signal=KILL:when=$k \
                                 "$SKILLCTL" run --local -q --output-dir "$T/killed" "$T/rec" \
                                 --input "{\"n\": $k}" >/dev/null 2>&1) 2>/dev/null
