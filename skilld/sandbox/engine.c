@@ -177,6 +177,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_DRAINED] = "drained",
         [MARK_REAPED] = "reaped",
         [MARK_WRITTEN] = "written",
+        [MARK_LOGS_SYNCED] = "logs-synced",
         [MARK_INIT_REAPED] = "init-reaped",
         [MARK_REMOVED] = "removed",
         [MARK_STORED_LOGS] = "stored-logs",
@@ -2077,6 +2078,7 @@ static void run_store(SandboxRun *run) {
         }
         run_record_commit(rec);
         if (run->timing) {
+                run->marks[MARK_LOGS_SYNCED] = rec->logs_usec;
                 run->marks[MARK_STORED_LOGS] = rec->synced_usec;
                 run->marks[MARK_STORED] = rec->stored_usec;
         }

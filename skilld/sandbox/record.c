@@ -117,7 +117,8 @@ static void *record_thread(void *arg) {
         stage = record_wait_stage(rec, RECORD_STAGE_LOGS);
         if (stage != RECORD_STAGE_END) {
                 record_sync_logs(rec);
-                /* out_sync and err_sync are the engine's once it sees this. */
+                rec->logs_usec = now_usec(CLOCK_MONOTONIC);
+                /* out_sync, err_sync and logs_usec are the engine's once it sees this. */
                 atomic_store(&rec->logs_synced, true);
                 (void) eventfd_write(rec->synced_fd, 1);
                 stage = record_wait_stage(rec, RECORD_STAGE_MEANWHILE);

@@ -88,10 +88,11 @@ typedef enum RunMark {
         MARK_INIT_GONE,         /* the engine sees the init's exit (pidfd) */
         MARK_DRAINED,           /* the pipes at EOF */
         MARK_REAPED,            /* the backend's figures read (after reaping the init, unless it reported) */
-        MARK_WRITTEN,           /* artifacts, the logs and result.json's data written, their syncs started */
+        MARK_WRITTEN,           /* artifacts, the logs and result.json's data written */
+        MARK_LOGS_SYNCED,       /* the record's thread synced the logs (started once the streams were drained) */
         MARK_INIT_REAPED,       /* the init reaped after its report (while the syncs run, if it is gone by then) */
         MARK_REMOVED,           /* the backend's cgroups removed (then too) */
-        MARK_STORED_LOGS,       /* the logs and result.json's data durable */
+        MARK_STORED_LOGS,       /* the logs and result.json's data durable (both syncs returned) */
         MARK_STORED,            /* result.json durable */
         MARK_DONE,              /* everything closed */
         _MARK_MAX,
@@ -358,7 +359,8 @@ typedef struct RunRecord {
         bool renamed;                   /* result.json is there */
         size_t out_final;               /* out_written when the logs were said whole (what the thread syncs) */
         size_t err_final;
-        uint64_t synced_usec;           /* CLOCK_MONOTONIC: the files' data durable */
+        uint64_t logs_usec;             /* CLOCK_MONOTONIC: the thread's syncs of the logs returned */
+        uint64_t synced_usec;           /* the files' data durable */
         uint64_t stored_usec;           /* result.json's rename durable */
         /* The helper thread (none on a tmpfs, for a caller that stores the result, at the store). */
         pthread_t thread;
