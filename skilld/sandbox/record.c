@@ -58,10 +58,10 @@ static void record_name(RunRecord *rec) {
 }
 
 /* The logs that got bytes (an empty log's creation is durable with the directory already). */
-static void record_sync_logs(RunRecord *rec) {
-        if (rec->out_data)
+static void record_sync_logs(RunRecord *rec, bool out, bool err) {
+        if (out)
                 rec->out_sync = fsync_errno(rec->out.fd);
-        if (rec->err_data)
+        if (err)
                 rec->err_sync = fsync_errno(rec->err.fd);
 }
 
@@ -116,7 +116,8 @@ static void *record_thread(void *arg) {
 
         stage = record_wait_stage(rec, RECORD_STAGE_LOGS);
         if (stage != RECORD_STAGE_END) {
-                record_sync_logs(rec);
+                /* What the engine had written when it asked (out_data may change under us). */
+                record_sync_logs(rec, rec->out_final > 0, rec->err_final > 0);
                 rec->logs_usec = now_usec(CLOCK_MONOTONIC);
                 /* out_sync, err_sync and logs_usec are the engine's once it sees this. */
                 atomic_store(&rec->logs_synced, true);
@@ -263,13 +264,11 @@ void run_record_commit(RunRecord *rec) {
                         rec->result_error = fsync_errno(rec->result.fd);
                 poll_until(rec->synced_fd, &rec->logs_synced);
                 /* Bytes that came after the thread's syncs (a write tried again at the store). */
-                if (rec->out_sync >= 0 && rec->out_written != rec->out_final)
-                        rec->out_sync = fsync_errno(rec->out.fd);
-                if (rec->err_sync >= 0 && rec->err_written != rec->err_final)
-                        rec->err_sync = fsync_errno(rec->err.fd);
+                record_sync_logs(rec, rec->out_sync >= 0 && rec->out_written != rec->out_final,
+                                 rec->err_sync >= 0 && rec->err_written != rec->err_final);
                 record_sync_result(rec, true);
         } else {
-                record_sync_logs(rec);
+                record_sync_logs(rec, rec->out_data, rec->err_data);
                 record_sync_result(rec, false);
         }
         if (rec->renamed) {
