@@ -88,10 +88,11 @@ typedef enum RunMark {
         MARK_INIT_GONE,         /* the engine sees the init's exit (pidfd) */
         MARK_DRAINED,           /* the pipes at EOF */
         MARK_REAPED,            /* the backend's figures read (after reaping the init, unless it reported) */
-        MARK_WRITTEN,           /* artifacts, the logs and result.json's data written, their syncs started */
+        MARK_WRITTEN,           /* artifacts, the logs and result.json's data written */
+        MARK_LOGS_SYNCED,       /* the record's thread synced the logs (started once the streams were drained) */
         MARK_INIT_REAPED,       /* the init reaped after its report (while the syncs run, if it is gone by then) */
         MARK_REMOVED,           /* the backend's cgroups removed (then too) */
-        MARK_STORED_LOGS,       /* the logs and result.json's data durable */
+        MARK_STORED_LOGS,       /* the logs and result.json's data durable (both syncs returned) */
         MARK_STORED,            /* result.json durable */
         MARK_DONE,              /* everything closed */
         _MARK_MAX,
@@ -361,25 +362,34 @@ typedef struct RunRecord {
         int err_sync;
         int result_error;               /* result.json's temporary file made, synced, renamed */
         bool renamed;                   /* result.json is there */
-        uint64_t synced_usec;           /* CLOCK_MONOTONIC: the files' data durable */
+        size_t out_final;               /* out_written when the logs were said whole (what the thread syncs) */
+        size_t err_final;
+        uint64_t logs_usec;             /* CLOCK_MONOTONIC: the thread's syncs of the logs returned */
+        uint64_t synced_usec;           /* the files' data durable */
         uint64_t stored_usec;           /* result.json's rename durable */
         /* The helper thread (none on a tmpfs, for a caller that stores the result, at the store). */
         pthread_t thread;
         bool thread_started;
         atomic_bool made;               /* the thread made the files (set before ready_fd) */
+        atomic_bool logs_synced;        /* it synced the logs (set before synced_fd) */
         atomic_bool finished;           /* and did what was asked (set before done_fd) */
         bool ready;                     /* the engine saw that */
         bool joined;
         atomic_int stage;               /* RECORD_STAGE_*: what the engine asks of the thread */
+        void (*meanwhile)(void *userdata); /* the engine's work the thread does after the logs' syncs */
+        void *userdata;
         int ready_fd;                   /* eventfds: the record prepared, */
-        int go_fd;                      /* the bytes written (or the run's end without a commit), */
-        int done_fd;                    /* the commit done */
+        int go_fd;                      /* the next stage asked for, */
+        int synced_fd;                  /* the logs synced, */
+        int done_fd;                    /* all that was asked done */
 } RunRecord;
 
+/* What the thread is asked for, in this order (a later one implies the earlier ones). */
 enum {
         RECORD_STAGE_WAIT,
-        RECORD_STAGE_COMMIT,            /* the bytes are written: the commit */
-        RECORD_STAGE_END,               /* no commit: just end */
+        RECORD_STAGE_LOGS,              /* the logs are whole: their syncs */
+        RECORD_STAGE_MEANWHILE,         /* then the engine's meanwhile work */
+        RECORD_STAGE_END,               /* nothing more: just end */
 };
 
 /* Prepares the record in dir_fd (negative: none): in a thread started now when ahead and sync,
@@ -390,12 +400,18 @@ bool run_record_ready(RunRecord *rec, bool wait);
 /* Brings a log (err: stderr.log) to the first size bytes of data, the stream kept so far (its
  * start never changes), once the record is ready: as the skill writes, and at the end. */
 int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size);
+/* The streams are drained and their bytes written: with a thread, it syncs the logs now. */
+void run_record_logs_final(RunRecord *rec);
+/* With a thread, meanwhile(userdata) runs in it after the logs' syncs (true; the caller leaves
+ * what it touches alone until run_record_settle()); without one, false and nothing is done. */
+bool run_record_meanwhile(RunRecord *rec, void (*meanwhile)(void *userdata), void *userdata);
 /* result.json's text into its temporary file. */
 int run_record_write_result(RunRecord *rec, const char *text, size_t size);
-/* Syncs, renames result.json, syncs the directory; meanwhile(userdata, done_fd) runs in the caller
- * while the thread does (done_fd readable once it is done; negative: it is done already). The
- * outcome is in rec: out_sync, err_sync, result_error, renamed. */
-void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata);
+/* Syncs result.json's data and the logs' (the thread's, waited for), renames result.json, syncs
+ * the directory. The outcome is in rec: out_sync, err_sync, result_error, renamed. */
+void run_record_commit(RunRecord *rec);
+/* Waits for the thread's meanwhile work, if it was asked for. */
+void run_record_settle(RunRecord *rec);
 /* Ends the thread, closes the files, removes a temporary file never renamed. */
 void run_record_done(RunRecord *rec);
 
