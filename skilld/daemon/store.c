@@ -29,6 +29,8 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
+typedef struct StateJob StateJob;
+
 struct Store {
         char *root;
         int root_fd;
@@ -39,9 +41,16 @@ struct Store {
         size_t n_allocated;
         bool index_dirty;               /* ROOT/index no longer lists every final run */
 
-        /* New records made durable off the caller's thread (store_create_run_async()). The lock
-         * guards the two queues and the flusher's flag; the rest is the caller's alone. */
+        /* New records made durable off the caller's thread (store_create_run_async()), and the
+         * lazy state.json writes (STATE_LAZY), both by the flusher thread: on ext4, renaming a
+         * new file over an old one starts its writeback and waits for the directory's lock, which
+         * a flush of that directory holds, a few ms under load, where every caller would wait.
+         * The lock guards the queues, the flusher's flag and StoreRun.state_writes; the rest is
+         * the caller's alone. */
         pthread_mutex_t new_lock;
+        pthread_cond_t state_written;   /* a StoreRun.state_writes went down */
+        StateJob *state_queued, *state_queued_tail;
+        size_t n_state_writes;          /* queued or being written */
         StoreNewRun *new_queued, *new_queued_tail;      /* waiting for the flusher */
         StoreNewRun *new_done, *new_done_tail;          /* synced (or failed), to be reported */
         bool flusher_running;           /* a flusher thread takes what is queued */
@@ -66,8 +75,19 @@ struct StoreNewRun {
         StoreNewRun *all_prev, *all_next;
 };
 
+/* A lazy state.json write: the text made by the caller, written by the flusher in the order
+ * queued, so that a run's states land in the order they were reached. */
+struct StateJob {
+        StoreRun *run;                  /* kept alive: nothing frees a run with writes under way */
+        char id[STORE_RUN_ID_LEN + 1];
+        char *text;
+        StateJob *next;
+};
+
 static StoreNewRun *new_run_free(StoreNewRun *n);
 static void flusher_join(Store *s);
+static int state_write_lazy(Store *s, StoreRun *run);
+static void state_writes_wait(Store *s, const StoreRun *run);
 
 /* ROOT/index: a cache of the final runs' summaries, so that a start of the service over a large
  * store reads one file instead of every record. Not part of the records' format: the records stay
@@ -134,6 +154,7 @@ Store *store_free(Store *s) {
                 new_run_free(n);
         }
         pthread_mutex_destroy(&s->new_lock);
+        pthread_cond_destroy(&s->state_written);
         safe_close(s->new_event_fd);
         for (size_t i = 0; i < s->n_runs; i++)
                 store_run_free(s->runs[i]);
@@ -174,6 +195,7 @@ int store_open(const char *root, Store **ret) {
                 return -ENOMEM;
         s->root_fd = s->runs_fd = s->quarantine_fd = -EBADF;
         pthread_mutex_init(&s->new_lock, NULL);
+        pthread_cond_init(&s->state_written, NULL);
         s->new_event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (s->new_event_fd < 0)
                 return -errno;
@@ -794,20 +816,51 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
         return new_run_finish(s, n, ret);
 }
 
+/* The lazy state.json writes queued before this round, in order. */
+static void state_jobs_write(Store *s, StateJob *jobs) {
+        while (jobs) {
+                StateJob *j = jobs;
+                _cleanup_close_ int fd = -EBADF;
+                int r;
+
+                jobs = j->next;
+                fd = openat(s->runs_fd, j->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = fd < 0 ? -errno : replace_file_at(fd, "state.json", j->text);
+                /* Lost, it loses nothing: store_load() reaches the same verdict without it. */
+                if (r < 0)
+                        log_debug_errno(r, "Failed to write the state of run %s, leaving it: %m", j->id);
+                pthread_mutex_lock(&s->new_lock);
+                j->run->state_writes--;
+                s->n_state_writes--;
+                pthread_cond_broadcast(&s->state_written);
+                pthread_mutex_unlock(&s->new_lock);
+                free(j->text);
+                free(j);
+        }
+}
+
 static void *flusher_thread(void *arg) {
         Store *s = arg;
 
         for (;;) {
                 StoreNewRun *batch;
+                StateJob *states;
 
                 pthread_mutex_lock(&s->new_lock);
                 batch = s->new_queued;
                 s->new_queued = s->new_queued_tail = NULL;
-                if (!batch)
+                states = s->state_queued;
+                s->state_queued = s->state_queued_tail = NULL;
+                if (!batch && !states)
                         s->flusher_running = false;
                 pthread_mutex_unlock(&s->new_lock);
-                if (!batch)
+                if (!batch && !states)
                         return NULL;
+
+                /* The states first: a caller may be waiting for them (state_writes_wait()). */
+                state_jobs_write(s, states);
+                if (!batch)
+                        continue;
 
                 /* What was queued meanwhile waits for the next round: a group commit. */
                 new_runs_commit(s, batch);
@@ -825,10 +878,76 @@ static void *flusher_thread(void *arg) {
         }
 }
 
+/* With the lock held: makes sure a flusher will take what is queued. */
+static int flusher_wake_locked(Store *s) {
+        int r;
+
+        if (s->flusher_running)
+                return 0;
+        if (s->flusher_joinable) {
+                /* The last one has said it is done, and is about to return. */
+                (void) pthread_join(s->flusher, NULL);
+                s->flusher_joinable = false;
+        }
+        r = thread_start_small(&s->flusher, flusher_thread, s, NULL);
+        if (r < 0)
+                return r;
+        s->flusher_running = s->flusher_joinable = true;
+        return 0;
+}
+
+static int state_write_lazy(Store *s, StoreRun *run) {
+        _cleanup_free_ char *text = NULL;
+        StateJob *j;
+        int r;
+
+        r = state_text(run, &text);
+        if (r < 0)
+                return r;
+        j = calloc(1, sizeof(StateJob));
+        if (!j)
+                return -ENOMEM;
+        j->run = run;
+        memcpy(j->id, run->id, sizeof(j->id));
+        j->text = TAKE_PTR(text);
+
+        pthread_mutex_lock(&s->new_lock);
+        r = flusher_wake_locked(s);
+        if (r >= 0) {
+                if (s->state_queued_tail)
+                        s->state_queued_tail->next = j;
+                else
+                        s->state_queued = j;
+                s->state_queued_tail = j;
+                run->state_writes++;
+                s->n_state_writes++;
+        }
+        pthread_mutex_unlock(&s->new_lock);
+        if (r < 0) {
+                /* No thread (out of tasks): here, then. */
+                _cleanup_close_ int fd = -EBADF;
+
+                free(j->text);
+                free(j);
+                r = open_run_dir(s, run->id, &fd);
+                if (r >= 0)
+                        r = write_state(fd, run, STATE_LAZY);
+        }
+        return r;
+}
+
+/* Waits until the lazy state writes of run (NULL: of every run) are on file: before anything
+ * else touches its record (a durable state, its removal) or reads what they changed (the index). */
+static void state_writes_wait(Store *s, const StoreRun *run) {
+        pthread_mutex_lock(&s->new_lock);
+        while (run ? run->state_writes > 0 : s->n_state_writes > 0)
+                pthread_cond_wait(&s->state_written, &s->new_lock);
+        pthread_mutex_unlock(&s->new_lock);
+}
+
 int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec, store_created_func_t callback,
                            void *userdata, char **error) {
         _cleanup_(new_run_freep) StoreNewRun *n = NULL;
-        bool start;
         int r;
 
         if (!callback)
@@ -840,17 +959,7 @@ int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec
         n->userdata = userdata;
 
         pthread_mutex_lock(&s->new_lock);
-        start = !s->flusher_running;
-        if (start && s->flusher_joinable) {
-                /* The last one has said it is done, or is about to return. */
-                (void) pthread_join(s->flusher, NULL);
-                s->flusher_joinable = false;
-        }
-        if (start) {
-                r = thread_start_small(&s->flusher, flusher_thread, s, NULL);
-                if (r >= 0)
-                        s->flusher_running = s->flusher_joinable = true;
-        }
+        r = flusher_wake_locked(s);
         if (r >= 0) {
                 if (s->new_queued_tail)
                         s->new_queued_tail->next = n;
@@ -943,6 +1052,10 @@ static int update_state(Store *s, StoreRun *run, const StoreRun *previous, State
         _cleanup_close_ int fd = -EBADF;
         int r;
 
+        if (how == STATE_LAZY)
+                return state_write_lazy(s, run);
+        /* Not overtaken by an earlier, lazy one. */
+        state_writes_wait(s, run);
         r = open_run_dir(s, run->id, &fd);
         if (r >= 0)
                 r = write_state(fd, run, how);
@@ -1057,7 +1170,7 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
                 run->signal_known = true;
         }
         /* The result decides; should state.json lag behind, store_load() repairs it. */
-        (void) write_state(fd, run, STATE_LAZY);
+        (void) state_write_lazy(s, run);
         (void) run_usage(fd, &run->disk_bytes);
         return 0;
 }
@@ -1068,6 +1181,7 @@ int store_run_remove(Store *s, StoreRun *run) {
 
         if (!run_state_is_final(run->state))
                 return -EBUSY;
+        state_writes_wait(s, run);
         /* Renamed first, so that a crash halfway leaves a leftover store_load() deletes, rather
          * than a half-deleted record it would quarantine. */
         tmp = strdup_printf(DEL_PREFIX "%s", run->id);
@@ -1483,6 +1597,8 @@ int store_save_index(Store *s) {
 
         if (!s->index_dirty)
                 return 0;
+        /* The index knows the files by their change times: those they will keep. */
+        state_writes_wait(s, NULL);
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
@@ -1646,6 +1762,9 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
         DIR *d;
         int r = 0;
 
+        /* Nothing may be under way for the runs it frees. */
+        store_wait_created(s);
+        state_writes_wait(s, NULL);
         for (size_t i = 0; i < s->n_runs; i++)
                 store_run_free(s->runs[i]);
         s->n_runs = 0;

@@ -84,6 +84,7 @@ typedef struct StoreRun {
         uint64_t finished_usec; /* when finished or interrupted */
         uint64_t disk_bytes;    /* disk space of the record, see store_run_update_usage() */
         uint64_t index_key;     /* the store's own: what its index knows the files by, 0: none */
+        unsigned state_writes;  /* the store's own: lazy state.json writes under way (its lock) */
 } StoreRun;
 
 /* What a new record holds. request_json, when given, must be a JSON object (arguments, limits,

@@ -999,6 +999,47 @@ START_TEST(test_create_async_freed) {
 }
 END_TEST
 
+/* The lazy state writes land in the order the states were reached: a run started and finished
+ * at once says finished on disk, with nothing for the next start to repair. An interruption,
+ * written and synced at once, is not overtaken by an earlier lazy write either. */
+START_TEST(test_state_writes_in_order) {
+        _cleanup_(store_freep) Store *s = open_store();
+        StoreLoadStats stats = {};
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *error = NULL;
+                StoreRun *run = create(s, i, 1000, i * SEC);
+
+                ck_assert_int_eq(store_run_set_running(s, run, i * SEC + 1), 0);
+                if (i % 2)
+                        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"succeeded\",\"exit_code\":0}",
+                                                          i * SEC + 2, &error), 0);
+                else
+                        ck_assert_int_eq(store_run_interrupt(s, run, "stopped", i * SEC + 2), 0);
+        }
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *rel = strdup_printf("runs/%s/state.json", make_id(i)), *state = NULL;
+
+                /* The interruptions are on disk already, synced, before the call returned. */
+                if (i % 2 == 0) {
+                        state = read_in_root(rel);
+                        ck_assert_ptr_nonnull(strstr(state, "\"state\":\"interrupted\""));
+                }
+        }
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.repaired, 0);
+        ck_assert_uint_eq(stats.interrupted, 0);
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *rel = strdup_printf("runs/%s/state.json", make_id(i)), *state = NULL;
+
+                state = read_in_root(rel);
+                ck_assert_ptr_nonnull(strstr(state, i % 2 ? "\"state\":\"finished\"" : "\"state\":\"interrupted\""));
+                ck_assert_int_eq(store_get_run(s, make_id(i))->state, i % 2 ? RUN_FINISHED : RUN_INTERRUPTED);
+        }
+}
+END_TEST
+
 /* The fsync() calls of this process (and of the threads it starts from now on) stop at a seccomp
  * user notification for the test to answer: the order of the flushes and of the report is seen
  * from outside the store, with nothing in the store built for the test. */
@@ -1207,6 +1248,7 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_logs);
         tcase_add_test(tc, test_create_async);
         tcase_add_test(tc, test_create_async_freed);
+        tcase_add_test(tc, test_state_writes_in_order);
         tcase_add_test(tc, test_create_async_waits_for_disk);
         tcase_add_test(tc, test_artifacts);
         tcase_add_test(tc, test_names);
