@@ -509,7 +509,7 @@ static int method_remove_skill(sd_bus_message *msg, void *userdata, sd_bus_error
                 return sd_bus_error_set(error, SKILLD_ERROR_NO_SUCH_SKILL, why);
         if (r < 0)
                 return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
-        if (!m->runs)
+        if (!m->runs && !m->recording)
                 skills_purge(&m->skill_dirs, false);
         log_info("Skill %s removed.", name);
         return sd_bus_reply_method_return(msg, NULL);

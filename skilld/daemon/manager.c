@@ -879,7 +879,7 @@ static void run_finalize(Run *run) {
 
         run_free(run);
 
-        if (!m->runs)
+        if (!m->runs && !m->recording)
                 skills_purge(&m->skill_dirs, false);
         manager_dispatch_queue(m);
 
