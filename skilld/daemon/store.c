@@ -761,7 +761,7 @@ static void new_runs_commit(Store *s, StoreNewRun *batch) {
                 int fds[8], results[8];
                 size_t k = 0;
 
-                /* Up to eight flushes at once: two whole records and a half, or fewer. */
+                /* fsync_many() takes eight at most: two records at a time (six flushes). */
                 for (; n && k + 3 <= ELEMENTSOF(fds); n = n->next) {
                         fds[k++] = n->file_fds[0];
                         fds[k++] = n->file_fds[1];
