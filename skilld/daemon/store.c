@@ -51,6 +51,10 @@ struct Store {
         pthread_cond_t state_written;   /* a StoreRun.state_writes went down */
         StateJob *state_queued, *state_queued_tail;
         size_t n_state_writes;          /* queued or being written */
+        /* The store is on a tmpfs, where a flush or a rename returns at once: no flusher then,
+         * the work is done in the caller, and the service starts no thread for it (a thread's
+         * first start maps 60 KiB of the C library and a stack into skilld's idle RSS). */
+        bool memory_fs;
         StoreNewRun *new_queued, *new_queued_tail;      /* waiting for the flusher */
         StoreNewRun *new_done, *new_done_tail;          /* synced (or failed), to be reported */
         bool flusher_running;           /* a flusher thread takes what is queued */
@@ -212,6 +216,7 @@ int store_open(const char *root, Store **ret) {
         r = open_private_dir(s->root_fd, "runs", &s->runs_fd);
         if (r < 0)
                 return r;
+        s->memory_fs = fd_on_memory_fs(s->runs_fd);
         r = open_private_dir(s->root_fd, "quarantine", &s->quarantine_fd);
         if (r < 0)
                 return r;
@@ -912,7 +917,7 @@ static int state_write_lazy(Store *s, StoreRun *run) {
         j->text = TAKE_PTR(text);
 
         pthread_mutex_lock(&s->new_lock);
-        r = flusher_wake_locked(s);
+        r = s->memory_fs ? -EAGAIN : flusher_wake_locked(s);
         if (r >= 0) {
                 if (s->state_queued_tail)
                         s->state_queued_tail->next = j;
@@ -924,7 +929,7 @@ static int state_write_lazy(Store *s, StoreRun *run) {
         }
         pthread_mutex_unlock(&s->new_lock);
         if (r < 0) {
-                /* No thread (out of tasks): here, then. */
+                /* On a tmpfs, or no thread (out of tasks): here, then. */
                 _cleanup_close_ int fd = -EBADF;
 
                 free(j->text);
@@ -958,19 +963,32 @@ int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec
         n->callback = callback;
         n->userdata = userdata;
 
-        pthread_mutex_lock(&s->new_lock);
-        r = flusher_wake_locked(s);
-        if (r >= 0) {
-                if (s->new_queued_tail)
-                        s->new_queued_tail->next = n;
+        if (s->memory_fs) {
+                /* Done here, and reported all the same from the next turn of the caller's loop. */
+                new_runs_commit(s, n);
+                pthread_mutex_lock(&s->new_lock);
+                if (s->new_done_tail)
+                        s->new_done_tail->next = n;
                 else
-                        s->new_queued = n;
-                s->new_queued_tail = n;
-        }
-        pthread_mutex_unlock(&s->new_lock);
-        if (r < 0) {
-                (void) rm_rf_at(s->runs_fd, n->tmp);
-                return new_run_error(n->run, r, error);
+                        s->new_done = n;
+                s->new_done_tail = n;
+                pthread_mutex_unlock(&s->new_lock);
+                (void) eventfd_write(s->new_event_fd, 1);
+        } else {
+                pthread_mutex_lock(&s->new_lock);
+                r = flusher_wake_locked(s);
+                if (r >= 0) {
+                        if (s->new_queued_tail)
+                                s->new_queued_tail->next = n;
+                        else
+                                s->new_queued = n;
+                        s->new_queued_tail = n;
+                }
+                pthread_mutex_unlock(&s->new_lock);
+                if (r < 0) {
+                        (void) rm_rf_at(s->runs_fd, n->tmp);
+                        return new_run_error(n->run, r, error);
+                }
         }
 
         n->all_next = s->new_all;

@@ -1131,6 +1131,9 @@ START_TEST(test_create_async_waits_for_disk) {
         Created c = {};
 
         ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        /* On a tmpfs the store syncs in the caller, where a held fsync() would never be answered. */
+        if (fd_on_memory_fs(dir.fd))
+                return;
         listener = hold_fsyncs();
         if (listener < 0 && (errno == EINVAL || errno == ENOSYS || errno == EACCES))
                 return; /* no user notifications here */
