@@ -19,9 +19,13 @@
 #
 # A benchmark, not a test: it needs root, dbus-daemon, cc and libsystemd-dev.
 #
+# With SKILLD_BENCH_PROBE=1, bench/loop-probe.py (python3-jeepney) pings skilld every 5 ms from
+# the round's second second to its last but one, and reports how long those calls waited: the
+# time other callers wait for skilld's event loop while it serves the runs.
+#
 # Usage: bench/throughput.sh BUILD_DIR [SECONDS] [ROUNDS]       (default 20 s, 3 rounds)
 # Environment: SKILLD_BENCH_STREAMS (4 per user), SKILLD_BENCH_UIDS ("65534 1"),
-# SKILLD_BENCH_FORMS ("installed folder").
+# SKILLD_BENCH_FORMS ("installed folder"), SKILLD_BENCH_PROBE (0).
 set -euo pipefail
 
 B=$(realpath "${1:?usage: throughput.sh BUILD_DIR [SECONDS] [ROUNDS]}")
@@ -113,6 +117,11 @@ for form in "${FORMS[@]}"; do
         for u in "${UIDS[@]}"; do
             for i in $(seq "$STREAMS"); do stream "$u" "$i" "$skill" & pids+=($!); done
         done
+        if [[ ${SKILLD_BENCH_PROBE:-0} == 1 && $SECS -ge 4 ]]; then
+            sleep 1
+            /usr/bin/python3 "$SRC/bench/loop-probe.py" "$DBUS_SYSTEM_BUS_ADDRESS" "$((SECS - 3))" >"$T/probe" ||
+                echo "  (the probe failed)" >"$T/probe"
+        fi
         for p in "${pids[@]}"; do wait "$p"; done
         t1=${EPOCHREALTIME/./}
         read -r s1 r1 d1 p1 c1 <<<"$(snapshot)"
@@ -132,6 +141,8 @@ used = sum(cpu.values())
 print(f"  CPU {used:.1f} s of {ncpu * wall:.1f} ({100 * used / (ncpu * wall):.0f}%), per run {1000 * used / max(runs, 1):.1f} ms: " +
       ", ".join(f"{k} {v:.1f} s ({100 * v / max(used, 1e-9):.0f}%)" for k, v in cpu.items()))
 PY
+        [[ ! -s $T/probe ]] || cat "$T/probe"
+        rm -f "$T/probe"
         if [[ $bad -gt 0 ]]; then
             echo "  client errors (first 5):"; sort "$T"/out-*/errors | uniq -c | sort -rn | head -n 5
         fi

@@ -30,10 +30,9 @@ static int inspection_error(const Inspection *i, sd_bus_error *error) {
 static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *why = NULL, *path = NULL, *skill_dir = NULL, *command_line = NULL;
+        _cleanup_free_ char *why = NULL, *skill_dir = NULL, *command_line = NULL;
         _cleanup_(session_freep) Session *session = NULL;
         PolicyLimits limits;
-        StoreRun *record;
         const Inspection *skill;
         bool raised = false;
         unsigned limits_from_skill;
@@ -198,20 +197,17 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 .session = session,
                 .network = c.network,
                 .call = msg,
-        }, &record, &why);
+        }, &why);
         if (r < 0) {
                 pending_free(p);
                 return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
         }
-        /* The run deletes the unpacked tree from now on. */
+        /* The run deletes the unpacked tree from now on, and answers the call once its record is
+         * durable. */
         free(p->dir);
         p->dir = NULL;
         pending_free(p);
-
-        r = bus_run_object_path(record->id, &path);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(msg, "so", record->id, path);
+        return 1;
 }
 
 static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -513,7 +509,7 @@ static int method_remove_skill(sd_bus_message *msg, void *userdata, sd_bus_error
                 return sd_bus_error_set(error, SKILLD_ERROR_NO_SUCH_SKILL, why);
         if (r < 0)
                 return bus_error_set_errnof(error, r, "%s", why ?: strerror(-r));
-        if (!m->runs)
+        if (!m->runs && !m->recording)
                 skills_purge(&m->skill_dirs, false);
         log_info("Skill %s removed.", name);
         return sd_bus_reply_method_return(msg, NULL);

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "journal.h"
 #include "log.h"
 #include "env-run.h"
+#include "bus-errors.h"
 #include "bus-session.h"
 #include "manager.h"
 #include "scope.h"
@@ -42,19 +44,42 @@ static uint64_t realtime_usec(void) {
 
 /* ---- Runs ---- */
 
+static void run_unlink(Run *run) {
+        Manager *m = run->manager;
+        Run **head;
+
+        if (!m)
+                return;
+        head = run->recording ? &m->recording : &m->runs;
+        if (run->prev)
+                run->prev->next = run->next;
+        else
+                *head = run->next;
+        if (run->next)
+                run->next->prev = run->prev;
+        run->prev = run->next = NULL;
+        run->manager = NULL;
+}
+
+static void run_append(Manager *m, Run *run) {
+        Run **head = run->recording ? &m->recording : &m->runs, *last = *head;
+
+        run->manager = m;
+        if (!last) {
+                *head = run;
+                return;
+        }
+        while (last->next)
+                last = last->next;
+        last->next = run;
+        run->prev = last;
+}
+
 static Run *run_free(Run *run) {
         if (!run)
                 return NULL;
-        if (run->manager) {
-                Manager *m = run->manager;
-
-                if (run->prev)
-                        run->prev->next = run->next;
-                else
-                        m->runs = run->next;
-                if (run->next)
-                        run->next->prev = run->prev;
-        }
+        run_unlink(run);
+        sd_bus_message_unref(run->call);
         if (run->worker > 0) {
                 /* Only on shutdown paths: the worker dies with its sandbox. */
                 (void) kill(run->worker, SIGKILL);
@@ -111,6 +136,10 @@ size_t manager_count_runs(Manager *m, uid_t owner, bool running) {
 
         for (Run *r = m->runs; r; r = r->next)
                 if ((owner == UID_INVALID || r->record->owner == owner) && r->running == running)
+                        n++;
+        /* Those being recorded are as good as queued: counted against the caps already. */
+        for (Run *r = m->recording; r && !running; r = r->next)
+                if (owner == UID_INVALID || r->owner == owner)
                         n++;
         return n;
 }
@@ -302,14 +331,15 @@ static void manager_schedule_dispatch(Manager *m) {
         (void) sd_event_source_set_enabled(m->dispatch_source, SD_EVENT_ONESHOT);
 }
 
-int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error) {
+static void on_record_created(Store *store, StoreRun *record, int error, const char *message, void *userdata);
+
+int manager_submit_run(Manager *m, RunSubmission *s, char **error) {
         _cleanup_(scope_spare_freep) ScopeSpare *spare = NULL;
         _cleanup_free_ char *request = NULL, *path = NULL, *env_cache = NULL;
         _cleanup_close_ int env_fd = -EBADF;
         const Policy *p = m->policy;
         char id[SD_ID128_STRING_MAX];
         StoreRunInfo info = {};
-        StoreRun *record = NULL;
         size_t user_running, user_queued;
         SandboxLimits limits = manager_sandbox_limits(s->limits);
         bool starts_now;
@@ -370,6 +400,7 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
                 .skill_hash = s->skill->hash,
                 .script = strempty(s->skill->script),
                 .request_json = request,
+                .input_json = s->input_json,
         };
         r = bus_run_object_path(id, &path);
         if (r < 0)
@@ -461,56 +492,66 @@ int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **erro
         if (r < 0)
                 (void) error_setf(error, r, "Failed to watch the caller's connection: %s", strerror(-r));
         else
-                r = store_create_run(m->store, &info, 0, &record, error);
+                /* The input waits on disk, in the record (root's alone), not in our memory: a
+                 * queue of runs with large inputs would otherwise be a queue of large
+                 * allocations. The worker reads and deletes it. */
+                r = store_create_run_async(m->store, &info, 0, on_record_created, run, error);
         if (r < 0) {
                 free(run->work_dir);
                 run->work_dir = NULL;
                 run_free(run);
                 return r;
         }
-        /* The logs exist from the start, so that OpenLog() can follow a run still queued. */
-        for (size_t i = 0; i < 2; i++) {
-                _cleanup_close_ int fd = -EBADF;
+        /* From here on the run is ours (its unpacked tree too), and the call is answered when
+         * its record is durable (on_record_created()). */
+        run->input = !!s->input_json;
+        run->owner = s->owner;
+        run->call = sd_bus_message_ref(s->call);
+        run->recording = true;
+        run_append(m, run);
+        return 0;
+}
 
-                (void) store_run_open_log(m->store, record, i == 0 ? "stdout" : "stderr", true, &fd);
-        }
-        /* The input waits on disk, in the record (root's alone), not in our memory: a queue of runs
-         * with large inputs would otherwise be a queue of large allocations. The worker reads and
-         * deletes it. */
-        if (s->input_json) {
-                _cleanup_free_ char *dir = run_dir(m, record->id);
-                _cleanup_close_ int dfd = -EBADF;
+/* A run's record is durable (or could not be made so): only now does the run count, and its
+ * caller hear of it. */
+static void on_record_created(Store *store, StoreRun *record, int error, const char *message, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_free_ char *path = NULL;
+        Run *run = userdata;
+        Manager *m = run->manager;
+        int r;
 
-                r = dir ? 0 : -ENOMEM;
-                if (r >= 0) {
-                        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        r = dfd < 0 ? -errno : write_file_atomic_at(dfd, "input.json", s->input_json,
-                                                                    strlen(s->input_json), 0600);
+        call = TAKE_PTR(run->call);
+        run_unlink(run);
+        run->recording = false;
+        if (!record) {
+                run_free(run);
+                if (call) {
+                        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                        (void) bus_error_set_errnof(&e, error, "%s", message ?: strerror(-error));
+                        (void) sd_bus_reply_method_error(call, &e);
                 }
-                if (r < 0) {
-                        (void) store_run_interrupt(m->store, record, "the input could not be stored", 0);
-                        run_free(run);
-                        return error_setf(error, r, "Failed to store the input: %s", strerror(-r));
-                }
-                run->input = true;
+                return;
         }
-
         run->record = record;
-        run->manager = m;
-        if (!m->runs)
-                m->runs = run;
-        else {
-                Run *last = m->runs;
-
-                while (last->next)
-                        last = last->next;
-                last->next = run;
-                run->prev = last;
+        run_append(m, run);
+        log_debug("Run %s of %s for uid %u queued.", record->id, run->skill_name, (unsigned) record->owner);
+        /* The caller first, then the rest: RunStarted comes from the dispatch, after the reply. */
+        if (call) {
+                r = bus_run_object_path(record->id, &path);
+                if (r >= 0)
+                        r = sd_bus_reply_method_return(call, "so", record->id, path);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to answer the Run() call of run %s: %m", record->id);
         }
-
-        log_debug("Run %s of %s for uid %u queued.", record->id, run->skill_name, (unsigned) s->owner);
         manager_schedule_dispatch(m);
-        *ret = record;
+}
+
+static int on_store_created(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        store_dispatch_created(m->store);
         return 0;
 }
 
@@ -838,7 +879,7 @@ static void run_finalize(Run *run) {
 
         run_free(run);
 
-        if (!m->runs)
+        if (!m->runs && !m->recording)
                 skills_purge(&m->skill_dirs, false);
         manager_dispatch_queue(m);
 
@@ -1041,6 +1082,11 @@ Manager *manager_free(Manager *m) {
         m->stopping = true;
         while (m->runs)
                 run_free(m->runs);
+        /* Their records are done with before the runs go: their callbacks are never called. */
+        store_free(TAKE_PTR(m->store));
+        while (m->recording)
+                run_free(m->recording);
+        sd_event_source_disable_unref(m->store_created_source);
         while (m->pending)
                 pending_free(m->pending);
         pending_forget_inspected(m);
@@ -1115,6 +1161,9 @@ static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error 
  * finished run, the others an interrupted one. */
 static void manager_stop_runs(Manager *m) {
         m->stopping = true;
+        /* Records on their way first: each is answered, queued, and interrupted below. */
+        if (m->store)
+                store_wait_created(m->store);
         while (m->runs) {
                 Run *run = m->runs;
 
@@ -1143,7 +1192,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 bool manager_is_idle(Manager *m) {
-        return !m->runs && m->n_pending == 0 && m->n_builds == 0 && polkit_registry_pending(m->polkit) == 0;
+        return !m->runs && !m->recording && m->n_pending == 0 && m->n_builds == 0 && polkit_registry_pending(m->polkit) == 0;
 }
 
 static int connect_bus(Manager *m) {
@@ -1248,6 +1297,11 @@ static int setup_store(Manager *m) {
         r = store_open(m->state_dir, &m->store);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the results store in %s: %m", m->state_dir);
+        r = sd_event_add_io(m->event, &m->store_created_source, store_created_fd(m->store), EPOLLIN,
+                            on_store_created, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the results store: %m");
+        (void) sd_event_source_set_description(m->store_created_source, "store-created");
         r = store_load(m->store, now, &stats);
         if (r < 0)
                 log_warning_errno(r, "Some runs in the store could not be read: %m");

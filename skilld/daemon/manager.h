@@ -79,10 +79,15 @@ struct Connection {
         Connection *prev, *next;
 };
 
-/* An active run: queued or running. */
+/* An active run: queued or running; before that, recording: accepted, its record on its way to
+ * the disk (store_create_run_async()), in Manager.recording, not in Manager.runs. */
 struct Run {
         Manager *manager;
-        StoreRun *record;               /* the store's; id, owner, state, times */
+        StoreRun *record;               /* the store's; id, owner, state, times. NULL while recording */
+        bool recording;
+        uid_t owner;
+        sd_bus_message *call;           /* while recording: the Run() call, answered once the record
+                                         * is durable */
         char *path;                     /* its D-Bus object */
 
         /* What runs. The skill tree is held by fd: a replaced installed skill keeps its old
@@ -180,6 +185,8 @@ struct Manager {
         char *work_dir;                 /* STATE/work: unpacked archives of active runs */
 
         Run *runs;                      /* active runs, oldest first */
+        Run *recording;                 /* runs whose record is being synced, oldest first */
+        sd_event_source *store_created_source;
         sd_event_source *dispatch_source;
         bool stopping;                  /* SIGTERM: nothing new starts */
         sd_bus_message *authorized_call;        /* bus-run.c: the call the filter let through */
@@ -247,9 +254,12 @@ typedef struct RunSubmission {
         sd_bus_message *call;           /* the Run() call: its sender hears about the run */
 } RunSubmission;
 
-/* Queues or starts a run. -EUSERS when the queue caps are reached, -ENOSPC when the store is too
- * full, each with a message. */
-int manager_submit_run(Manager *m, RunSubmission *s, StoreRun **ret, char **error);
+/* Takes a run: its record is made, and synced off the event loop; once it is durable the run is
+ * queued (or started) and s->call is answered with its id and object path, or with the error
+ * that kept the record from the disk. Nothing is said about the run, and nothing of it starts,
+ * before that. -EUSERS when the queue caps are reached, -ENOSPC when the store is too full, each
+ * with a message (then the caller answers). */
+int manager_submit_run(Manager *m, RunSubmission *s, char **error);
 /* Cancels a queued or running run; -EALREADY for one that has ended. */
 int manager_cancel_run(Manager *m, StoreRun *record);
 /* Deletes a final run; -EBUSY for an active one. */

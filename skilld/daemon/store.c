@@ -4,7 +4,9 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -15,6 +17,7 @@
 #include "parse-util.h"
 #include "store.h"
 #include "string-table.h"
+#include "thread-util.h"
 
 #define NEW_PREFIX ".#new-"
 #define DEL_PREFIX ".#del-"
@@ -26,6 +29,8 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
+typedef struct StateJob StateJob;
+
 struct Store {
         char *root;
         int root_fd;
@@ -35,7 +40,58 @@ struct Store {
         size_t n_runs;
         size_t n_allocated;
         bool index_dirty;               /* ROOT/index no longer lists every final run */
+
+        /* New records made durable off the caller's thread (store_create_run_async()), and the
+         * lazy state.json writes (STATE_LAZY), both by the flusher thread: on ext4, renaming a
+         * new file over an old one starts its writeback and waits for the directory's lock, which
+         * a flush of that directory holds, a few ms under load, where every caller would wait.
+         * The lock guards the queues, the flusher's flag and StoreRun.state_writes; the rest is
+         * the caller's alone. */
+        pthread_mutex_t new_lock;
+        pthread_cond_t state_written;   /* a StoreRun.state_writes went down */
+        StateJob *state_queued, *state_queued_tail;
+        size_t n_state_writes;          /* queued or being written */
+        /* The store is on a tmpfs, where a flush or a rename returns at once: no flusher then,
+         * the work is done in the caller, and the service starts no thread for it (a thread's
+         * first start maps 60 KiB of the C library and a stack into skilld's idle RSS). */
+        bool memory_fs;
+        StoreNewRun *new_queued, *new_queued_tail;      /* waiting for the flusher */
+        StoreNewRun *new_done, *new_done_tail;          /* synced (or failed), to be reported */
+        bool flusher_running;           /* a flusher thread takes what is queued */
+        bool flusher_joinable;          /* one was started and not joined yet */
+        pthread_t flusher;
+        int new_event_fd;               /* eventfd: something is in new_done */
+        StoreNewRun *new_all;           /* every record in flight, the caller's list */
+        size_t n_new;
 };
+
+/* A new run's record on its way: built under a temporary name by the caller, then synced,
+ * renamed into place and its name synced by the flusher. */
+struct StoreNewRun {
+        StoreRun *run;
+        char *tmp;                      /* its temporary name in runs/ */
+        int dir_fd;
+        int file_fds[2];                /* request.json, state.json */
+        int result;                     /* 0, or a negative errno once failed */
+        store_created_func_t callback;
+        void *userdata;
+        StoreNewRun *next;              /* in a queue */
+        StoreNewRun *all_prev, *all_next;
+};
+
+/* A lazy state.json write: the text made by the caller, written by the flusher in the order
+ * queued, so that a run's states land in the order they were reached. */
+struct StateJob {
+        StoreRun *run;                  /* kept alive: nothing frees a run with writes under way */
+        char id[STORE_RUN_ID_LEN + 1];
+        char *text;
+        StateJob *next;
+};
+
+static StoreNewRun *new_run_free(StoreNewRun *n);
+static void flusher_join(Store *s);
+static int state_write_lazy(Store *s, StoreRun *run);
+static void state_writes_wait(Store *s, const StoreRun *run);
 
 /* ROOT/index: a cache of the final runs' summaries, so that a start of the service over a large
  * store reads one file instead of every record. Not part of the records' format: the records stay
@@ -92,6 +148,18 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(StoreRun *, store_run_free);
 Store *store_free(Store *s) {
         if (!s)
                 return NULL;
+        /* Records under way are finished on disk but reported to no one: the next start finds
+         * them queued, and interrupts them. */
+        flusher_join(s);
+        while (s->new_all) {
+                StoreNewRun *n = s->new_all;
+
+                s->new_all = n->all_next;
+                new_run_free(n);
+        }
+        pthread_mutex_destroy(&s->new_lock);
+        pthread_cond_destroy(&s->state_written);
+        safe_close(s->new_event_fd);
         for (size_t i = 0; i < s->n_runs; i++)
                 store_run_free(s->runs[i]);
         free(s->runs);
@@ -130,6 +198,11 @@ int store_open(const char *root, Store **ret) {
         if (!s)
                 return -ENOMEM;
         s->root_fd = s->runs_fd = s->quarantine_fd = -EBADF;
+        pthread_mutex_init(&s->new_lock, NULL);
+        pthread_cond_init(&s->state_written, NULL);
+        s->new_event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->new_event_fd < 0)
+                return -errno;
         s->root = strdup(root ?: STORE_DEFAULT_ROOT);
         if (!s->root)
                 return -ENOMEM;
@@ -143,6 +216,7 @@ int store_open(const char *root, Store **ret) {
         r = open_private_dir(s->root_fd, "runs", &s->runs_fd);
         if (r < 0)
                 return r;
+        s->memory_fs = fd_on_memory_fs(s->runs_fd);
         r = open_private_dir(s->root_fd, "quarantine", &s->quarantine_fd);
         if (r < 0)
                 return r;
@@ -325,9 +399,8 @@ static int open_run_dir(Store *s, const char *id, int *ret_fd) {
         return 0;
 }
 
-/* Writes a new file nobody reads yet (a record being built, or a temporary file to be renamed),
- * unsynced: its creator syncs it with whatever else must be durable (sync_new_record()), or does
- * not need to (replace_file_at()). */
+/* Writes a new temporary file nobody reads yet, unsynced: replace_file_at() renames it into
+ * place without waiting for the disk. */
 static int write_new_file_at(int dir_fd, const char *name, const char *text) {
         _cleanup_close_ int fd = -EBADF;
 
@@ -335,21 +408,6 @@ static int write_new_file_at(int dir_fd, const char *name, const char *text) {
         if (fd < 0)
                 return -errno;
         return loop_write(fd, text, strlen(text));
-}
-
-/* Makes a record being built durable before its rename: its two files and its directory synced
- * side by side (fsync_many()), one round of disk flushes instead of three one after the other on
- * the event loop, where every other caller waits meanwhile. */
-static int sync_new_record(int dir_fd) {
-        _cleanup_close_ int request_fd = -EBADF, state_fd = -EBADF;
-
-        request_fd = openat(dir_fd, "request.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (request_fd < 0)
-                return -errno;
-        state_fd = openat(dir_fd, "state.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (state_fd < 0)
-                return -errno;
-        return fsync_many((const int[]) { request_fd, state_fd, dir_fd }, 3, NULL);
 }
 
 /* Replaces a file of a record atomically (a temporary file renamed over it) without waiting for
@@ -421,17 +479,16 @@ static int json_get_str(const cJSON *o, const char *key, bool optional, char **r
  *   STATE_LAZY     atomically, not synced: a crash that loses the write leaves the previous
  *                  state, and store_load() reaches the same verdict from it: running instead of
  *                  queued is interrupted all the same, and after result.json (the commit point,
- *                  synced) the result decides and state.json is repaired;
- *   STATE_NEW      into a record being built, synced with it (store_create_run()). */
+ *                  synced) the result decides and state.json is repaired.
+ * A new record's first state.json is written with it, and synced with it (new_run_build()). */
 typedef enum StateWrite {
         STATE_DURABLE,
         STATE_LAZY,
-        STATE_NEW,
 } StateWrite;
 
-static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
+static int state_text(const StoreRun *run, char **ret) {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
-        _cleanup_free_ char *text = NULL;
+        char *text;
 
         j = cJSON_CreateObject();
         if (!j ||
@@ -441,13 +498,22 @@ static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
             !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
             (run->reason && !cJSON_AddStringToObject(j, "reason", run->reason)))
                 return -ENOMEM;
-        if (how == STATE_DURABLE)
-                return json_write_at(run_fd, "state.json", j);
         text = cJSON_PrintUnformatted(j);
         if (!text)
                 return -ENOMEM;
-        if (how == STATE_NEW)
-                return write_new_file_at(run_fd, "state.json", text);
+        *ret = text;
+        return 0;
+}
+
+static int write_state(int run_fd, const StoreRun *run, StateWrite how) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = state_text(run, &text);
+        if (r < 0)
+                return r;
+        if (how == STATE_DURABLE)
+                return write_file_atomic_at(run_fd, "state.json", text, strlen(text), 0600);
         return replace_file_at(run_fd, "state.json", text);
 }
 
@@ -553,11 +619,46 @@ int store_run_update_usage(Store *s, StoreRun *run) {
         return run_usage(fd, &run->disk_bytes);
 }
 
-int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error) {
-        _cleanup_(cJSON_Deletep) cJSON *j = NULL, *request = NULL;
-        _cleanup_(store_run_freep) StoreRun *run = NULL;
-        _cleanup_free_ char *tmp = NULL, *text = NULL;
+static StoreNewRun *new_run_free(StoreNewRun *n) {
+        if (!n)
+                return NULL;
+        store_run_free(n->run);
+        free(n->tmp);
+        safe_close(n->dir_fd);
+        safe_close(n->file_fds[0]);
+        safe_close(n->file_fds[1]);
+        free(n);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(StoreNewRun *, new_run_free);
+
+/* Writes a new file of a record being built, unsynced, and keeps it open for the sync. */
+static int write_new_file_keep(int dir_fd, const char *name, const char *text, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, text, strlen(text));
+        if (r < 0)
+                return r;
+        /* The writeback starts now, while the caller goes on: the fsync() then waits less. */
+        (void) sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static int new_run_error(const StoreRun *run, int r, char **error) {
+        return error_setf(error, r, "Cannot create the record of run %s: %s", run->id, strerror(-r));
+}
+
+/* Builds a new run's record under a temporary name, its files written and not synced yet. */
+static int new_run_build(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreNewRun **ret, char **error) {
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL, *request = NULL;
+        _cleanup_(new_run_freep) StoreNewRun *n = NULL;
+        _cleanup_free_ char *text = NULL;
+        StoreRun *run;
         cJSON *skill;
         int r;
 
@@ -567,6 +668,9 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                 return error_setf(error, -EINVAL, "Incomplete run record.");
         if (store_get_run(s, info->id))
                 return error_setf(error, -EEXIST, "Run %s exists already.", info->id);
+        for (StoreNewRun *i = s->new_all; i; i = i->all_next)
+                if (streq(i->run->id, info->id))
+                        return error_setf(error, -EEXIST, "Run %s exists already.", info->id);
         if (info->request_json) {
                 if (strlen(info->request_json) > STORE_REQUEST_MAX)
                         return error_setf(error, -E2BIG, "The request is too large to record.");
@@ -575,7 +679,11 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                         return error_setf(error, -EINVAL, "The request to record is not a JSON object.");
         }
 
-        run = calloc(1, sizeof(StoreRun));
+        n = calloc(1, sizeof(StoreNewRun));
+        if (!n)
+                return -ENOMEM;
+        n->dir_fd = n->file_fds[0] = n->file_fds[1] = -EBADF;
+        n->run = run = calloc(1, sizeof(StoreRun));
         if (!run)
                 return -ENOMEM;
         memcpy(run->id, info->id, sizeof(run->id));
@@ -602,50 +710,358 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
                 return -ENOMEM;
         if (request)
                 cJSON_AddItemToObject(j, "request", TAKE_PTR(request));
-
-        /* 1. Build the record under a temporary name ... */
-        tmp = strdup_printf(NEW_PREFIX "%s", run->id);
-        if (!tmp)
-                return -ENOMEM;
-        (void) rm_rf_at(s->runs_fd, tmp);
-        if (mkdirat(s->runs_fd, tmp, 0700) < 0)
-                return error_setf(error, -errno, "Cannot create the record of run %s: %m", run->id);
-        fd = openat(s->runs_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-                r = -errno;
-                goto fail;
-        }
-        /* The files are new in a directory nobody reads yet: each written and synced once, then
-         * the directory, then the rename below makes the record appear, whole. */
         text = cJSON_PrintUnformatted(j);
-        if (!text) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = write_new_file_at(fd, "request.json", text);
-        if (r >= 0)
-                r = write_state(fd, run, STATE_NEW);
-        if (r >= 0)
-                r = sync_new_record(fd);
-        /* 2. ... and make it appear whole. */
-        if (r >= 0 && renameat2(s->runs_fd, tmp, s->runs_fd, run->id, RENAME_NOREPLACE) < 0)
+        if (!text)
+                return -ENOMEM;
+
+        n->tmp = strdup_printf(NEW_PREFIX "%s", run->id);
+        if (!n->tmp)
+                return -ENOMEM;
+        (void) rm_rf_at(s->runs_fd, n->tmp);
+        if (mkdirat(s->runs_fd, n->tmp, 0700) < 0)
+                return new_run_error(run, -errno, error);
+        n->dir_fd = openat(s->runs_fd, n->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (n->dir_fd < 0)
                 r = -errno;
-        if (r < 0)
-                goto fail;
-        (void) fsync(s->runs_fd);
+        else
+                r = write_new_file_keep(n->dir_fd, "request.json", text, &n->file_fds[0]);
+        if (r >= 0) {
+                _cleanup_free_ char *state = NULL;
 
-        r = run_usage(fd, &run->disk_bytes);
-        if (r < 0)
-                run->disk_bytes = 0;
-        r = index_add(s, run);
-        if (r < 0)
-                return r; /* on disk, and found again by the next store_load() */
-        *ret = TAKE_PTR(run);
+                r = state_text(run, &state);
+                if (r >= 0)
+                        r = write_new_file_keep(n->dir_fd, "state.json", state, &n->file_fds[1]);
+        }
+        /* The logs exist from the start, so that OpenLog() can follow a run still queued. Empty:
+         * the directory's sync makes their names durable. */
+        for (size_t i = 0; r >= 0 && i < 2; i++) {
+                int fd = openat(n->dir_fd, i == 0 ? "stdout.log" : "stderr.log",
+                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        r = -errno;
+                safe_close(fd);
+        }
+        if (r >= 0 && info->input_json) {
+                _cleanup_close_ int fd = -EBADF;
+
+                r = write_new_file_keep(n->dir_fd, "input.json", info->input_json, &fd);
+        }
+        if (r < 0) {
+                (void) rm_rf_at(s->runs_fd, n->tmp);
+                return new_run_error(run, r, error);
+        }
+        *ret = TAKE_PTR(n);
         return 0;
+}
 
-fail:
-        (void) rm_rf_at(s->runs_fd, tmp);
-        return error_setf(error, r, "Cannot create the record of run %s: %m", info->id);
+/* Makes the records of a batch durable and puts them in place: each one's files and directory
+ * synced, all side by side (fsync_many(), a thread per flush); then each renamed into place, and
+ * the runs directory synced once for all of them. A record whose sync or rename failed is
+ * removed, its result set. Runs in the flusher thread, or in the caller for store_create_run(). */
+static void new_runs_commit(Store *s, StoreNewRun *batch) {
+        bool renamed = false;
+
+        for (StoreNewRun *n = batch; n;) {
+                StoreNewRun *first = n;
+                int fds[8], results[8];
+                size_t k = 0;
+
+                /* fsync_many() takes eight at most: two records at a time (six flushes). */
+                for (; n && k + 3 <= ELEMENTSOF(fds); n = n->next) {
+                        fds[k++] = n->file_fds[0];
+                        fds[k++] = n->file_fds[1];
+                        fds[k++] = n->dir_fd;
+                }
+                (void) fsync_many(fds, k, results);
+                k = 0;
+                for (StoreNewRun *i = first; i != n; i = i->next, k += 3)
+                        for (size_t j = 0; j < 3; j++)
+                                if (results[k + j] < 0 && i->result == 0)
+                                        i->result = results[k + j];
+        }
+        for (StoreNewRun *n = batch; n; n = n->next) {
+                if (n->result == 0 &&
+                    renameat2(s->runs_fd, n->tmp, s->runs_fd, n->run->id, RENAME_NOREPLACE) < 0)
+                        n->result = -errno;
+                if (n->result < 0)
+                        (void) rm_rf_at(s->runs_fd, n->tmp);
+                else
+                        renamed = true;
+        }
+        /* The names: one flush of the directory for every record of the round. */
+        if (renamed)
+                (void) fsync(s->runs_fd);
+}
+
+/* The record is durable and in place: into the index. On failure the record stays on disk, where
+ * the next store_load() finds it. */
+static int new_run_finish(Store *s, StoreNewRun *n, StoreRun **ret) {
+        int r;
+
+        r = run_usage(n->dir_fd, &n->run->disk_bytes);
+        if (r < 0)
+                n->run->disk_bytes = 0;
+        r = index_add(s, n->run);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(n->run);
+        return 0;
+}
+
+int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error) {
+        _cleanup_(new_run_freep) StoreNewRun *n = NULL;
+        int r;
+
+        r = new_run_build(s, info, now_usec, &n, error);
+        if (r < 0)
+                return r;
+        new_runs_commit(s, n);
+        if (n->result < 0)
+                return new_run_error(n->run, n->result, error);
+        return new_run_finish(s, n, ret);
+}
+
+/* The lazy state.json writes queued before this round, in order. */
+static void state_jobs_write(Store *s, StateJob *jobs) {
+        while (jobs) {
+                StateJob *j = jobs;
+                _cleanup_close_ int fd = -EBADF;
+                int r;
+
+                jobs = j->next;
+                fd = openat(s->runs_fd, j->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = fd < 0 ? -errno : replace_file_at(fd, "state.json", j->text);
+                /* Lost, it loses nothing: store_load() reaches the same verdict without it. */
+                if (r < 0)
+                        log_debug_errno(r, "Failed to write the state of run %s, leaving it: %m", j->id);
+                pthread_mutex_lock(&s->new_lock);
+                j->run->state_writes--;
+                s->n_state_writes--;
+                pthread_cond_broadcast(&s->state_written);
+                pthread_mutex_unlock(&s->new_lock);
+                free(j->text);
+                free(j);
+        }
+}
+
+static void *flusher_thread(void *arg) {
+        Store *s = arg;
+
+        for (;;) {
+                StoreNewRun *batch;
+                StateJob *states;
+
+                pthread_mutex_lock(&s->new_lock);
+                batch = s->new_queued;
+                s->new_queued = s->new_queued_tail = NULL;
+                states = s->state_queued;
+                s->state_queued = s->state_queued_tail = NULL;
+                if (!batch && !states)
+                        s->flusher_running = false;
+                pthread_mutex_unlock(&s->new_lock);
+                if (!batch && !states)
+                        return NULL;
+
+                /* The states first: a caller may be waiting for them (state_writes_wait()). */
+                state_jobs_write(s, states);
+                if (!batch)
+                        continue;
+
+                /* What was queued meanwhile waits for the next round: a group commit. */
+                new_runs_commit(s, batch);
+
+                pthread_mutex_lock(&s->new_lock);
+                if (s->new_done_tail)
+                        s->new_done_tail->next = batch;
+                else
+                        s->new_done = batch;
+                while (batch->next)
+                        batch = batch->next;
+                s->new_done_tail = batch;
+                pthread_mutex_unlock(&s->new_lock);
+                (void) eventfd_write(s->new_event_fd, 1);
+        }
+}
+
+/* With the lock held: makes sure a flusher will take what is queued. */
+static int flusher_wake_locked(Store *s) {
+        int r;
+
+        if (s->flusher_running)
+                return 0;
+        if (s->flusher_joinable) {
+                /* The last one has said it is done, and is about to return. */
+                (void) pthread_join(s->flusher, NULL);
+                s->flusher_joinable = false;
+        }
+        r = thread_start_small(&s->flusher, flusher_thread, s, NULL);
+        if (r < 0)
+                return r;
+        s->flusher_running = s->flusher_joinable = true;
+        return 0;
+}
+
+static int state_write_lazy(Store *s, StoreRun *run) {
+        _cleanup_free_ char *text = NULL;
+        StateJob *j;
+        int r;
+
+        r = state_text(run, &text);
+        if (r < 0)
+                return r;
+        j = calloc(1, sizeof(StateJob));
+        if (!j)
+                return -ENOMEM;
+        j->run = run;
+        memcpy(j->id, run->id, sizeof(j->id));
+        j->text = TAKE_PTR(text);
+
+        pthread_mutex_lock(&s->new_lock);
+        r = s->memory_fs ? -EAGAIN : flusher_wake_locked(s);
+        if (r >= 0) {
+                if (s->state_queued_tail)
+                        s->state_queued_tail->next = j;
+                else
+                        s->state_queued = j;
+                s->state_queued_tail = j;
+                run->state_writes++;
+                s->n_state_writes++;
+        }
+        pthread_mutex_unlock(&s->new_lock);
+        if (r < 0) {
+                /* On a tmpfs, or no thread (out of tasks): here, then. */
+                _cleanup_close_ int fd = -EBADF;
+
+                free(j->text);
+                free(j);
+                r = open_run_dir(s, run->id, &fd);
+                if (r >= 0)
+                        r = write_state(fd, run, STATE_LAZY);
+        }
+        return r;
+}
+
+/* Waits until the lazy state writes of run (NULL: of every run) are on file: before anything
+ * else touches its record (a durable state, its removal) or reads what they changed (the index). */
+static void state_writes_wait(Store *s, const StoreRun *run) {
+        pthread_mutex_lock(&s->new_lock);
+        while (run ? run->state_writes > 0 : s->n_state_writes > 0)
+                pthread_cond_wait(&s->state_written, &s->new_lock);
+        pthread_mutex_unlock(&s->new_lock);
+}
+
+int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec, store_created_func_t callback,
+                           void *userdata, char **error) {
+        _cleanup_(new_run_freep) StoreNewRun *n = NULL;
+        int r;
+
+        if (!callback)
+                return -EINVAL;
+        r = new_run_build(s, info, now_usec, &n, error);
+        if (r < 0)
+                return r;
+        n->callback = callback;
+        n->userdata = userdata;
+
+        if (s->memory_fs) {
+                /* Done here, and reported all the same from the next turn of the caller's loop. */
+                new_runs_commit(s, n);
+                pthread_mutex_lock(&s->new_lock);
+                if (s->new_done_tail)
+                        s->new_done_tail->next = n;
+                else
+                        s->new_done = n;
+                s->new_done_tail = n;
+                pthread_mutex_unlock(&s->new_lock);
+                (void) eventfd_write(s->new_event_fd, 1);
+        } else {
+                pthread_mutex_lock(&s->new_lock);
+                r = flusher_wake_locked(s);
+                if (r >= 0) {
+                        if (s->new_queued_tail)
+                                s->new_queued_tail->next = n;
+                        else
+                                s->new_queued = n;
+                        s->new_queued_tail = n;
+                }
+                pthread_mutex_unlock(&s->new_lock);
+                if (r < 0) {
+                        (void) rm_rf_at(s->runs_fd, n->tmp);
+                        return new_run_error(n->run, r, error);
+                }
+        }
+
+        n->all_next = s->new_all;
+        if (s->new_all)
+                s->new_all->all_prev = n;
+        s->new_all = n;
+        s->n_new++;
+        TAKE_PTR(n);
+        return 0;
+}
+
+int store_created_fd(Store *s) {
+        return s->new_event_fd;
+}
+
+size_t store_n_creating(Store *s) {
+        return s->n_new;
+}
+
+static void new_run_unlink(Store *s, StoreNewRun *n) {
+        if (n->all_prev)
+                n->all_prev->all_next = n->all_next;
+        else
+                s->new_all = n->all_next;
+        if (n->all_next)
+                n->all_next->all_prev = n->all_prev;
+        n->all_prev = n->all_next = NULL;
+        s->n_new--;
+}
+
+void store_dispatch_created(Store *s) {
+        StoreNewRun *done;
+        eventfd_t v;
+
+        (void) eventfd_read(s->new_event_fd, &v);
+        pthread_mutex_lock(&s->new_lock);
+        done = s->new_done;
+        s->new_done = s->new_done_tail = NULL;
+        pthread_mutex_unlock(&s->new_lock);
+
+        while (done) {
+                _cleanup_(new_run_freep) StoreNewRun *n = done;
+                _cleanup_free_ char *message = NULL;
+                StoreRun *run = NULL;
+                int r;
+
+                done = n->next;
+                new_run_unlink(s, n);
+                r = n->result;
+                if (r >= 0)
+                        r = new_run_finish(s, n, &run);
+                if (r < 0)
+                        (void) new_run_error(n->run, r, &message);
+                n->callback(s, run, r < 0 ? r : 0, message, n->userdata);
+        }
+}
+
+/* The flusher returns once nothing is queued, and nothing is queued meanwhile: the queue is
+ * filled from this thread only. Once it is joined, every record is in new_done. */
+static void flusher_join(Store *s) {
+        bool joinable;
+
+        pthread_mutex_lock(&s->new_lock);
+        joinable = s->flusher_joinable;
+        s->flusher_joinable = false;
+        pthread_mutex_unlock(&s->new_lock);
+        if (joinable)
+                (void) pthread_join(s->flusher, NULL);
+}
+
+void store_wait_created(Store *s) {
+        flusher_join(s);
+        store_dispatch_created(s);
 }
 
 /* Writes the in-memory state of run to its state.json; on failure the previous state is restored
@@ -654,6 +1070,10 @@ static int update_state(Store *s, StoreRun *run, const StoreRun *previous, State
         _cleanup_close_ int fd = -EBADF;
         int r;
 
+        if (how == STATE_LAZY)
+                return state_write_lazy(s, run);
+        /* Not overtaken by an earlier, lazy one. */
+        state_writes_wait(s, run);
         r = open_run_dir(s, run->id, &fd);
         if (r >= 0)
                 r = write_state(fd, run, how);
@@ -768,7 +1188,7 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
                 run->signal_known = true;
         }
         /* The result decides; should state.json lag behind, store_load() repairs it. */
-        (void) write_state(fd, run, STATE_LAZY);
+        (void) state_write_lazy(s, run);
         (void) run_usage(fd, &run->disk_bytes);
         return 0;
 }
@@ -779,6 +1199,7 @@ int store_run_remove(Store *s, StoreRun *run) {
 
         if (!run_state_is_final(run->state))
                 return -EBUSY;
+        state_writes_wait(s, run);
         /* Renamed first, so that a crash halfway leaves a leftover store_load() deletes, rather
          * than a half-deleted record it would quarantine. */
         tmp = strdup_printf(DEL_PREFIX "%s", run->id);
@@ -1194,6 +1615,8 @@ int store_save_index(Store *s) {
 
         if (!s->index_dirty)
                 return 0;
+        /* The index knows the files by their change times: those they will keep. */
+        state_writes_wait(s, NULL);
         f = open_memstream(&text, &size);
         if (!f)
                 return -ENOMEM;
@@ -1357,6 +1780,9 @@ int store_load(Store *s, uint64_t now_usec, StoreLoadStats *ret_stats) {
         DIR *d;
         int r = 0;
 
+        /* Nothing may be under way for the runs it frees. */
+        store_wait_created(s);
+        state_writes_wait(s, NULL);
         for (size_t i = 0; i < s->n_runs; i++)
                 store_run_free(s->runs[i]);
         s->n_runs = 0;

@@ -84,6 +84,7 @@ typedef struct StoreRun {
         uint64_t finished_usec; /* when finished or interrupted */
         uint64_t disk_bytes;    /* disk space of the record, see store_run_update_usage() */
         uint64_t index_key;     /* the store's own: what its index knows the files by, 0: none */
+        unsigned state_writes;  /* the store's own: lazy state.json writes under way (its lock) */
 } StoreRun;
 
 /* What a new record holds. request_json, when given, must be a JSON object (arguments, limits,
@@ -95,6 +96,10 @@ typedef struct StoreRunInfo {
         const char *skill_hash;
         const char *script;
         const char *request_json;
+        /* The run's input, when it has one: written into the record as input.json for the worker,
+         * which reads and deletes it. Not synced: a run whose record a crash leaves is
+         * interrupted at the next start, and its input is of no use then. */
+        const char *input_json;
 } StoreRunInfo;
 
 typedef struct StoreLoadStats {
@@ -109,6 +114,7 @@ typedef struct StoreLoadStats {
 } StoreLoadStats;
 
 typedef struct Store Store;
+typedef struct StoreNewRun StoreNewRun;
 
 bool store_run_id_is_valid(const char *id) _pure_;
 
@@ -168,8 +174,29 @@ bool store_run_matches(const StoreRun *run, const StoreRunFilter *filter) _pure_
 int store_list_page(Store *s, const StoreRunFilter *filter, const StoreCursor *before, size_t limit,
                     StoreRun ***ret, size_t *ret_n, size_t *ret_older);
 
-/* Creates the record of a new run, in state queued. -EEXIST if the id is taken. */
+/* Creates the record of a new run, in state queued, with its empty logs: built under a
+ * temporary name, its files and directory synced, renamed into place, the runs directory synced;
+ * only then is it in the index. -EEXIST if the id is taken. */
 int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, StoreRun **ret, char **error);
+
+/* The same, with the disk flushes off the caller's thread: the record is built at once, and a
+ * flusher thread syncs it, renames it into place and syncs the runs directory, one fsync() of
+ * the directory for every record renamed in the same round (a group commit). Once that is done,
+ * store_dispatch_created() (called when store_created_fd() is readable) adds it to the index and
+ * calls callback with it, or with NULL, a negative errno and a message when it could not be made
+ * durable (then nothing of it is left). Until then it is not in the index, and it is under its
+ * name only once its own files and directory are synced. Returns 0 when under way (callback will be called, exactly once), or a negative errno with
+ * a message (callback will not be). */
+typedef void (*store_created_func_t)(Store *s, StoreRun *run, int error, const char *message, void *userdata);
+int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec, store_created_func_t callback,
+                           void *userdata, char **error);
+/* Readable when store_dispatch_created() has records to report. */
+int store_created_fd(Store *s);
+void store_dispatch_created(Store *s);
+/* Waits for every record under way and reports them all (a service stopping). */
+void store_wait_created(Store *s);
+/* Records under way (not reported yet). */
+size_t store_n_creating(Store *s);
 int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec);
 /* Stores the result (a JSON object) and makes the run finished. When the result cannot be
  * written (a full disk), the run becomes interrupted with the reason, and the error is returned:

@@ -34,13 +34,35 @@ int cg_read(int dir_fd, const char *attr, char **ret) {
         return read_full_file_at(dir_fd, attr, 64 * 1024, true, ret, NULL);
 }
 
+/* A figure's file (a line or a few "key value" lines) into buf: one read, as these files are
+ * seq_files, which give all they hold at once when it fits. Three calls where read_full_file_at()
+ * makes five (its fstat() refuses a FIFO: O_NONBLOCK makes reading one fail here instead); the
+ * run's end reads six of them. */
+static int cg_read_small(int dir_fd, const char *attr, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        fd = openat(dir_fd, attr, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        do
+                n = read(fd, buf, size - 1);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= size - 1)
+                return -EFBIG;
+        buf[n] = '\0';
+        return 0;
+}
+
 /* Finds "key value" in a flat-keyed file (memory.events, cpu.stat). */
 int cg_read_key(int dir_fd, const char *attr, const char *key, uint64_t *ret) {
-        _cleanup_free_ char *text = NULL;
+        char text[4096];
         size_t kl = strlen(key);
         int r;
 
-        r = cg_read(dir_fd, attr, &text);
+        r = cg_read_small(dir_fd, attr, text, sizeof(text));
         if (r < 0)
                 return r;
         for (char *line = text, *next; line && *line; line = next) {
@@ -54,10 +76,10 @@ int cg_read_key(int dir_fd, const char *attr, const char *key, uint64_t *ret) {
 }
 
 int cg_read_u64(int dir_fd, const char *attr, uint64_t *ret) {
-        _cleanup_free_ char *text = NULL;
+        char text[64];
         int r;
 
-        r = cg_read(dir_fd, attr, &text);
+        r = cg_read_small(dir_fd, attr, text, sizeof(text));
         if (r < 0)
                 return r;
         text[strcspn(text, "\n")] = '\0';

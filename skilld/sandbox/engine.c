@@ -185,6 +185,7 @@ static const char *const mark_names[_MARK_MAX] = {
         [MARK_DRAINED] = "drained",
         [MARK_REAPED] = "reaped",
         [MARK_WRITTEN] = "written",
+        [MARK_LOGS_SYNCED] = "logs-synced",
         [MARK_INIT_REAPED] = "init-reaped",
         [MARK_REMOVED] = "removed",
         [MARK_STORED_LOGS] = "stored-logs",
@@ -1396,7 +1397,8 @@ static int send_verdict(SandboxRun *run) {
                 r = send_hold(run, HOLD_UID, NULL, 0);
                 if (r < 0) {
                         (void) read_control(run);
-                        return run_fail(run, r, "Failed to release the sandbox: %s", strerror(-r));
+                        return run_fail(run, r, "Failed to send the sandbox the verdict on uid %u: %s",
+                                        run->uid, strerror(-r));
                 }
                 run->verdict_owed = false;
                 run_mark(run, MARK_UID_CHECKED);
@@ -2071,34 +2073,16 @@ static void store_fail(SandboxRun *run, const char *fmt, ...) {
         va_end(ap);
 }
 
-/* While the record's commit waits for the disk (until done_fd is readable): an init that
- * reported the run's end (it killed and reaped every other process of the run, and exits: its
- * namespaces' teardown takes an RCU grace period or more) is reaped once its exit is complete,
- * and the run's cgroups, empty then, are removed. An init still exiting when the commit is done
- * is reaped once the result is stored, and its cgroups removed after that. */
-static void finish_init(void *userdata, int done_fd) {
+/* The init's end, in the record's thread while the engine writes and commits the result (see
+ * run_record_meanwhile()): an init that reported the run's end (it killed and reaped every other
+ * process of the run, and exits: its namespaces' teardown takes an RCU grace period or more) is
+ * reaped once its exit is complete, and the run's cgroups, empty then, are removed. The engine
+ * touches none of that until the thread is done (run_record_settle()). */
+static void finish_init(void *userdata) {
         SandboxRun *run = userdata;
 
         if (run->pid > 0 && !run->init_reaped) {
-                struct pollfd p[2] = {
-                        { .fd = run->pidfd, .events = POLLIN },
-                        { .fd = done_fd, .events = POLLIN },
-                };
-                pid_t k;
-                int n;
-
-                /* Without done_fd (no thread), only an init that is gone already. */
-                do
-                        n = done_fd >= 0 ? poll(p, 2, -1) : 0;
-                while (n < 0 && errno == EINTR);
-                if (n != 0 && !(p[0].revents & POLLIN))
-                        return;
-                do
-                        k = wait4(run->pid, NULL, WNOHANG, NULL);
-                while (k < 0 && errno == EINTR);
-                if (k != run->pid)
-                        return;
-                run->init_reaped = true;
+                run_wait_init(run, NULL, NULL);
                 run->backend->kill(run->backend_state);
                 run_mark(run, MARK_INIT_REAPED);
         }
@@ -2188,9 +2172,9 @@ static void run_store(SandboxRun *run) {
                 store_fail(run, "Failed to write result.json: %s", strerror(-r));
                 return;
         }
-        /* The init's end meanwhile. */
-        run_record_commit(rec, finish_init, run);
+        run_record_commit(rec);
         if (run->timing) {
+                run->marks[MARK_LOGS_SYNCED] = rec->logs_usec;
                 run->marks[MARK_STORED_LOGS] = rec->synced_usec;
                 run->marks[MARK_STORED] = rec->stored_usec;
         }
@@ -2272,6 +2256,15 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 if (r < 0)
                         (void) run_fail(&run, r, "Failed to read the run's output: %s", strerror(-r));
                 run_mark(&run, MARK_DRAINED);
+                /* The logs are whole: their syncs start while the usage is read and result.json
+                 * written. */
+                if (run_record_ready(&run.record, true)) {
+                        (void) run_record_write_log(&run.record, false, run.result->stdout_stream.data,
+                                                    run.result->stdout_stream.size);
+                        (void) run_record_write_log(&run.record, true, run.result->stderr_stream.data,
+                                                    run.result->stderr_stream.size);
+                        run_record_logs_final(&run.record);
+                }
                 if (run.exited)
                         /* The init is reaped later, once the result is stored. */
                         run_collect(&run, 0, NULL, &outcome);
@@ -2284,6 +2277,9 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 }
                 if (run.supervisor && seccomp_supervisor_to_result(run.supervisor, run.result) < 0)
                         (void) run_fail(&run, -ENOMEM, "Failed to record the refused system calls");
+                /* The init's end and the cgroups' removal in the record's thread, after the logs'
+                 * syncs, while the result is written and committed here. */
+                (void) run_record_meanwhile(&run.record, finish_init, &run);
         } else
                 run.result->ended_at = now_usec(CLOCK_REALTIME);
 
@@ -2292,6 +2288,7 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
         if (run.result->status != RUN_STATUS_ERROR)
                 read_output_json(&run);
         run_store(&run);
+        run_record_settle(&run.record);
         if (run.pid > 0 && !run.init_reaped) {
                 int status = 0;
                 struct rusage ru = {};

@@ -1,5 +1,5 @@
 /* The run's record in the output directory (stdout.log, stderr.log, result.json), prepared while
- * the skill runs and committed after it by a helper thread.
+ * the skill runs and committed after it, partly by a helper thread.
  *
  * What the store promises is unchanged: result.json is the commit point, so once it is found
  * (also after a crash) the logs beside it are this run's and whole; nothing is half-written. Its
@@ -9,11 +9,14 @@
  *
  * What moves off the run's end: removing the earlier run's files, creating the logs under their
  * names and result.json's temporary file, and making those names durable (one fsync() of the
- * directory): all while the skill runs, in the helper thread, started at the release. The engine
- * writes the logs as the skill writes, and result.json's bytes at the end; the thread then syncs
- * the files that got bytes (an empty log's creation is durable already), renames result.json and
- * syncs the directory, one after the other (side by side in threads of their own cost more to
- * start than they saved here), while the engine reaps the init and removes its cgroups. */
+ * directory): all while the skill runs, in the helper thread, started at the hand-over. The
+ * engine writes the logs as the skill writes. Once the streams are drained the logs are whole:
+ * the thread syncs them then (run_record_logs_final()), while the engine reads the usage and
+ * writes result.json, and afterwards does the engine's meanwhile work (the init's end), which
+ * needs no disk. The engine syncs result.json's data itself as soon as it is written, waits for
+ * the thread's word that the logs' syncs are done (they usually are by then), renames
+ * result.json and syncs the directory: no wakeup of another thread sits between the skill's end
+ * and the return unless the disk is slower than the engine's own work. */
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -54,13 +57,18 @@ static void record_name(RunRecord *rec) {
                 rec->dir_error = fsync_errno(rec->dir_fd);
 }
 
-/* After the bytes: the logs that got any, result.json, its rename, the directory. Not renamed
- * unless the logs are whole under their names. */
-static void record_sync(RunRecord *rec) {
-        if (rec->out_data)
+/* The logs that got bytes (an empty log's creation is durable with the directory already). */
+static void record_sync_logs(RunRecord *rec, bool out, bool err) {
+        if (out)
                 rec->out_sync = fsync_errno(rec->out.fd);
-        if (rec->err_data)
+        if (err)
                 rec->err_sync = fsync_errno(rec->err.fd);
+}
+
+/* After the logs' syncs: result.json's data, its rename, the directory. Not renamed unless the
+ * logs are whole under their names. result_synced: its data was synced already (result_error
+ * says how that went). */
+static void record_sync_result(RunRecord *rec, bool result_synced) {
         if (rec->out_sync < 0 || rec->err_sync < 0 || rec->remove_error < 0 || rec->logs_error < 0)
                 return;
         if (rec->result_error < 0)
@@ -69,7 +77,8 @@ static void record_sync(RunRecord *rec) {
                 rec->result_error = rec->dir_error;
                 return;
         }
-        rec->result_error = fsync_errno(rec->result.fd);
+        if (!result_synced)
+                rec->result_error = fsync_errno(rec->result.fd);
         rec->synced_usec = now_usec(CLOCK_MONOTONIC);
         if (rec->result_error < 0)
                 return;
@@ -83,25 +92,40 @@ static void record_sync(RunRecord *rec) {
         rec->stored_usec = now_usec(CLOCK_MONOTONIC);
 }
 
+/* Until the engine asks for stage or more (or the end). */
+static int record_wait_stage(RunRecord *rec, int stage) {
+        for (;;) {
+                int asked = atomic_load(&rec->stage);
+                eventfd_t v;
+
+                if (asked >= stage)
+                        return asked;
+                while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
 static void *record_thread(void *arg) {
         RunRecord *rec = arg;
+        int stage;
 
         record_make(rec);
         atomic_store(&rec->made, true);
         (void) eventfd_write(rec->ready_fd, 1);
         record_name(rec);
-        /* What the engine asks for (rec->stage, set before go_fd is written). */
-        for (;;) {
-                int stage = atomic_load(&rec->stage);
-                eventfd_t v;
 
-                if (stage == RECORD_STAGE_COMMIT)
-                        record_sync(rec);
-                if (stage != RECORD_STAGE_WAIT)
-                        break;
-                while (eventfd_read(rec->go_fd, &v) < 0 && errno == EINTR)
-                        ;
+        stage = record_wait_stage(rec, RECORD_STAGE_LOGS);
+        if (stage != RECORD_STAGE_END) {
+                /* What the engine had written when it asked (out_data may change under us). */
+                record_sync_logs(rec, rec->out_final > 0, rec->err_final > 0);
+                rec->logs_usec = now_usec(CLOCK_MONOTONIC);
+                /* out_sync, err_sync and logs_usec are the engine's once it sees this. */
+                atomic_store(&rec->logs_synced, true);
+                (void) eventfd_write(rec->synced_fd, 1);
+                stage = record_wait_stage(rec, RECORD_STAGE_MEANWHILE);
         }
+        if (stage == RECORD_STAGE_MEANWHILE)
+                rec->meanwhile(rec->userdata);
         /* Nothing of rec is touched after this but done_fd, which lives until the join. */
         atomic_store(&rec->finished, true);
         (void) eventfd_write(rec->done_fd, 1);
@@ -126,6 +150,7 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
                 .result = ATOMIC_FILE_NULL,
                 .ready_fd = -EBADF,
                 .go_fd = -EBADF,
+                .synced_fd = -EBADF,
                 .done_fd = -EBADF,
         };
         if (!ahead || !sync || fd_on_memory_fs(dir_fd)) {
@@ -137,14 +162,16 @@ void run_record_begin(RunRecord *rec, int dir_fd, bool sync, bool ahead) {
 
         rec->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         rec->go_fd = eventfd(0, EFD_CLOEXEC);
+        rec->synced_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         rec->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (rec->ready_fd >= 0 && rec->go_fd >= 0 && rec->done_fd >= 0) {
+        if (rec->ready_fd >= 0 && rec->go_fd >= 0 && rec->synced_fd >= 0 && rec->done_fd >= 0) {
                 /* It takes no signal meant for the engine (thread-util.h). */
                 rec->thread_started = thread_start_small(&rec->thread, record_thread, rec, NULL) >= 0;
         }
         if (!rec->thread_started) {
                 rec->ready_fd = safe_close(rec->ready_fd);
                 rec->go_fd = safe_close(rec->go_fd);
+                rec->synced_fd = safe_close(rec->synced_fd);
                 rec->done_fd = safe_close(rec->done_fd);
                 record_make(rec);
                 record_name(rec);
@@ -191,33 +218,58 @@ int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size
 }
 
 int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
-        int r;
-
         if (rec->result.fd < 0)
                 return rec->result_error < 0 ? rec->result_error : -EBADF;
-        r = loop_write(rec->result.fd, text, size);
-        if (r < 0)
-                return r;
-        (void) sync_file_range(rec->result.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-        return 0;
+        /* No writeback started here: the commit's fsync() follows at once, in this thread. */
+        return loop_write(rec->result.fd, text, size);
 }
 
-void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int done_fd), void *userdata) {
-        if (rec->thread_started && !rec->joined) {
-                record_ask(rec, RECORD_STAGE_COMMIT);
-                if (meanwhile)
-                        meanwhile(userdata, rec->done_fd);
-                /* Its word that the commit is done, not its exit: that wakeup comes later, and the
-                 * join waits for it once the run is over (run_record_done()). */
-                while (!atomic_load(&rec->finished)) {
-                        struct pollfd p = { .fd = rec->done_fd, .events = POLLIN };
+static void poll_until(int fd, atomic_bool *flag) {
+        while (!atomic_load(flag)) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
 
-                        (void) poll(&p, 1, -1);
-                }
+                (void) poll(&p, 1, -1);
+        }
+}
+
+static bool record_threaded(const RunRecord *rec) {
+        return rec->begun && rec->thread_started && !rec->joined;
+}
+
+void run_record_logs_final(RunRecord *rec) {
+        if (!record_threaded(rec) || atomic_load(&rec->stage) >= RECORD_STAGE_LOGS)
+                return;
+        /* What the thread syncs: a byte written to a log after this is synced by the commit. */
+        rec->out_final = rec->out_written;
+        rec->err_final = rec->err_written;
+        record_ask(rec, RECORD_STAGE_LOGS);
+}
+
+bool run_record_meanwhile(RunRecord *rec, void (*meanwhile)(void *userdata), void *userdata) {
+        if (!record_threaded(rec) || atomic_load(&rec->stage) >= RECORD_STAGE_MEANWHILE)
+                return false;
+        run_record_logs_final(rec);
+        rec->meanwhile = meanwhile;
+        rec->userdata = userdata;
+        record_ask(rec, RECORD_STAGE_MEANWHILE);
+        return true;
+}
+
+void run_record_commit(RunRecord *rec) {
+        if (record_threaded(rec) && atomic_load(&rec->stage) != RECORD_STAGE_END) {
+                run_record_logs_final(rec);
+                /* result.json's data while the thread may still sync the logs': the order that
+                 * matters is both before the rename. */
+                if (rec->result_error >= 0)
+                        rec->result_error = fsync_errno(rec->result.fd);
+                poll_until(rec->synced_fd, &rec->logs_synced);
+                /* Bytes that came after the thread's syncs (a write tried again at the store). */
+                record_sync_logs(rec, rec->out_sync >= 0 && rec->out_written != rec->out_final,
+                                 rec->err_sync >= 0 && rec->err_written != rec->err_final);
+                record_sync_result(rec, true);
         } else {
-                record_sync(rec);
-                if (meanwhile)
-                        meanwhile(userdata, -EBADF);
+                record_sync_logs(rec, rec->out_data, rec->err_data);
+                record_sync_result(rec, false);
         }
         if (rec->renamed) {
                 free(rec->result.tmp);
@@ -225,12 +277,20 @@ void run_record_commit(RunRecord *rec, void (*meanwhile)(void *userdata, int don
         }
 }
 
+void run_record_settle(RunRecord *rec) {
+        /* Its word that it is done, not its exit: that wakeup comes later, and the join waits
+         * for it once the run is over (run_record_done()). */
+        if (record_threaded(rec) && atomic_load(&rec->stage) == RECORD_STAGE_MEANWHILE)
+                poll_until(rec->done_fd, &rec->finished);
+}
+
 void run_record_done(RunRecord *rec) {
         if (!rec->begun)
                 return;
         if (rec->thread_started && !rec->joined) {
-                /* Not committed: the thread only ends. */
-                if (!atomic_load(&rec->finished))
+                /* What it was asked for that it has not begun is not done: it only ends. Its
+                 * meanwhile work, once asked for, is done. */
+                if (!atomic_load(&rec->finished) && atomic_load(&rec->stage) < RECORD_STAGE_MEANWHILE)
                         record_ask(rec, RECORD_STAGE_END);
                 (void) pthread_join(rec->thread, NULL);
                 rec->joined = true;
@@ -240,5 +300,6 @@ void run_record_done(RunRecord *rec) {
         atomic_file_done(&rec->err);
         rec->ready_fd = safe_close(rec->ready_fd);
         rec->go_fd = safe_close(rec->go_fd);
+        rec->synced_fd = safe_close(rec->synced_fd);
         rec->done_fd = safe_close(rec->done_fd);
 }

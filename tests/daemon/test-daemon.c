@@ -665,6 +665,18 @@ static char *run_installed(sd_bus *bus, const char *name) {
                                             name, "", 0, "", 0), 0);
         ck_assert_int_ge(sd_bus_message_read(reply, "so", &rid, &path), 0);
         id = strdup(rid);
+        /* Answered once the record is in place, whole (synced before: test-store). */
+        {
+                _cleanup_free_ char *request = strdup_printf("state/runs/%s/request.json", id),
+                                    *state = strdup_printf("state/runs/%s/state.json", id),
+                                    *building = strdup_printf("state/runs/.#new-%s", id);
+                struct stat st;
+
+                ck_assert_int_eq(fstatat(dir.fd, request, &st, AT_SYMLINK_NOFOLLOW), 0);
+                ck_assert_int_gt(st.st_size, 0);
+                ck_assert_int_eq(fstatat(dir.fd, state, &st, AT_SYMLINK_NOFOLLOW), 0);
+                ck_assert_int_lt(fstatat(dir.fd, building, &st, AT_SYMLINK_NOFOLLOW), 0);
+        }
         status = wait_final(bus, id);
         ck_assert_str_eq(status, "succeeded");
         hash = run_property(bus, id, "SkillHash");

@@ -4,9 +4,17 @@
  * right runs and never an active one, a full disk refuses instead of storing half a result,
  * artifacts are opened without following anything a sandbox could have planted, and records carry
  * their format: an old one (fixtures/store-format-0) is migrated, a newer one left alone. */
+#include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "fileio.h"
 #include "store.h"
@@ -862,7 +870,12 @@ START_TEST(test_logs) {
 
         ck_assert_int_eq(store_load(s, 0, NULL), 0);
         run = create(s, 1, 1000, 0);
-        ck_assert_int_eq(store_run_open_log(s, run, "stderr", false, &rd), -ENOENT);
+        /* Made with the record, empty, so that a run still queued can be followed. */
+        ck_assert_int_eq(store_run_open_log(s, run, "stderr", false, &rd), 0);
+        ck_assert_int_eq(read_full_fd(rd, 4096, &text, NULL), 0);
+        ck_assert_str_eq(text, "");
+        text = mfree_str(text);
+        rd = safe_close(rd);
         ck_assert_int_eq(store_run_open_log(s, run, "stdin", true, &w), -EINVAL);
         ck_assert_int_eq(store_run_open_log(s, run, "stderr", true, &w), 0);
         ck_assert_int_eq(loop_write(w, "warning\n", 8), 0);
@@ -871,6 +884,284 @@ START_TEST(test_logs) {
         ck_assert_str_eq(text, "warning\n");
         ck_assert_uint_eq(mode_of("runs/00000000000000000000000000000001/stderr.log"), 0600);
         ck_assert_int_eq(fcntl(rd, F_GETFL) & O_ACCMODE, O_RDONLY);
+}
+END_TEST
+
+/* What store_create_run_async() reported, in order. */
+typedef struct Created {
+        unsigned n;
+        StoreRun *runs[8];
+        int errors[8];
+} Created;
+
+static void on_created(Store *s, StoreRun *run, int error, const char *message, void *userdata) {
+        Created *c = userdata;
+
+        ck_assert_uint_lt(c->n, ELEMENTSOF(c->runs));
+        ck_assert(run ? error == 0 : error < 0 && message != NULL);
+        c->runs[c->n] = run;
+        c->errors[c->n++] = error;
+}
+
+static StoreRunInfo info_of(unsigned n, const char *input) {
+        return (StoreRunInfo) {
+                .id = make_id(n),
+                .owner = 1000,
+                .skill_name = "demo",
+                .skill_hash = "0123abcd",
+                .script = "scripts/main.sh",
+                .input_json = input,
+        };
+}
+
+static bool readable(int fd, int timeout_ms) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+
+        return poll(&p, 1, timeout_ms) > 0;
+}
+
+/* Records made durable by the flusher: reported in the order they were asked for, each with its
+ * logs and input, in the index only once reported; several at once share the flusher's rounds. */
+START_TEST(test_create_async) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL, *input = NULL;
+        Created c = {};
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 1; i <= 5; i++) {
+                StoreRunInfo info = info_of(i, i == 2 ? "{\"x\":1}" : NULL);
+
+                ck_assert_int_eq(store_create_run_async(s, &info, i * SEC, on_created, &c, &error), 0);
+                ck_assert_ptr_null(store_get_run(s, make_id(i)));
+        }
+        ck_assert_uint_eq(store_n_creating(s), 5);
+        /* The same id again, while the first is on its way. */
+        {
+                StoreRunInfo info = info_of(3, NULL);
+
+                ck_assert_int_eq(store_create_run_async(s, &info, 0, on_created, &c, &error), -EEXIST);
+                error = mfree_str(error);
+        }
+        while (c.n < 5) {
+                ck_assert(readable(store_created_fd(s), 10000));
+                store_dispatch_created(s);
+        }
+        ck_assert_uint_eq(store_n_creating(s), 0);
+        for (unsigned i = 0; i < 5; i++) {
+                ck_assert_int_eq(c.errors[i], 0);
+                ck_assert_str_eq(c.runs[i]->id, make_id(i + 1));
+                ck_assert_ptr_eq(store_get_run(s, make_id(i + 1)), c.runs[i]);
+                ck_assert_int_eq(c.runs[i]->state, RUN_QUEUED);
+        }
+        ck_assert(exists("runs/00000000000000000000000000000001/stdout.log"));
+        ck_assert(exists("runs/00000000000000000000000000000001/stderr.log"));
+        ck_assert(!exists("runs/00000000000000000000000000000001/input.json"));
+        input = read_in_root("runs/00000000000000000000000000000002/input.json");
+        ck_assert_str_eq(input, "{\"x\":1}");
+        ck_assert_uint_eq(n_runs(s), 5);
+
+        /* And again after a restart: they were on disk, whole. */
+        s = reopen_store(TAKE_PTR(s), NULL);
+        ck_assert_uint_eq(n_runs(s), 5);
+        ck_assert_int_eq(store_get_run(s, make_id(5))->state, RUN_INTERRUPTED);
+}
+END_TEST
+
+/* A store freed with records under way (a service going down) waits for them: on disk, whole,
+ * reported to no one; the next start interrupts them. */
+START_TEST(test_create_async_freed) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL;
+        Created c = {};
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 1; i <= 3; i++) {
+                StoreRunInfo info = info_of(i, NULL);
+
+                ck_assert_int_eq(store_create_run_async(s, &info, i * SEC, on_created, &c, &error), 0);
+        }
+        s = reopen_store(TAKE_PTR(s), NULL);
+        ck_assert_uint_eq(c.n, 0);
+        ck_assert_uint_eq(n_runs(s), 3);
+        for (unsigned i = 1; i <= 3; i++)
+                ck_assert_int_eq(store_get_run(s, make_id(i))->state, RUN_INTERRUPTED);
+
+        /* store_wait_created(): everything reported before it returns. */
+        for (unsigned i = 4; i <= 6; i++) {
+                StoreRunInfo info = info_of(i, NULL);
+
+                ck_assert_int_eq(store_create_run_async(s, &info, i * SEC, on_created, &c, &error), 0);
+        }
+        store_wait_created(s);
+        ck_assert_uint_eq(c.n, 3);
+        ck_assert_uint_eq(store_n_creating(s), 0);
+        ck_assert_uint_eq(n_runs(s), 6);
+}
+END_TEST
+
+/* The lazy state writes land in the order the states were reached: a run started and finished
+ * at once says finished on disk, with nothing for the next start to repair. An interruption,
+ * written and synced at once, is not overtaken by an earlier lazy write either. */
+START_TEST(test_state_writes_in_order) {
+        _cleanup_(store_freep) Store *s = open_store();
+        StoreLoadStats stats = {};
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *error = NULL;
+                StoreRun *run = create(s, i, 1000, i * SEC);
+
+                ck_assert_int_eq(store_run_set_running(s, run, i * SEC + 1), 0);
+                if (i % 2)
+                        ck_assert_int_eq(store_run_finish(s, run, "{\"status\":\"succeeded\",\"exit_code\":0}",
+                                                          i * SEC + 2, &error), 0);
+                else
+                        ck_assert_int_eq(store_run_interrupt(s, run, "stopped", i * SEC + 2), 0);
+        }
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *rel = strdup_printf("runs/%s/state.json", make_id(i)), *state = NULL;
+
+                /* The interruptions are on disk already, synced, before the call returned. */
+                if (i % 2 == 0) {
+                        state = read_in_root(rel);
+                        ck_assert_ptr_nonnull(strstr(state, "\"state\":\"interrupted\""));
+                }
+        }
+        s = reopen_store(TAKE_PTR(s), &stats);
+        ck_assert_uint_eq(stats.repaired, 0);
+        ck_assert_uint_eq(stats.interrupted, 0);
+        for (unsigned i = 1; i <= 20; i++) {
+                _cleanup_free_ char *rel = strdup_printf("runs/%s/state.json", make_id(i)), *state = NULL;
+
+                state = read_in_root(rel);
+                ck_assert_ptr_nonnull(strstr(state, i % 2 ? "\"state\":\"finished\"" : "\"state\":\"interrupted\""));
+                ck_assert_int_eq(store_get_run(s, make_id(i))->state, i % 2 ? RUN_FINISHED : RUN_INTERRUPTED);
+        }
+}
+END_TEST
+
+/* The fsync() calls of this process (and of the threads it starts from now on) stop at a seccomp
+ * user notification for the test to answer: the order of the flushes and of the report is seen
+ * from outside the store, with nothing in the store built for the test. */
+static int hold_fsyncs(void) {
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fsync, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+
+        ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        return (int) syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+}
+
+/* What fd of thread tid names, below the store's root ("runs/ID", "runs/.#new-ID/state.json"). */
+static char *fd_name(pid_t tid, uint64_t fd) {
+        _cleanup_free_ char *link = strdup_printf("/proc/%d/fd/%" PRIu64, (int) tid, fd);
+        char target[PATH_MAX];
+        ssize_t n;
+
+        n = readlink(link, target, sizeof(target) - 1);
+        ck_assert_int_gt(n, 0);
+        target[n] = 0;
+        ck_assert_msg(strncmp(target, root, strlen(root)) == 0, "fsync() of %s", target);
+        return strdup(target + strlen(root) + 1);
+}
+
+/* Answers the held fsync() calls until the store reports; each flush is checked while it is held:
+ * nothing is reported meanwhile, and the record is under its name only for the runs directory's
+ * flush, after all of its own. fail: the record's own flushes fail with EIO instead. */
+static void answer_fsyncs(Store *s, int listener, const char *id, bool fail, unsigned *ret_own, bool *ret_dir) {
+        _cleanup_free_ char *final = strdup_printf("runs/%s", id);
+        unsigned own = 0;
+        bool dir_synced = false;
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = listener, .events = POLLIN },
+                        { .fd = store_created_fd(s), .events = POLLIN },
+                };
+                struct seccomp_notif req = {};
+                struct seccomp_notif_resp resp = {};
+                _cleanup_free_ char *name = NULL;
+
+                ck_assert_int_gt(poll(p, 2, 10000), 0);
+                if (!(p[0].revents & POLLIN)) {
+                        ck_assert(p[1].revents & POLLIN);
+                        break;
+                }
+                ck_assert_int_eq(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
+                name = fd_name((pid_t) req.pid, req.data.args[0]);
+                /* Held: the store has said nothing yet. */
+                ck_assert(!readable(store_created_fd(s), 50));
+                ck_assert_ptr_null(store_get_run(s, id));
+                if (streq(name, "runs")) {
+                        /* The last flush: the record is in place, all of its own done. */
+                        ck_assert_uint_eq(own, 3);
+                        ck_assert(exists(final));
+                        dir_synced = true;
+                } else {
+                        ck_assert_msg(startswith(name, "runs/.#new-"), "fsync() of %s", name);
+                        ck_assert(!exists(final));
+                        ck_assert(!dir_synced);
+                        own++;
+                }
+                resp.id = req.id;
+                if (fail && !streq(name, "runs"))
+                        resp.error = -EIO;
+                else
+                        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+                ck_assert_int_eq(ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp), 0);
+        }
+        *ret_own = own;
+        *ret_dir = dir_synced;
+}
+
+/* The report (which the service's answer to Run() waits for) comes after the record's flushes,
+ * each held in turn here, never before; a record whose flush fails is never reported as made and
+ * leaves nothing behind. */
+START_TEST(test_create_async_waits_for_disk) {
+        _cleanup_(store_freep) Store *s = open_store();
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int listener = -EBADF;
+        StoreRunInfo info = info_of(1, NULL);
+        unsigned own;
+        bool dir_synced;
+        Created c = {};
+
+        ck_assert_int_eq(store_load(s, 0, NULL), 0);
+        /* On a tmpfs the store syncs in the caller, where a held fsync() would never be answered. */
+        if (fd_on_memory_fs(dir.fd))
+                return;
+        listener = hold_fsyncs();
+        if (listener < 0 && (errno == EINVAL || errno == ENOSYS || errno == EACCES))
+                return; /* no user notifications here */
+        ck_assert_int_ge(listener, 0);
+
+        ck_assert_int_eq(store_create_run_async(s, &info, SEC, on_created, &c, &error), 0);
+        answer_fsyncs(s, listener, make_id(1), false, &own, &dir_synced);
+        ck_assert_uint_eq(own, 3);
+        ck_assert(dir_synced);
+        ck_assert_uint_eq(c.n, 0);
+        store_dispatch_created(s);
+        ck_assert_uint_eq(c.n, 1);
+        ck_assert_int_eq(c.errors[0], 0);
+        ck_assert_ptr_eq(store_get_run(s, make_id(1)), c.runs[0]);
+
+        info = info_of(2, NULL);
+        ck_assert_int_eq(store_create_run_async(s, &info, 2 * SEC, on_created, &c, &error), 0);
+        answer_fsyncs(s, listener, make_id(2), true, &own, &dir_synced);
+        ck_assert_uint_eq(own, 3);
+        ck_assert(!dir_synced);
+        store_dispatch_created(s);
+        ck_assert_uint_eq(c.n, 2);
+        ck_assert_int_eq(c.errors[1], -EIO);
+        ck_assert_ptr_null(c.runs[1]);
+        ck_assert_ptr_null(store_get_run(s, make_id(2)));
+        ck_assert(!exists("runs/00000000000000000000000000000002"));
+        ck_assert(!exists("runs/.#new-00000000000000000000000000000002"));
+        ck_assert_uint_eq(n_runs(s), 1);
 }
 END_TEST
 
@@ -958,6 +1249,10 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_space_check);
         tcase_add_test(tc, test_full_disk);
         tcase_add_test(tc, test_logs);
+        tcase_add_test(tc, test_create_async);
+        tcase_add_test(tc, test_create_async_freed);
+        tcase_add_test(tc, test_state_writes_in_order);
+        tcase_add_test(tc, test_create_async_waits_for_disk);
         tcase_add_test(tc, test_artifacts);
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_records_carry_format);

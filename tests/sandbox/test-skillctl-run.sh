@@ -94,6 +94,45 @@ run "$T/args" --file data.txt="$T/data" --file more.txt="$T/missing"
 check "a missing --file is 125" test "$(rc)" = 125
 check "a missing --file is named" grep -q -- "--file $T/missing: No such file" "$T/err"
 
+# The record's order (man/skillctl.1: result.json comes last, synced to disk with the logs
+# before it, its name durable before the run returns), seen in the calls themselves: every log
+# with bytes and result.json's data synced before its rename, the directory synced after it. And
+# a run killed at its syncs and renames in turn (strace's injection: the call not made, the
+# process killed; counted per thread, so the record thread's names, directory sync and logs'
+# syncs, and the engine's own where they come first) leaves no result.json beside logs it does
+# not describe, in a new output directory and in one reused.
+if command -v strace >/dev/null; then
+        # LeakSanitizer cannot work in a traced process (an ASan build): no leak check in these.
+        noleak="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+        mkdir -p "$T/rec/scripts"
+        printf -- '---\nname: rec\ndescription: Writes both streams.\n---\n' >"$T/rec/SKILL.md"
+        printf '#!/bin/bash\necho "out $SANDBOX_INPUT"\necho "err $SANDBOX_INPUT" >&2\n' >"$T/rec/scripts/main.sh"
+        chmod -R a+rX "$T/rec"
+        ASAN_OPTIONS=$noleak strace -f -y -qq -o "$T/trace" -e trace=fsync,rename,renameat,renameat2 \
+                "$SKILLCTL" run --local -q --output-dir "$T/durable" "$T/rec" --input '{"n": 1}' >"$T/out" 2>"$T/err"
+        echo $? >"$T/rc"
+        check "a run under strace succeeds" test "$(rc)" = 0
+        check "the logs and result.json synced before its rename, the directory after" \
+                "$SRC/tests/sandbox/record-order.py" trace "$T/trace" "$T/durable"
+        for reuse in new reused; do
+                bad=
+                for k in 1 2 3 4 5 6 7; do
+                        rm -rf "$T/killed"
+                        [ "$reuse" = reused ] && "$SKILLCTL" run --local -q --output-dir "$T/killed" "$T/rec" \
+                                --input '{"n": 0}' >/dev/null 2>&1
+                        (ASAN_OPTIONS=$noleak strace -f -qq -o /dev/null -e trace=fsync,rename,renameat,renameat2 \
+                                -e inject=fsync,rename,renameat,renameat2:error=EIO:signal=KILL:when=$k \
+                                "$SKILLCTL" run --local -q --output-dir "$T/killed" "$T/rec" \
+                                --input "{\"n\": $k}" >/dev/null 2>&1) 2>/dev/null
+                        "$SRC/tests/sandbox/record-order.py" killed "$T/killed" >"$T/why" || bad="$bad $k:$(cat "$T/why")"
+                done
+                check "a run killed at any sync or rename ($reuse output directory) leaves no result.json beside other logs" \
+                        test -z "$bad"
+        done
+else
+        ok "# SKIP the record's order: strace is not installed"
+fi
+
 # Exit statuses.
 run "$EXAMPLES/always-fails"
 check "the skill's exit code is ours" test "$(rc)" = 3
