@@ -1800,10 +1800,8 @@ static int read_streams(SandboxRun *run) {
                                 run->req->limits.stderr_max, &run->err_live);
         /* Into the logs as they come, once they exist: the end then only syncs them. A failure
          * here is the store's to report, at the end. */
-        if (r >= 0 && run_record_ready(&run->record, false)) {
-                (void) run_record_write_log(&run->record, false, res->stdout_stream.data, res->stdout_stream.size);
-                (void) run_record_write_log(&run->record, true, res->stderr_stream.data, res->stderr_stream.size);
-        }
+        if (r >= 0 && run_record_ready(&run->record, false))
+                (void) run_record_write_logs(&run->record, &res->stdout_stream, &res->stderr_stream);
         return r;
 }
 
@@ -2156,9 +2154,7 @@ static void run_store(SandboxRun *run) {
          * to vouch for them. Where the skill never started, all of it happens here. */
         run_record_begin(rec, run->dest_fd, !run->req->caller_stores_result, false);
         (void) run_record_ready(rec, true);
-        r = run_record_write_log(rec, false, res->stdout_stream.data, res->stdout_stream.size);
-        if (r >= 0)
-                r = run_record_write_log(rec, true, res->stderr_stream.data, res->stderr_stream.size);
+        r = run_record_write_logs(rec, &res->stdout_stream, &res->stderr_stream);
         if (r < 0)
                 store_fail(run, "Failed to write the logs: %s", strerror(-r));
         if (run->req->caller_stores_result)
@@ -2259,10 +2255,8 @@ int sandbox_run(const RunRequest *req, RunResult **ret, char **error) {
                 /* The logs are whole: their syncs start while the usage is read and result.json
                  * written. */
                 if (run_record_ready(&run.record, true)) {
-                        (void) run_record_write_log(&run.record, false, run.result->stdout_stream.data,
-                                                    run.result->stdout_stream.size);
-                        (void) run_record_write_log(&run.record, true, run.result->stderr_stream.data,
-                                                    run.result->stderr_stream.size);
+                        (void) run_record_write_logs(&run.record, &run.result->stdout_stream,
+                                                     &run.result->stderr_stream);
                         run_record_logs_final(&run.record);
                 }
                 if (run.exited)

@@ -28,7 +28,6 @@
 #include "sandbox-internal.h"
 #include "thread-util.h"
 
-
 /* Only lo exists in a new network namespace, and it starts down: brought up through sock, a
  * socket of that namespace (the init's, made with the clone; the thread's, made beside it). */
 int sandbox_loopback_up(int sock) {

@@ -217,6 +217,15 @@ int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size
         return 0;
 }
 
+int run_record_write_logs(RunRecord *rec, const RunStream *out, const RunStream *err) {
+        int r;
+
+        r = run_record_write_log(rec, false, out->data, out->size);
+        if (r < 0)
+                return r;
+        return run_record_write_log(rec, true, err->data, err->size);
+}
+
 int run_record_write_result(RunRecord *rec, const char *text, size_t size) {
         if (rec->result.fd < 0)
                 return rec->result_error < 0 ? rec->result_error : -EBADF;

@@ -438,6 +438,8 @@ bool run_record_ready(RunRecord *rec, bool wait);
 /* Brings a log (err: stderr.log) to the first size bytes of data, the stream kept so far (its
  * start never changes), once the record is ready: as the skill writes, and at the end. */
 int run_record_write_log(RunRecord *rec, bool err, const char *data, size_t size);
+/* Both logs brought to their streams (stdout.log first); the first failure stops it, returned. */
+int run_record_write_logs(RunRecord *rec, const RunStream *out, const RunStream *err);
 /* The streams are drained and their bytes written: with a thread, it syncs the logs now. */
 void run_record_logs_final(RunRecord *rec);
 /* With a thread, meanwhile(userdata) runs in it after the logs' syncs (true; the caller leaves
