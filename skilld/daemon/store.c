@@ -88,6 +88,16 @@ struct StateJob {
         StateJob *next;
 };
 
+/* Appends item to a singly linked queue kept as head and tail (the flusher's queues). */
+#define QUEUE_APPEND(head, tail, item)          \
+        do {                                    \
+                if (tail)                       \
+                        (tail)->next = (item);  \
+                else                            \
+                        (head) = (item);        \
+                (tail) = (item);                \
+        } while (0)
+
 static StoreNewRun *new_run_free(StoreNewRun *n);
 static void flusher_join(Store *s);
 static int state_write_lazy(Store *s, StoreRun *run);
@@ -821,6 +831,23 @@ int store_create_run(Store *s, const StoreRunInfo *info, uint64_t now_usec, Stor
         return new_run_finish(s, n, ret);
 }
 
+/* A committed batch (synced and in place, or failed) to be reported by the caller's loop
+ * (store_dispatch_created()), woken through the eventfd. */
+static void new_runs_done(Store *s, StoreNewRun *batch) {
+        StoreNewRun *last = batch;
+
+        while (last->next)
+                last = last->next;
+        pthread_mutex_lock(&s->new_lock);
+        if (s->new_done_tail)
+                s->new_done_tail->next = batch;
+        else
+                s->new_done = batch;
+        s->new_done_tail = last;
+        pthread_mutex_unlock(&s->new_lock);
+        (void) eventfd_write(s->new_event_fd, 1);
+}
+
 /* The lazy state.json writes queued before this round, in order. */
 static void state_jobs_write(Store *s, StateJob *jobs) {
         while (jobs) {
@@ -869,17 +896,7 @@ static void *flusher_thread(void *arg) {
 
                 /* What was queued meanwhile waits for the next round: a group commit. */
                 new_runs_commit(s, batch);
-
-                pthread_mutex_lock(&s->new_lock);
-                if (s->new_done_tail)
-                        s->new_done_tail->next = batch;
-                else
-                        s->new_done = batch;
-                while (batch->next)
-                        batch = batch->next;
-                s->new_done_tail = batch;
-                pthread_mutex_unlock(&s->new_lock);
-                (void) eventfd_write(s->new_event_fd, 1);
+                new_runs_done(s, batch);
         }
 }
 
@@ -919,11 +936,7 @@ static int state_write_lazy(Store *s, StoreRun *run) {
         pthread_mutex_lock(&s->new_lock);
         r = s->memory_fs ? -EAGAIN : flusher_wake_locked(s);
         if (r >= 0) {
-                if (s->state_queued_tail)
-                        s->state_queued_tail->next = j;
-                else
-                        s->state_queued = j;
-                s->state_queued_tail = j;
+                QUEUE_APPEND(s->state_queued, s->state_queued_tail, j);
                 run->state_writes++;
                 s->n_state_writes++;
         }
@@ -966,24 +979,12 @@ int store_create_run_async(Store *s, const StoreRunInfo *info, uint64_t now_usec
         if (s->memory_fs) {
                 /* Done here, and reported all the same from the next turn of the caller's loop. */
                 new_runs_commit(s, n);
-                pthread_mutex_lock(&s->new_lock);
-                if (s->new_done_tail)
-                        s->new_done_tail->next = n;
-                else
-                        s->new_done = n;
-                s->new_done_tail = n;
-                pthread_mutex_unlock(&s->new_lock);
-                (void) eventfd_write(s->new_event_fd, 1);
+                new_runs_done(s, n);
         } else {
                 pthread_mutex_lock(&s->new_lock);
                 r = flusher_wake_locked(s);
-                if (r >= 0) {
-                        if (s->new_queued_tail)
-                                s->new_queued_tail->next = n;
-                        else
-                                s->new_queued = n;
-                        s->new_queued_tail = n;
-                }
+                if (r >= 0)
+                        QUEUE_APPEND(s->new_queued, s->new_queued_tail, n);
                 pthread_mutex_unlock(&s->new_lock);
                 if (r < 0) {
                         (void) rm_rf_at(s->runs_fd, n->tmp);
