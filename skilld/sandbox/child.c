@@ -816,36 +816,6 @@ static int setup_ro_dirs(const int *fds, size_t n, StepError *e) {
         return r;
 }
 
-/* Makes the tree built at NEWROOT our root, and lets go of the old one (the host's tree, our
- * private copy of it): nothing of it stays reachable, nor listed in /proc/self/mountinfo. The
- * detach waits for an RCU grace period (0.02 to 0.5 ms here, depending on the other CPU), which is
- * why this ends the fixed part of the root, before the init's first wait for the engine (its v1
- * cgroups), rather than the late part: where the engine is the slower of the two, the wait
- * absorbs it. Nothing after this needs the host's tree: the writable places and the inputs come
- * from fds. */
-static int pivot_into_new_root(StepError *e) {
-        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
-         * new root alone, without needing a directory to park the old root in. */
-        if (syscall(SYS_pivot_root, ".", ".") >= 0) {
-                if (umount2(".", MNT_DETACH) < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to detach the old root");
-        } else if (errno == EINVAL && is_rootfs("/")) {
-                /* The host runs from its initramfs (the kernel's rootfs, as a VM booted from an
-                 * initramfs does), and rootfs can never be pivoted away from. Do what switch_root
-                 * does: move the new root over it and chroot. The old root stays underneath,
-                 * unreachable: no path leads to it, no fd of the skill points into it, and leaving
-                 * a chroot takes CAP_SYS_CHROOT, which the skill never has. */
-                if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to move the new root over the initramfs");
-                if (chroot(".") < 0)
-                        return STEP_FAIL(e->what, errno, "Failed to enter the new root");
-        } else
-                return STEP_FAIL(e->what, errno, "Failed to pivot into the new root");
-        if (chdir("/") < 0)
-                return STEP_FAIL(e->what, errno, "Failed to chdir to the new root");
-        return 0;
-}
-
 /* The part of the root that holds nothing of the run's own (no input, no files, no writable
  * place): it may be built while the parent is still placing us under the limits. */
 static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
@@ -905,22 +875,41 @@ static int setup_rootfs_early(const SandboxChild *c, StepError *e) {
                 if (r < 0)
                         return r;
         }
-        r = setup_proc(e); /* last: the binds above name fds through the host's /proc/self */
-        /* The overlays and the binds hold their own clones of it. */
-        empty_layer_fd = safe_close(empty_layer_fd);
-        if (r < 0)
-                return r;
-        return pivot_into_new_root(e);
+        return 0;
 }
 
-/* The rest, once under the limits and inside the new root: what the run writes and the inputs it
- * is given are charged to its own cgroup. Then the root itself becomes read-only. */
+/* The rest, once under the limits: what the run writes and the inputs it is given are charged
+ * to its own cgroup. */
 static int setup_rootfs_late(const SandboxChild *c, StepError *e) {
         int r;
 
         r = setup_writable(c, e);
+        if (r >= 0)
+                r = setup_proc(e); /* last: /proc/self above must still be the host's */
+        /* The overlays and the binds hold their own clones of it. */
+        empty_layer_fd = safe_close(empty_layer_fd);
         if (r < 0)
                 return r;
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves the
+         * new root alone, without needing a directory to park the old root in. */
+        if (syscall(SYS_pivot_root, ".", ".") >= 0) {
+                if (umount2(".", MNT_DETACH) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to detach the old root");
+        } else if (errno == EINVAL && is_rootfs("/")) {
+                /* The host runs from its initramfs (the kernel's rootfs, as a VM booted from an
+                 * initramfs does), and rootfs can never be pivoted away from. Do what switch_root
+                 * does: move the new root over it and chroot. The old root stays underneath,
+                 * unreachable: no path leads to it, no fd of the skill points into it, and leaving
+                 * a chroot takes CAP_SYS_CHROOT, which the skill never has. */
+                if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to move the new root over the initramfs");
+                if (chroot(".") < 0)
+                        return STEP_FAIL(e->what, errno, "Failed to enter the new root");
+        } else
+                return STEP_FAIL(e->what, errno, "Failed to pivot into the new root");
+        if (chdir("/") < 0)
+                return STEP_FAIL(e->what, errno, "Failed to chdir to the new root");
         r = mount_add_attr("/", MOUNT_ATTR_RDONLY, false);
         if (r < 0)
                 return STEP_FAIL(e->what, r, "Failed to make the new root read-only");
