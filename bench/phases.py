@@ -58,6 +58,7 @@ SPANS = [
     ("init: writable places, inputs, /proc, pivot", "init-go", "init-late"),
     ("init: in its v1 cgroups: writable places ... pivot", "init-placed", "init-late"),
     ("init: fixed root's end to the pivot (in place)", "init-early", "init-late"),
+    ("init: clone3()'s return to its late part's end", "cloned", "init-late"),
     ("init: held for the release, after the late part", "init-late", "init-go"),
     ("init: fork of the skill process (now: verdict, drop, vfork)", "init-late", "init-forked"),
     ("init: fds closed, held for the uid's verdict", "init-late", "init-verdict"),

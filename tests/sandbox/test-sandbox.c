@@ -596,9 +596,12 @@ END_TEST
 
 START_TEST(test_etc_readable_under_umask_077) {
         /* skilld.service runs with umask 077: the sandbox's own /etc files stay readable by the
-         * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does. */
+         * skill (its passwd entry, hosts, nsswitch.conf), as /proc/loadavg does, and the root's
+         * directories have the modes they are made with (the init builds under umask 0; /out/files
+         * was once cut to 0700). */
         _cleanup_test_run_ TestRun t = test_run_new("stat -c '%a %n' /etc/passwd /etc/group /etc/hosts "
                                                     "/etc/nsswitch.conf /etc/hostname /proc/loadavg\n"
+                                                    "stat -c '%a %n' /etc /etc/ssl /home /var /run /out/files\n"
                                                     "whoami\n"
                                                     "getent hosts localhost >/dev/null && echo resolved");
         mode_t old = umask(077);
@@ -608,7 +611,9 @@ START_TEST(test_etc_readable_under_umask_077) {
         assert_status(t.res, RUN_STATUS_SUCCEEDED);
         ck_assert_str_eq(t.res->stdout_stream.data,
                          "644 /etc/passwd\n644 /etc/group\n644 /etc/hosts\n644 /etc/nsswitch.conf\n"
-                         "644 /etc/hostname\n444 /proc/loadavg\nskill\nresolved\n");
+                         "644 /etc/hostname\n444 /proc/loadavg\n"
+                         "755 /etc\n755 /etc/ssl\n755 /home\n755 /var\n755 /run\n755 /out/files\n"
+                         "skill\nresolved\n");
 }
 END_TEST
 
