@@ -55,6 +55,14 @@ static void *cgroup1_free(void *state) {
                         cg_remove(cg->path[h]);
                 (void) safe_close(cg->fd[h]);
                 free(cg->path[h]);
+                /* The runs of engines that were killed (SIGKILL) left theirs behind: swept here,
+                 * at the run's end (in the record's thread, while the engine waits for the disk),
+                 * not on the way to the skill's start, where listing the parents and trying the
+                 * locks of the live runs' cgroups took about 0.1 ms before the init could enter
+                 * its own. Every run still sweeps, once, and only what nothing holds; a run that
+                 * never made its cgroups sweeps too. */
+                if (cg->parent[h])
+                        cg_sweep_dead(cg->parent[h], "skilld-run-");
                 free(cg->parent[h]);
         }
         free(cg->run_id);
@@ -92,8 +100,6 @@ static int create_in(Cgroup1 *cg, Hierarchy h, char **error) {
         path = strdup_printf("%s/skilld-run-%s", cg->parent[h], cg->run_id);
         if (!path)
                 return -ENOMEM;
-        /* The runs of engines that were killed (SIGKILL) left theirs behind. */
-        cg_sweep_dead(cg->parent[h], "skilld-run-");
         /* cpu and cpuacct co-mounted: the same directory, created once (and locked by cpu's fd). */
         r = cg_create_locked(path, &cg->fd[h]);
         if (r == -EEXIST && h == HIERARCHY_CPUACCT) {

@@ -706,6 +706,37 @@ START_TEST(test_cgroup_failure_after_clone) {
 }
 END_TEST
 
+/* cgroup v1: the cgroups of runs whose engine was killed (empty, their lock free) are swept by the
+ * next run, at its end now rather than before its init enters its own; one that a live run holds
+ * (locked) stays. */
+START_TEST(test_cgroup_stale_swept) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        _cleanup_free_ char *own_pids = NULL, *stale = NULL, *live = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char id[RANDOM_ID_STRING_MAX], other[RANDOM_ID_STRING_MAX];
+        struct statfs sf;
+
+        if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
+            statfs("/sys/fs/cgroup/memory", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
+                return; /* not a cgroup v1 host */
+        ck_assert_int_eq(cg_own_path("pids", &own_pids), 0);
+        ck_assert_int_eq(random_id(id), 0);
+        ck_assert_int_eq(random_id(other), 0);
+        stale = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, id);
+        live = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, other);
+        ck_assert_int_eq(mkdir(stale, 0755), 0);
+        ck_assert_int_eq(cg_create_locked(live, &fd), 0);
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(access(stale, F_OK), -1);
+        ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(access(live, F_OK), 0);
+        fd = safe_close(fd);
+        ck_assert_int_eq(rmdir(live), 0);
+}
+END_TEST
+
 /* The engine narrows its own CPU affinity while the init builds its root (step_aside()): the init,
  * the skill and the caller after the run keep the caller's CPUs. */
 START_TEST(test_affinity_kept) {
@@ -1819,6 +1850,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
+        tcase_add_test(tc, test_cgroup_stale_swept);
         tcase_add_test(tc, test_affinity_kept);
         suite_add_tcase(s, tc);
 
