@@ -42,7 +42,22 @@ typedef struct Cgroup1 {
         char *parent[_HIERARCHY_MAX];   /* where the run's cgroup goes; NULL: not used */
         char *path[_HIERARCHY_MAX];     /* NULL where not created */
         int fd[_HIERARCHY_MAX];
+        bool swept;
 } Cgroup1;
+
+/* The runs of engines that were killed (SIGKILL) left their cgroups behind; every run sweeps them
+ * once, what nothing holds and nothing is in. Not on the way to the skill's start, where listing
+ * the parents and trying the locks of the live runs' cgroups took about 0.05 ms before the init
+ * could enter its own: while the skill starts (cgroup1_tidy()), or at the end where the run never
+ * got that far. */
+static void sweep(Cgroup1 *cg) {
+        if (cg->swept)
+                return;
+        cg->swept = true;
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
+                if (cg->parent[h])
+                        cg_sweep_dead(cg->parent[h], "skilld-run-");
+}
 
 static void *cgroup1_free(void *state) {
         Cgroup1 *cg = state;
@@ -55,16 +70,10 @@ static void *cgroup1_free(void *state) {
                         cg_remove(cg->path[h]);
                 (void) safe_close(cg->fd[h]);
                 free(cg->path[h]);
-                /* The runs of engines that were killed (SIGKILL) left theirs behind: swept here,
-                 * at the run's end (in the record's thread, while the engine waits for the disk),
-                 * not on the way to the skill's start, where listing the parents and trying the
-                 * locks of the live runs' cgroups took about 0.1 ms before the init could enter
-                 * its own. Every run still sweeps, once, and only what nothing holds; a run that
-                 * never made its cgroups sweeps too. */
-                if (cg->parent[h])
-                        cg_sweep_dead(cg->parent[h], "skilld-run-");
-                free(cg->parent[h]);
         }
+        sweep(cg);
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
+                free(cg->parent[h]);
         free(cg->run_id);
         free(cg);
         return NULL;
@@ -222,6 +231,10 @@ static size_t cgroup1_self_place(void *state, int *fds, size_t max) {
         return n;
 }
 
+static void cgroup1_tidy(void *state) {
+        sweep(state);
+}
+
 static void cgroup1_kill(void *state) {
         Cgroup1 *cg = state;
 
@@ -268,6 +281,7 @@ const SandboxBackendOps sandbox_backend_cgroup1 = {
         .prepare = cgroup1_prepare,
         .create = cgroup1_create,
         .self_place = cgroup1_self_place,
+        .tidy = cgroup1_tidy,
         .kill = cgroup1_kill,
         .collect = cgroup1_collect,
         .free = cgroup1_free,

@@ -707,8 +707,8 @@ START_TEST(test_cgroup_failure_after_clone) {
 END_TEST
 
 /* cgroup v1: the cgroups of runs whose engine was killed (empty, their lock free) are swept by the
- * next run, at its end now rather than before its init enters its own; one that a live run holds
- * (locked) stays. */
+ * next run, while its skill starts rather than before its init enters its own; one that a live
+ * run holds (locked) stays. */
 START_TEST(test_cgroup_stale_swept) {
         _cleanup_test_run_ TestRun t = test_run_new("echo ran");
         _cleanup_free_ char *own_pids = NULL, *stale = NULL, *live = NULL;
