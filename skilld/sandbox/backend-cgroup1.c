@@ -42,6 +42,7 @@ typedef struct Cgroup1 {
         char *parent[_HIERARCHY_MAX];   /* where the run's cgroup goes; NULL: not used */
         char *path[_HIERARCHY_MAX];     /* NULL where not created */
         int fd[_HIERARCHY_MAX];
+        bool created;                   /* create() was called: the run uses this backend */
         bool swept;
 } Cgroup1;
 
@@ -49,9 +50,9 @@ typedef struct Cgroup1 {
  * once, what nothing holds and nothing is in. Not on the way to the skill's start, where listing
  * the parents and trying the locks of the live runs' cgroups took about 0.05 ms before the init
  * could enter its own: while the skill starts (cgroup1_tidy()), or at the end where the run never
- * got that far. */
+ * got that far. Not by a prepare() that failed (the engine moves on to another backend). */
 static void sweep(Cgroup1 *cg) {
-        if (cg->swept)
+        if (cg->swept || !cg->created)
                 return;
         cg->swept = true;
         for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
@@ -164,6 +165,7 @@ static int cgroup1_create(void *state, char **error) {
         char buf[64];
         int r;
 
+        cg->created = true;
         for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
                 if (!cg->parent[h])
                         continue;
