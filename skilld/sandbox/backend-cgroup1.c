@@ -42,7 +42,23 @@ typedef struct Cgroup1 {
         char *parent[_HIERARCHY_MAX];   /* where the run's cgroup goes; NULL: not used */
         char *path[_HIERARCHY_MAX];     /* NULL where not created */
         int fd[_HIERARCHY_MAX];
+        bool created;                   /* create() was called: the run uses this backend */
+        bool swept;
 } Cgroup1;
+
+/* The runs of engines that were killed (SIGKILL) left their cgroups behind; every run sweeps them
+ * once, what nothing holds and nothing is in. Not on the way to the skill's start, where listing
+ * the parents and trying the locks of the live runs' cgroups took about 0.05 ms before the init
+ * could enter its own: while the skill starts (cgroup1_tidy()), or at the end where the run never
+ * got that far. Not by a prepare() that failed (the engine moves on to another backend). */
+static void sweep(Cgroup1 *cg) {
+        if (cg->swept || !cg->created)
+                return;
+        cg->swept = true;
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
+                if (cg->parent[h])
+                        cg_sweep_dead(cg->parent[h], "skilld-run-");
+}
 
 static void *cgroup1_free(void *state) {
         Cgroup1 *cg = state;
@@ -55,8 +71,10 @@ static void *cgroup1_free(void *state) {
                         cg_remove(cg->path[h]);
                 (void) safe_close(cg->fd[h]);
                 free(cg->path[h]);
-                free(cg->parent[h]);
         }
+        sweep(cg);
+        for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++)
+                free(cg->parent[h]);
         free(cg->run_id);
         free(cg);
         return NULL;
@@ -92,8 +110,6 @@ static int create_in(Cgroup1 *cg, Hierarchy h, char **error) {
         path = strdup_printf("%s/skilld-run-%s", cg->parent[h], cg->run_id);
         if (!path)
                 return -ENOMEM;
-        /* The runs of engines that were killed (SIGKILL) left theirs behind. */
-        cg_sweep_dead(cg->parent[h], "skilld-run-");
         /* cpu and cpuacct co-mounted: the same directory, created once (and locked by cpu's fd). */
         r = cg_create_locked(path, &cg->fd[h]);
         if (r == -EEXIST && h == HIERARCHY_CPUACCT) {
@@ -149,6 +165,7 @@ static int cgroup1_create(void *state, char **error) {
         char buf[64];
         int r;
 
+        cg->created = true;
         for (Hierarchy h = 0; h < _HIERARCHY_MAX; h++) {
                 if (!cg->parent[h])
                         continue;
@@ -216,6 +233,10 @@ static size_t cgroup1_self_place(void *state, int *fds, size_t max) {
         return n;
 }
 
+static void cgroup1_tidy(void *state) {
+        sweep(state);
+}
+
 static void cgroup1_kill(void *state) {
         Cgroup1 *cg = state;
 
@@ -262,6 +283,7 @@ const SandboxBackendOps sandbox_backend_cgroup1 = {
         .prepare = cgroup1_prepare,
         .create = cgroup1_create,
         .self_place = cgroup1_self_place,
+        .tidy = cgroup1_tidy,
         .kill = cgroup1_kill,
         .collect = cgroup1_collect,
         .free = cgroup1_free,

@@ -65,6 +65,10 @@ struct SandboxBackendOps {
         /* Optional: the init was born in clone_into()'s cgroup, so place() is not called; what
          * place() does besides placing it (the scope backend's oom_score_adj) happens here. */
         void (*born)(void *state);
+        /* Optional: tidying that nothing of the run needs (cgroup v1: sweeping the cgroups of
+         * runs whose engine was killed), called once the skill is about to start, when the engine
+         * would only wait; free() does it where this was not called. */
+        void (*tidy)(void *state);
         /* Kills every process still in the run's cgroup; the engine also kills the PID namespace
          * init, so this is the second line. */
         void (*kill)(void *state);

@@ -1310,6 +1310,10 @@ static void run_kill(SandboxRun *run) {
  * Where the skill never got that far, the store prepares it itself. */
 static void record_begin(SandboxRun *run) {
         run_record_begin(&run->record, run->dest_fd, !run->req->caller_stores_result, true);
+        /* The backend's tidying that no run waits for (v1: the cgroups killed engines left
+         * behind), while the skill starts on the init's CPU and the engine has nothing to do. */
+        if (run->backend->tidy && run->backend_state)
+                run->backend->tidy(run->backend_state);
 }
 
 /* One byte for the held init (HOLD_*) with n fds. */

@@ -676,12 +676,12 @@ END_TEST
 /* cgroup v1: the run's cgroups are made after the clone, while the init builds its root. One
  * that cannot be made (its name taken, by a live run as far as the sweep can tell) fails the run
  * with a message naming it; the init is killed and reaped, and the cgroups made before it are
- * removed. */
+ * removed. The run never started its skill, so it sweeps what killed engines left at its end. */
 START_TEST(test_cgroup_failure_after_clone) {
         _cleanup_test_run_ TestRun t = test_run_new("echo ran");
-        _cleanup_free_ char *own_pids = NULL, *own_memory = NULL, *taken = NULL, *made = NULL;
+        _cleanup_free_ char *own_pids = NULL, *own_memory = NULL, *taken = NULL, *made = NULL, *stale = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char id[RANDOM_ID_STRING_MAX];
+        char id[RANDOM_ID_STRING_MAX], other[RANDOM_ID_STRING_MAX];
         struct statfs sf;
 
         if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
@@ -694,6 +694,10 @@ START_TEST(test_cgroup_failure_after_clone) {
         made = strdup_printf("/sys/fs/cgroup/memory%s/skilld-run-%s", streq(own_memory, "/") ? "" : own_memory,
                              id);
         ck_assert_int_eq(cg_create_locked(taken, &fd), 0);
+        ck_assert_int_eq(random_id(other), 0);
+        stale = strdup_printf("/sys/fs/cgroup/memory%s/skilld-run-%s", streq(own_memory, "/") ? "" : own_memory,
+                              other);
+        ck_assert_int_eq(mkdir(stale, 0755), 0);
 
         t.req.run_id = id;
         test_run_go(&t);
@@ -705,9 +709,41 @@ START_TEST(test_cgroup_failure_after_clone) {
         ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
         ck_assert_int_eq(errno, ECHILD);
         ck_assert_int_eq(access(made, F_OK), -1);
+        ck_assert_int_eq(access(stale, F_OK), -1);
         ck_assert(!host_process_with_uid(t.res->uid));
         fd = safe_close(fd);
         ck_assert_int_eq(rmdir(taken), 0);
+}
+END_TEST
+
+/* cgroup v1: the cgroups of runs whose engine was killed (empty, their lock free) are swept by the
+ * next run, while its skill starts rather than before its init enters its own; one that a live
+ * run holds (locked) stays. */
+START_TEST(test_cgroup_stale_swept) {
+        _cleanup_test_run_ TestRun t = test_run_new("echo ran");
+        _cleanup_free_ char *own_pids = NULL, *stale = NULL, *live = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char id[RANDOM_ID_STRING_MAX], other[RANDOM_ID_STRING_MAX];
+        struct statfs sf;
+
+        if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
+            statfs("/sys/fs/cgroup/memory", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
+                return; /* not a cgroup v1 host */
+        ck_assert_int_eq(cg_own_path("pids", &own_pids), 0);
+        ck_assert_int_eq(random_id(id), 0);
+        ck_assert_int_eq(random_id(other), 0);
+        stale = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, id);
+        live = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, other);
+        ck_assert_int_eq(mkdir(stale, 0755), 0);
+        ck_assert_int_eq(cg_create_locked(live, &fd), 0);
+
+        test_run_go(&t);
+        assert_status(t.res, RUN_STATUS_SUCCEEDED);
+        ck_assert_int_eq(access(stale, F_OK), -1);
+        ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(access(live, F_OK), 0);
+        fd = safe_close(fd);
+        ck_assert_int_eq(rmdir(live), 0);
 }
 END_TEST
 
@@ -1824,6 +1860,7 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_exec_failures);
         tcase_add_test(tc, test_setup_failure_is_error);
         tcase_add_test(tc, test_cgroup_failure_after_clone);
+        tcase_add_test(tc, test_cgroup_stale_swept);
         tcase_add_test(tc, test_affinity_kept);
         suite_add_tcase(s, tc);
 
