@@ -798,9 +798,19 @@ static void new_runs_commit(Store *s, StoreNewRun *batch) {
                 else
                         renamed = true;
         }
-        /* The names: one flush of the directory for every record of the round. */
-        if (renamed)
-                (void) fsync(s->runs_fd);
+        /* The names: one flush of the directory for every record of the round. A flush that
+         * failed leaves the names' durability unknown: nobody may be told of these records, so
+         * they go again (a removal a crash undoes leaves a queued record nobody heard of, which
+         * the next start interrupts, as after SIGKILL). */
+        if (renamed && fsync(s->runs_fd) < 0) {
+                int e = -errno;
+
+                for (StoreNewRun *n = batch; n; n = n->next)
+                        if (n->result == 0) {
+                                n->result = e;
+                                (void) rm_rf_at(s->runs_fd, n->run->id);
+                        }
+        }
 }
 
 /* The record is durable and in place: into the index. On failure the record stays on disk, where
