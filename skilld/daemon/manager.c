@@ -119,6 +119,7 @@ static Run *run_free(Run *run) {
         STRV_FOREACH(n, run->peers)
                 (void) sd_bus_track_remove_name(run->peers_track, *n);
         strv_free(run->peers);
+        free(run->refused);
         sd_bus_track_unref(run->peers_track);
         free(run);
         return NULL;
@@ -765,7 +766,9 @@ static void manager_dispatch_queue(Manager *m) {
         }
 }
 
-static int read_result(Run *run, char **ret) {
+/* The worker's result: the copy it left in the memfd, else (it died before writing it) what
+ * result.json holds. *ret_from_file tells which. */
+static int read_result(Run *run, char **ret, bool *ret_from_file) {
         Manager *m = run->manager;
         _cleanup_free_ char *text = NULL, *path = NULL;
         int r = -ENODATA;
@@ -797,14 +800,35 @@ static void run_worker_exited(Run *run, int code, int status) {
         run->running = false;
         run->worker_source = sd_event_source_disable_unref(run->worker_source);
 
-        r = read_result(run, &result);
+        r = read_result(run, &result, &from_file);
         if (r >= 0) {
-                r = store_run_finish(m->store, run->record, result, 0, &error);
+                _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+
+                /* A worker exits successfully only after committing result.json with the bytes it
+                 * then wrote to the memfd (worker_execute()): nothing to read back. */
+                if (from_file || (code == CLD_EXITED && status == EXIT_SUCCESS))
+                        r = store_run_finish_committed(m->store, run->record, result, 0, &parsed, &error);
+                else
+                        r = store_run_finish(m->store, run->record, result, 0, &error);
                 if (r < 0)
                         log_warning("Run %s: %s", run->record->id, strna(error));
                 run_finalize(run);
                 return;
-        }
+/* The refused system calls of a result for the journal entry, escaped, or NULL: none, or the
+ * result does not say. */
+static char *result_refused(const cJSON *j) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        char *refused = NULL;
+
+        if (j && res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
+                (void) run_result_refused_string(res, &refused);
+        return refused;
+}
+
+                *ret_from_file = true;
+        } else
+                *ret_from_file = false;
+        bool from_file;
 
         if (code == CLD_EXITED)
                 reason = strdup_printf("the run's worker failed (exit status %d)", status);
@@ -816,26 +840,9 @@ static void run_worker_exited(Run *run, int code, int status) {
 }
 
 static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+                run->refused = result_refused(parsed);
         run_worker_exited(userdata, si->si_code, si->si_status);
         return 0;
-}
-
-/* What the journal entry takes from the stored result: the signal, and the refused system calls
- * (NULL when none were, or the result does not say). */
-static int result_journal_fields(Manager *m, const StoreRun *record, char **ret_refused) {
-        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
-        _cleanup_(run_result_freep) RunResult *res = NULL;
-        _cleanup_free_ char *text = NULL;
-        const cJSON *v;
-
-        *ret_refused = NULL;
-        if (store_run_read_result(m->store, record, &text) < 0 || !(j = cJSON_Parse(text)))
-                return 0;
-        res = calloc(1, sizeof(RunResult));
-        if (res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
-                (void) run_result_refused_string(res, ret_refused);
-        v = cJSON_GetObjectItemCaseSensitive(j, "signal");
-        return cJSON_IsNumber(v) ? (int) v->valuedouble : 0;
 }
 
 /* The end of a run, whatever it was: tell everyone, free the slot, start the next. */
@@ -843,8 +850,7 @@ static void run_finalize(Run *run) {
         Manager *m = run->manager;
         StoreRun *record = run->record;
         _cleanup_strv_free_ char **removed = NULL;
-        _cleanup_free_ char *refused = NULL;
-        int sig, r;
+        int r;
 
         /* Those waiting hear first; the journal and the session's clock come after. */
         free(run->unit);
@@ -856,7 +862,7 @@ static void run_finalize(Run *run) {
         log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
                   (unsigned) record->owner,
                   record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
-        sig = result_journal_fields(m, record, &refused);
+        /* What the journal takes from the result was kept as it was stored: not read again. */
         journal_run_finished(&(JournalRun) {
                 .id = record->id,
                 .skill_name = record->skill_name,
@@ -864,9 +870,9 @@ static void run_finalize(Run *run) {
                 .owner = record->owner,
                 .status = record->state == RUN_FINISHED ? record->status : "interrupted",
                 .exit_code = record->exit_code,
-                .signal = sig,
+                .signal = record->state == RUN_FINISHED ? record->signal : 0,
                 .reason = record->state == RUN_INTERRUPTED ? record->reason : NULL,
-                .refused = refused,
+                .refused = record->state == RUN_FINISHED ? run->refused : NULL,
         });
 
         /* A session's idle TTL counts from the end of its last run. */

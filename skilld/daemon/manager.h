@@ -131,6 +131,7 @@ struct Run {
         ScopeSpare *scope_spare;        /* the scope started ahead whose id the run took, or NULL */
         bool cancel_requested;
 
+        char *refused;                  /* the journal's SKILLD_REFUSED_SYSCALLS, from the stored result */
         /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
          * these, never broadcast: the connection that submitted it, and those that afterwards
          * passed the run objects' access check for it. The names are counted in the manager's
