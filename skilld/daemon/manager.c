@@ -120,6 +120,7 @@ static Run *run_free(Run *run) {
                 (void) sd_bus_track_remove_name(run->peers_track, *n);
         strv_free(run->peers);
         free(run->refused);
+        free(run->refused);
         sd_bus_track_unref(run->peers_track);
         free(run);
         return NULL;
@@ -237,25 +238,36 @@ static int dup_fd(int fd) {
 static void manager_dispatch_queue(Manager *m);
 
 /* Taking a run uid scans /proc (every process's status) and asks the user database: milliseconds
- * on a busy host, on the event loop. So the next run's uid is taken when the service has nothing
- * else to do, and a run starting takes it. The rule of uid-alloc.h holds all the same: the scan
- * and the lock are at the time of taking, and from then on, as for any uid taken, a process of
- * that uid can only be a run of ours, which the spare has none of until it is handed out. */
+ * on a busy host, on the event loop. So the next runs' uids are taken when the service has nothing
+ * else to do, several after one scan, and a run starting takes the next of them. The rule of
+ * uid-alloc.h holds all the same: the scan and the lock are at the time of taking, and from then
+ * on, as for any uid taken, a process of that uid can only be a run of ours, which a spare has
+ * none of until it is handed out, however long it waits. */
 static int on_spare_uid(sd_event_source *s, void *userdata) {
         _cleanup_free_ char *why = NULL;
         Manager *m = userdata;
         int r;
 
-        if (m->stopping || !m->uids || m->spare_uid_lock_fd >= 0 || geteuid() != 0)
+        if (m->stopping || !m->uids || m->spare_uid_next < m->n_spare_uids || geteuid() != 0)
                 return 0;
-        r = uid_allocator_take(m->uids, &m->spare_uid, &m->spare_uid_lock_fd, &why);
-        if (r < 0)
+        m->spare_uid_next = m->n_spare_uids = 0;
+        r = uid_allocator_take_many(m->uids, MANAGER_SPARE_UIDS, m->spare_uids, m->spare_uid_lock_fds,
+                                    &m->n_spare_uids, &why);
+        if (r < 0) {
                 /* Every uid in use, say: the next run takes one as it starts, or waits. */
                 log_debug("No run uid taken ahead: %s", strna(why));
+                m->n_spare_uids = 0;
         return 0;
+        }
 }
 
 /* Arms a one-shot defer source at idle priority (made the first time): for work the service does
+static void manager_drop_spare_uids(Manager *m) {
+        for (size_t i = m->spare_uid_next; i < m->n_spare_uids; i++)
+                m->spare_uid_lock_fds[i] = safe_close(m->spare_uid_lock_fds[i]);
+        m->spare_uid_next = m->n_spare_uids = 0;
+}
+
  * ahead of need, once nothing else waits. */
 static int schedule_at_idle(Manager *m, sd_event_source **source, sd_event_handler_t handler,
                             const char *description) {
@@ -615,9 +627,10 @@ static int run_start(Run *run) {
 
         /* 1. An identity of its own (uid-alloc.h): the one taken ahead, else one taken now. */
         if (geteuid() == 0) {
-                if (m->spare_uid_lock_fd >= 0) {
-                        run->uid = m->spare_uid;
-                        run->uid_lock_fd = TAKE_FD(m->spare_uid_lock_fd);
+                if (m->spare_uid_next < m->n_spare_uids) {
+                        run->uid = m->spare_uids[m->spare_uid_next];
+                        run->uid_lock_fd = TAKE_FD(m->spare_uid_lock_fds[m->spare_uid_next]);
+                        m->spare_uid_next++;
                 } else {
                         r = uid_allocator_take(m->uids, &run->uid, &run->uid_lock_fd, &why);
                         if (r < 0)
@@ -786,15 +799,29 @@ static int read_result(Run *run, char **ret, bool *ret_from_file) {
                 r = read_full_file_at(AT_FDCWD, path, STORE_RESULT_MAX, true, &text, NULL);
                 if (r < 0)
                         return r;
-        }
+                *ret_from_file = true;
+        } else
+                *ret_from_file = false;
         *ret = TAKE_PTR(text);
         return 0;
 }
 
 static void run_worker_exited(Run *run, int code, int status) {
+/* The refused system calls of a result for the journal entry, escaped, or NULL: none, or the
+ * result does not say. */
+static char *result_refused(const cJSON *j) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        char *refused = NULL;
+
+        if (j && res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
+                (void) run_result_refused_string(res, &refused);
+        return refused;
+}
+
         Manager *m = run->manager;
         _cleanup_free_ char *result = NULL, *error = NULL, *reason = NULL;
         int r;
+        bool from_file;
 
         run->worker = 0;
         run->running = false;
@@ -813,22 +840,9 @@ static void run_worker_exited(Run *run, int code, int status) {
                 if (r < 0)
                         log_warning("Run %s: %s", run->record->id, strna(error));
                 run_finalize(run);
+                run->refused = result_refused(parsed);
                 return;
-/* The refused system calls of a result for the journal entry, escaped, or NULL: none, or the
- * result does not say. */
-static char *result_refused(const cJSON *j) {
-        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
-        char *refused = NULL;
-
-        if (j && res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
-                (void) run_result_refused_string(res, &refused);
-        return refused;
-}
-
-                *ret_from_file = true;
-        } else
-                *ret_from_file = false;
-        bool from_file;
+        }
 
         if (code == CLD_EXITED)
                 reason = strdup_printf("the run's worker failed (exit status %d)", status);
@@ -840,7 +854,6 @@ static char *result_refused(const cJSON *j) {
 }
 
 static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-                run->refused = result_refused(parsed);
         run_worker_exited(userdata, si->si_code, si->si_status);
         return 0;
 }
@@ -1064,7 +1077,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->options = *o;
         m->listen_fd = -EBADF;
-        m->spare_uid_lock_fd = -EBADF;
         m->idle_timeout_usec = SKILLD_IDLE_TIMEOUT_DEFAULT_USEC;
         /* systemd tells us where StateDirectory= is; that wins over the build's default, so
          * the store is where the unit made it writable whatever the installation prefix. */
@@ -1101,7 +1113,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->listen_source);
         sd_event_source_disable_unref(m->dispatch_source);
         sd_event_source_disable_unref(m->spare_uid_source);
-        safe_close(m->spare_uid_lock_fd);
+        manager_drop_spare_uids(m);
         scope_spare_free(m->scope_spare);
         sd_event_source_disable_unref(m->scope_spare_source);
         safe_close(m->listen_fd);
