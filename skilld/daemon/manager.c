@@ -76,8 +76,11 @@ static void run_append(Manager *m, Run *run) {
 }
 
 static Run *run_free(Run *run) {
+        PeerNames *peers;
+
         if (!run)
                 return NULL;
+        peers = run->manager ? run->manager->peers : NULL;
         run_unlink(run);
         sd_bus_message_unref(run->call);
         if (run->worker > 0) {
@@ -116,12 +119,10 @@ static Run *run_free(Run *run) {
         safe_close(run->uid_lock_fd);
         safe_close(run->env_dir_fd);
         free(run->unit);
+        free(run->refused);
         STRV_FOREACH(n, run->peers)
-                (void) sd_bus_track_remove_name(run->peers_track, *n);
+                peer_names_remove(peers, *n);
         strv_free(run->peers);
-        free(run->refused);
-        free(run->refused);
-        sd_bus_track_unref(run->peers_track);
         free(run);
         return NULL;
 }
@@ -255,19 +256,19 @@ static int on_spare_uid(sd_event_source *s, void *userdata) {
                                     &m->n_spare_uids, &why);
         if (r < 0) {
                 /* Every uid in use, say: the next run takes one as it starts, or waits. */
-                log_debug("No run uid taken ahead: %s", strna(why));
                 m->n_spare_uids = 0;
-        return 0;
+                log_debug("No run uid taken ahead: %s", strna(why));
         }
+        return 0;
 }
 
-/* Arms a one-shot defer source at idle priority (made the first time): for work the service does
 static void manager_drop_spare_uids(Manager *m) {
         for (size_t i = m->spare_uid_next; i < m->n_spare_uids; i++)
                 m->spare_uid_lock_fds[i] = safe_close(m->spare_uid_lock_fds[i]);
         m->spare_uid_next = m->n_spare_uids = 0;
 }
 
+/* Arms a one-shot defer source at idle priority (made the first time): for work the service does
  * ahead of need, once nothing else waits. */
 static int schedule_at_idle(Manager *m, sd_event_source **source, sd_event_handler_t handler,
                             const char *description) {
@@ -806,7 +807,6 @@ static int read_result(Run *run, char **ret, bool *ret_from_file) {
         return 0;
 }
 
-static void run_worker_exited(Run *run, int code, int status) {
 /* The refused system calls of a result for the journal entry, escaped, or NULL: none, or the
  * result does not say. */
 static char *result_refused(const cJSON *j) {
@@ -818,10 +818,11 @@ static char *result_refused(const cJSON *j) {
         return refused;
 }
 
+static void run_worker_exited(Run *run, int code, int status) {
         Manager *m = run->manager;
         _cleanup_free_ char *result = NULL, *error = NULL, *reason = NULL;
-        int r;
         bool from_file;
+        int r;
 
         run->worker = 0;
         run->running = false;
@@ -839,8 +840,8 @@ static char *result_refused(const cJSON *j) {
                         r = store_run_finish(m->store, run->record, result, 0, &error);
                 if (r < 0)
                         log_warning("Run %s: %s", run->record->id, strna(error));
-                run_finalize(run);
                 run->refused = result_refused(parsed);
+                run_finalize(run);
                 return;
         }
 
@@ -1119,7 +1120,7 @@ Manager *manager_free(Manager *m) {
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
-        sd_bus_track_unref(m->peers);
+        peer_names_free(m->peers);
         bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);

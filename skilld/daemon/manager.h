@@ -23,6 +23,7 @@
 #include <systemd/sd-id128.h>
 
 #include "engine.h"
+#include "peer-names.h"
 #include "scope-spare.h"
 #include "inspect.h"
 #include "policy.h"
@@ -43,9 +44,9 @@
 #define SKILLD_IDLE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000)
 /* How long the service waits, idle, before returning freed memory to the system. */
 #define MANAGER_TRIM_DELAY_USEC (1ULL * 1000000)
-
 /* Run uids taken ahead at once, after one scan of /proc (uid_allocator_take_many()). */
 #define MANAGER_SPARE_UIDS 8U
+
 typedef struct Manager Manager;
 typedef struct Run Run;
 typedef struct Pending Pending;
@@ -130,16 +131,15 @@ struct Run {
         int env_dir_fd;                 /* the skill's environment (skilld/env), or -1 */
         uid_t uid;
         char *unit;
-        ScopeSpare *scope_spare;        /* the scope started ahead whose id the run took, or NULL */
         char *refused;                  /* the journal's SKILLD_REFUSED_SYSCALLS, from the stored result */
+        ScopeSpare *scope_spare;        /* the scope started ahead whose id the run took, or NULL */
         bool cancel_requested;
 
         /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
          * these, never broadcast: the connection that submitted it, and those that afterwards
          * passed the run objects' access check for it. The names are counted in the manager's
-         * track (a reference of it kept here), where gone peers drop out by themselves. */
+         * peers, where gone peers drop out by themselves. */
         char **peers;
-        sd_bus_track *peers_track;
 
         Run *prev, *next;
 };
@@ -153,7 +153,7 @@ struct Manager {
         sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
         /* Every active run's peers, each name once however many runs it hears of: each costs a
          * match rule on the bus, of which the bus grants a connection a few hundred. */
-        sd_bus_track *peers;
+        PeerNames *peers;
         sd_bus_slot *name_slot;
         bool name_acquired;
         bool releasing_name;
