@@ -12,7 +12,7 @@
  * Signals, the same rule: RunStarted, RunFinished and the run's PropertiesChanged are never
  * broadcast on the system bus, where anyone may add a match for them. Each goes, unicast, to the
  * run's peers: the connection that submitted it and those the filter let through to it since
- * (tracked with sd_bus_track, so they drop out when they disconnect). A client that wants to hear
+ * (tracked in peer-names.c, so they drop out when they disconnect). A client that wants to hear
  * of a run it did not submit asks about it first (a Get of its State), which also tells it the
  * state it might otherwise have missed. The private socket's peers are told by uid, as they are
  * direct connections: nothing there reaches anyone else. */
@@ -86,28 +86,23 @@ int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter)
         if (!sender || strv_contains(run->peers, sender))
                 return 0;
         if (!submitter && (strv_length(run->peers) >= RUN_PEERS_MAX ||
-                           (m->peers && sd_bus_track_count(m->peers) >= PEERS_MAX &&
-                            !sd_bus_track_contains(m->peers, sender))))
+                           (m->peers && peer_names_count(m->peers) >= PEERS_MAX &&
+                            !peer_names_present(m->peers, sender))))
                 return -EUSERS;
         if (!m->peers) {
-                r = sd_bus_track_new(m->bus, &m->peers, NULL, NULL);
-                if (r < 0)
-                        return r;
-                /* Counted: a name stays tracked while any run still has it. */
-                r = sd_bus_track_set_recursive(m->peers, true);
+                r = peer_names_new(m->bus, &m->peers);
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_track_add_name(m->peers, sender);
+        /* Counted: a name stays tracked while any run still has it. */
+        r = peer_names_add(m->peers, sender);
         if (r < 0)
                 return r;
         r = strv_extend(&run->peers, sender);
         if (r < 0) {
-                (void) sd_bus_track_remove_name(m->peers, sender);
+                peer_names_remove(m->peers, sender);
                 return r;
         }
-        if (!run->peers_track)
-                run->peers_track = sd_bus_track_ref(m->peers);
         return 0;
 }
 
@@ -885,7 +880,7 @@ static void emit(Manager *m, Emission *e) {
         /* A name no longer tracked is gone from the bus for good: unique names are never reused. */
         if (m->bus && run)
                 STRV_FOREACH(n, run->peers)
-                        if (sd_bus_track_contains(m->peers, *n))
+                        if (peer_names_present(m->peers, *n))
                                 (void) emission_send(m->bus, *n, e);
         manager_foreach_peer(m, e->record->owner, emission_send_peer, e);
 }

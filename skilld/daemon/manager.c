@@ -76,8 +76,11 @@ static void run_append(Manager *m, Run *run) {
 }
 
 static Run *run_free(Run *run) {
+        PeerNames *peers;
+
         if (!run)
                 return NULL;
+        peers = run->manager ? run->manager->peers : NULL;
         run_unlink(run);
         sd_bus_message_unref(run->call);
         if (run->worker > 0) {
@@ -116,10 +119,10 @@ static Run *run_free(Run *run) {
         safe_close(run->uid_lock_fd);
         safe_close(run->env_dir_fd);
         free(run->unit);
+        free(run->refused);
         STRV_FOREACH(n, run->peers)
-                (void) sd_bus_track_remove_name(run->peers_track, *n);
+                peer_names_remove(peers, *n);
         strv_free(run->peers);
-        sd_bus_track_unref(run->peers_track);
         free(run);
         return NULL;
 }
@@ -236,22 +239,33 @@ static int dup_fd(int fd) {
 static void manager_dispatch_queue(Manager *m);
 
 /* Taking a run uid scans /proc (every process's status) and asks the user database: milliseconds
- * on a busy host, on the event loop. So the next run's uid is taken when the service has nothing
- * else to do, and a run starting takes it. The rule of uid-alloc.h holds all the same: the scan
- * and the lock are at the time of taking, and from then on, as for any uid taken, a process of
- * that uid can only be a run of ours, which the spare has none of until it is handed out. */
+ * on a busy host, on the event loop. So the next runs' uids are taken when the service has nothing
+ * else to do, several after one scan, and a run starting takes the next of them. The rule of
+ * uid-alloc.h holds all the same: the scan and the lock are at the time of taking, and from then
+ * on, as for any uid taken, a process of that uid can only be a run of ours, which a spare has
+ * none of until it is handed out, however long it waits. */
 static int on_spare_uid(sd_event_source *s, void *userdata) {
         _cleanup_free_ char *why = NULL;
         Manager *m = userdata;
         int r;
 
-        if (m->stopping || !m->uids || m->spare_uid_lock_fd >= 0 || geteuid() != 0)
+        if (m->stopping || !m->uids || m->spare_uid_next < m->n_spare_uids || geteuid() != 0)
                 return 0;
-        r = uid_allocator_take(m->uids, &m->spare_uid, &m->spare_uid_lock_fd, &why);
-        if (r < 0)
+        m->spare_uid_next = m->n_spare_uids = 0;
+        r = uid_allocator_take_many(m->uids, MANAGER_SPARE_UIDS, m->spare_uids, m->spare_uid_lock_fds,
+                                    &m->n_spare_uids, &why);
+        if (r < 0) {
                 /* Every uid in use, say: the next run takes one as it starts, or waits. */
+                m->n_spare_uids = 0;
                 log_debug("No run uid taken ahead: %s", strna(why));
+        }
         return 0;
+}
+
+static void manager_drop_spare_uids(Manager *m) {
+        for (size_t i = m->spare_uid_next; i < m->n_spare_uids; i++)
+                m->spare_uid_lock_fds[i] = safe_close(m->spare_uid_lock_fds[i]);
+        m->spare_uid_next = m->n_spare_uids = 0;
 }
 
 /* Arms a one-shot defer source at idle priority (made the first time): for work the service does
@@ -614,9 +628,10 @@ static int run_start(Run *run) {
 
         /* 1. An identity of its own (uid-alloc.h): the one taken ahead, else one taken now. */
         if (geteuid() == 0) {
-                if (m->spare_uid_lock_fd >= 0) {
-                        run->uid = m->spare_uid;
-                        run->uid_lock_fd = TAKE_FD(m->spare_uid_lock_fd);
+                if (m->spare_uid_next < m->n_spare_uids) {
+                        run->uid = m->spare_uids[m->spare_uid_next];
+                        run->uid_lock_fd = TAKE_FD(m->spare_uid_lock_fds[m->spare_uid_next]);
+                        m->spare_uid_next++;
                 } else {
                         r = uid_allocator_take(m->uids, &run->uid, &run->uid_lock_fd, &why);
                         if (r < 0)
@@ -765,7 +780,9 @@ static void manager_dispatch_queue(Manager *m) {
         }
 }
 
-static int read_result(Run *run, char **ret) {
+/* The worker's result: the copy it left in the memfd, else (it died before writing it) what
+ * result.json holds. *ret_from_file tells which. */
+static int read_result(Run *run, char **ret, bool *ret_from_file) {
         Manager *m = run->manager;
         _cleanup_free_ char *text = NULL, *path = NULL;
         int r = -ENODATA;
@@ -783,25 +800,47 @@ static int read_result(Run *run, char **ret) {
                 r = read_full_file_at(AT_FDCWD, path, STORE_RESULT_MAX, true, &text, NULL);
                 if (r < 0)
                         return r;
-        }
+                *ret_from_file = true;
+        } else
+                *ret_from_file = false;
         *ret = TAKE_PTR(text);
         return 0;
+}
+
+/* The refused system calls of a result for the journal entry, escaped, or NULL: none, or the
+ * result does not say. */
+static char *result_refused(const cJSON *j) {
+        _cleanup_(run_result_freep) RunResult *res = calloc(1, sizeof(RunResult));
+        char *refused = NULL;
+
+        if (j && res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
+                (void) run_result_refused_string(res, &refused);
+        return refused;
 }
 
 static void run_worker_exited(Run *run, int code, int status) {
         Manager *m = run->manager;
         _cleanup_free_ char *result = NULL, *error = NULL, *reason = NULL;
+        bool from_file;
         int r;
 
         run->worker = 0;
         run->running = false;
         run->worker_source = sd_event_source_disable_unref(run->worker_source);
 
-        r = read_result(run, &result);
+        r = read_result(run, &result, &from_file);
         if (r >= 0) {
-                r = store_run_finish(m->store, run->record, result, 0, &error);
+                _cleanup_(cJSON_Deletep) cJSON *parsed = NULL;
+
+                /* A worker exits successfully only after committing result.json with the bytes it
+                 * then wrote to the memfd (worker_execute()): nothing to read back. */
+                if (from_file || (code == CLD_EXITED && status == EXIT_SUCCESS))
+                        r = store_run_finish_committed(m->store, run->record, result, 0, &parsed, &error);
+                else
+                        r = store_run_finish(m->store, run->record, result, 0, &error);
                 if (r < 0)
                         log_warning("Run %s: %s", run->record->id, strna(error));
+                run->refused = result_refused(parsed);
                 run_finalize(run);
                 return;
         }
@@ -820,31 +859,12 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         return 0;
 }
 
-/* What the journal entry takes from the stored result: the signal, and the refused system calls
- * (NULL when none were, or the result does not say). */
-static int result_journal_fields(Manager *m, const StoreRun *record, char **ret_refused) {
-        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
-        _cleanup_(run_result_freep) RunResult *res = NULL;
-        _cleanup_free_ char *text = NULL;
-        const cJSON *v;
-
-        *ret_refused = NULL;
-        if (store_run_read_result(m->store, record, &text) < 0 || !(j = cJSON_Parse(text)))
-                return 0;
-        res = calloc(1, sizeof(RunResult));
-        if (res && run_result_refused_from_json(res, j) >= 0 && (res->n_refused > 0 || res->refused_truncated))
-                (void) run_result_refused_string(res, ret_refused);
-        v = cJSON_GetObjectItemCaseSensitive(j, "signal");
-        return cJSON_IsNumber(v) ? (int) v->valuedouble : 0;
-}
-
 /* The end of a run, whatever it was: tell everyone, free the slot, start the next. */
 static void run_finalize(Run *run) {
         Manager *m = run->manager;
         StoreRun *record = run->record;
         _cleanup_strv_free_ char **removed = NULL;
-        _cleanup_free_ char *refused = NULL;
-        int sig, r;
+        int r;
 
         /* Those waiting hear first; the journal and the session's clock come after. */
         free(run->unit);
@@ -856,7 +876,7 @@ static void run_finalize(Run *run) {
         log_debug("Run %s of %s for uid %u ended: %s.", record->id, run->skill_name,
                   (unsigned) record->owner,
                   record->state == RUN_FINISHED ? strna(record->status) : "interrupted");
-        sig = result_journal_fields(m, record, &refused);
+        /* What the journal takes from the result was kept as it was stored: not read again. */
         journal_run_finished(&(JournalRun) {
                 .id = record->id,
                 .skill_name = record->skill_name,
@@ -864,9 +884,9 @@ static void run_finalize(Run *run) {
                 .owner = record->owner,
                 .status = record->state == RUN_FINISHED ? record->status : "interrupted",
                 .exit_code = record->exit_code,
-                .signal = sig,
+                .signal = record->state == RUN_FINISHED ? record->signal : 0,
                 .reason = record->state == RUN_INTERRUPTED ? record->reason : NULL,
-                .refused = refused,
+                .refused = record->state == RUN_FINISHED ? run->refused : NULL,
         });
 
         /* A session's idle TTL counts from the end of its last run. */
@@ -1058,7 +1078,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->options = *o;
         m->listen_fd = -EBADF;
-        m->spare_uid_lock_fd = -EBADF;
         m->idle_timeout_usec = SKILLD_IDLE_TIMEOUT_DEFAULT_USEC;
         /* systemd tells us where StateDirectory= is; that wins over the build's default, so
          * the store is where the unit made it writable whatever the installation prefix. */
@@ -1095,13 +1114,13 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->listen_source);
         sd_event_source_disable_unref(m->dispatch_source);
         sd_event_source_disable_unref(m->spare_uid_source);
-        safe_close(m->spare_uid_lock_fd);
+        manager_drop_spare_uids(m);
         scope_spare_free(m->scope_spare);
         sd_event_source_disable_unref(m->scope_spare_source);
         safe_close(m->listen_fd);
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
-        sd_bus_track_unref(m->peers);
+        peer_names_free(m->peers);
         bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);

@@ -23,6 +23,7 @@
 #include <systemd/sd-id128.h>
 
 #include "engine.h"
+#include "peer-names.h"
 #include "scope-spare.h"
 #include "inspect.h"
 #include "policy.h"
@@ -43,6 +44,8 @@
 #define SKILLD_IDLE_TIMEOUT_DEFAULT_USEC (30ULL * 1000000)
 /* How long the service waits, idle, before returning freed memory to the system. */
 #define MANAGER_TRIM_DELAY_USEC (1ULL * 1000000)
+/* Run uids taken ahead at once, after one scan of /proc (uid_allocator_take_many()). */
+#define MANAGER_SPARE_UIDS 8U
 
 typedef struct Manager Manager;
 typedef struct Run Run;
@@ -128,15 +131,15 @@ struct Run {
         int env_dir_fd;                 /* the skill's environment (skilld/env), or -1 */
         uid_t uid;
         char *unit;
+        char *refused;                  /* the journal's SKILLD_REFUSED_SYSCALLS, from the stored result */
         ScopeSpare *scope_spare;        /* the scope started ahead whose id the run took, or NULL */
         bool cancel_requested;
 
         /* SECURITY: who on the system bus hears of it (bus-run.c). Its signals are unicast to
          * these, never broadcast: the connection that submitted it, and those that afterwards
          * passed the run objects' access check for it. The names are counted in the manager's
-         * track (a reference of it kept here), where gone peers drop out by themselves. */
+         * peers, where gone peers drop out by themselves. */
         char **peers;
-        sd_bus_track *peers_track;
 
         Run *prev, *next;
 };
@@ -150,7 +153,7 @@ struct Manager {
         sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
         /* Every active run's peers, each name once however many runs it hears of: each costs a
          * match rule on the bus, of which the bus grants a connection a few hundred. */
-        sd_bus_track *peers;
+        PeerNames *peers;
         sd_bus_slot *name_slot;
         bool name_acquired;
         bool releasing_name;
@@ -171,10 +174,11 @@ struct Manager {
         Store *store;
         SessionStore *sessions;         /* under state_dir; NULL when it cannot be opened */
         UidAllocator *uids;
-        /* A run uid taken ahead of need, off the path of the next run (manager.c); -EBADF when
-         * none is. */
-        uid_t spare_uid;
-        int spare_uid_lock_fd;
+        /* Run uids taken ahead of need, off the path of the next runs (manager.c): those from
+         * spare_uid_next to n_spare_uids are held. */
+        uid_t spare_uids[MANAGER_SPARE_UIDS];
+        int spare_uid_lock_fds[MANAGER_SPARE_UIDS];
+        size_t spare_uid_next, n_spare_uids;
         sd_event_source *spare_uid_source;
         /* The next run's scope started ahead (scope-spare.h), when runs go into scopes; the limits
          * it is started with: those of the last run that started. */

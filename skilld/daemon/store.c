@@ -798,9 +798,19 @@ static void new_runs_commit(Store *s, StoreNewRun *batch) {
                 else
                         renamed = true;
         }
-        /* The names: one flush of the directory for every record of the round. */
-        if (renamed)
-                (void) fsync(s->runs_fd);
+        /* The names: one flush of the directory for every record of the round. A flush that
+         * failed leaves the names' durability unknown: nobody may be told of these records, so
+         * they go again (a removal a crash undoes leaves a queued record nobody heard of, which
+         * the next start interrupts, as after SIGKILL). */
+        if (renamed && fsync(s->runs_fd) < 0) {
+                int e = -errno;
+
+                for (StoreNewRun *n = batch; n; n = n->next)
+                        if (n->result == 0) {
+                                n->result = e;
+                                (void) rm_rf_at(s->runs_fd, n->run->id);
+                        }
+        }
 }
 
 /* The record is durable and in place: into the index. On failure the record stays on disk, where
@@ -1133,7 +1143,8 @@ static bool result_stored(int run_fd, const char *result_json, size_t n) {
         return k == n && memcmp(text, result_json, n) == 0;
 }
 
-int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {
+static int run_finish(Store *s, StoreRun *run, const char *result_json, bool committed, uint64_t now_usec,
+                      cJSON **ret_result, char **error) {
         _cleanup_(cJSON_Deletep) cJSON *result = NULL;
         _cleanup_free_ char *status = NULL, *reason = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -1156,7 +1167,7 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
 
         /* The commit point: once result.json is renamed into place, the run is finished. The
          * worker has normally written it already, synced: the same bytes need no second write. */
-        if (result_stored(fd, result_json, n))
+        if (committed || result_stored(fd, result_json, n))
                 r = 0;
         else
                 r = write_file_atomic_at(fd, "result.json", result_json, n, 0600);
@@ -1191,7 +1202,18 @@ int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t 
         /* The result decides; should state.json lag behind, store_load() repairs it. */
         (void) state_write_lazy(s, run);
         (void) run_usage(fd, &run->disk_bytes);
+        if (ret_result)
+                *ret_result = TAKE_PTR(result);
         return 0;
+}
+
+int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error) {
+        return run_finish(s, run, result_json, false, now_usec, NULL, error);
+}
+
+int store_run_finish_committed(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec,
+                               cJSON **ret_result, char **error) {
+        return run_finish(s, run, result_json, true, now_usec, ret_result, error);
 }
 
 int store_run_remove(Store *s, StoreRun *run) {

@@ -202,6 +202,11 @@ int store_run_set_running(Store *s, StoreRun *run, uint64_t now_usec);
  * written (a full disk), the run becomes interrupted with the reason, and the error is returned:
  * a partial result is never taken for a complete one. */
 int store_run_finish(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec, char **error);
+/* The same, for a result_json that result.json holds already, byte for byte and durable (the
+ * worker's commit, which its successful exit vouches for): not read back to be compared. The
+ * parsed result goes to *ret_result when that is not NULL (on success only). */
+int store_run_finish_committed(Store *s, StoreRun *run, const char *result_json, uint64_t now_usec,
+                               struct cJSON **ret_result, char **error);
 /* Ends a run that will have no result. */
 int store_run_interrupt(Store *s, StoreRun *run, const char *reason, uint64_t now_usec);
 /* Deletes a final run and its files; -EBUSY for a run still queued or running. On success run is

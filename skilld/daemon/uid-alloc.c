@@ -326,27 +326,28 @@ static int uid_lookup_named(UidAllocator *a, uid_t uid, bool *ret) {
         return -EPIPE;
 }
 
-int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+int uid_allocator_take_many(UidAllocator *a, size_t max, uid_t *ret_uids, int *ret_lock_fds, size_t *ret_n,
+                            char **error) {
         _cleanup_free_ uid_t *in_use = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        size_t n_in_use = 0;
+        size_t n_in_use = 0, n = 0;
         bool named;
         int r;
 
-        /* A description of our own: the lock lives exactly as long as this fd. */
-        fd = open(a->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return error_setf(error, -errno, "Failed to open the uid lock file %s: %m", a->lock_path);
+        if (max == 0)
+                return -EINVAL;
 
-        /* One scan of /proc per allocation, not one per candidate. A process that takes one of our
-         * uids after the scan can only be a run of ours, started after we took its lock. */
+        /* One scan of /proc per allocation, not one per candidate nor one per uid taken. A process
+         * that takes one of our uids after the scan can only be a run of ours, started after we
+         * took its lock: every uid taken here stays as free as the scan found it for as long as
+         * its lock is held, whichever run gets it and when. */
         r = uid_collect_in_use(a->first, a->count, &in_use, &n_in_use);
         if (r < 0)
                 return error_setf(error, r, "Failed to scan /proc for the uids in use: %s", strerror(-r));
 
-        for (uint32_t i = 0; i < a->count; i++) {
-                uint32_t slot = (uint32_t) (((uint64_t) a->cursor + i) % a->count);
+        for (uint32_t i = 0, start = a->cursor; i < a->count && n < max; i++) {
+                uint32_t slot = (uint32_t) (((uint64_t) start + i) % a->count);
                 uid_t uid = a->first + slot;
+                _cleanup_close_ int fd = -EBADF;
                 struct flock fl = {
                         .l_type = F_WRLCK,
                         .l_whence = SEEK_SET,
@@ -356,28 +357,48 @@ int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char *
 
                 if (n_in_use > 0 && bsearch(&uid, in_use, n_in_use, sizeof(uid_t), cmp_uid))
                         continue;
+                /* A description of its own for each: the lock lives exactly as long as this fd. */
+                fd = open(a->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                if (fd < 0) {
+                        r = error_setf(error, -errno, "Failed to open the uid lock file %s: %m", a->lock_path);
+                        break;
+                }
                 if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
                         if (errno == EAGAIN || errno == EACCES)
                                 continue;
-                        return error_setf(error, -errno, "Failed to lock %s: %m", a->lock_path);
+                        r = error_setf(error, -errno, "Failed to lock %s: %m", a->lock_path);
+                        break;
                 }
                 r = uid_lookup_named(a, uid, &named);
                 if (r < 0) {
-                        fl.l_type = F_UNLCK;
-                        (void) fcntl(fd, F_OFD_SETLK, &fl);
-                        return error_setf(error, r, "Failed to ask the user database about uid %u: %s",
-                                          (unsigned) uid, strerror(-r));
+                        r = error_setf(error, r, "Failed to ask the user database about uid %u: %s",
+                                       (unsigned) uid, strerror(-r));
+                        break;
                 }
-                if (named) {
-                        fl.l_type = F_UNLCK;
-                        (void) fcntl(fd, F_OFD_SETLK, &fl);
-                        continue;
-                }
+                if (named)
+                        continue;       /* the lock goes with fd */
                 a->cursor = (slot + 1) % a->count;
-                *ret_uid = uid;
-                *ret_lock_fd = TAKE_FD(fd);
-                return 0;
+                ret_uids[n] = uid;
+                ret_lock_fds[n] = TAKE_FD(fd);
+                n++;
         }
-        return error_setf(error, -EBUSY, "Every run uid (%u-%u) is in use", (unsigned) a->first,
-                          (unsigned) (a->first + a->count - 1));
+        if (n == 0) {
+                if (r < 0)
+                        return r;
+                return error_setf(error, -EBUSY, "Every run uid (%u-%u) is in use", (unsigned) a->first,
+                                  (unsigned) (a->first + a->count - 1));
+        }
+        /* What was taken before an error is good: the error shows again at the next call. */
+        if (r < 0 && error) {
+                free(*error);
+                *error = NULL;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error) {
+        size_t n;
+
+        return uid_allocator_take_many(a, 1, ret_uid, ret_lock_fd, &n, error);
 }

@@ -35,6 +35,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UidAllocator *, uid_allocator_free);
  * when every uid of the range is in use. */
 int uid_allocator_take(UidAllocator *a, uid_t *ret_uid, int *ret_lock_fd, char **error);
 
+/* Takes up to max free uids (at least one) after one scan of /proc, in the order single takes
+ * would give them: ret_uids[i] stays reserved until ret_lock_fds[i] is closed, each on its own.
+ * -EBUSY (with a message) when none is free. */
+int uid_allocator_take_many(UidAllocator *a, size_t max, uid_t *ret_uids, int *ret_lock_fds, size_t *ret_n,
+                            char **error);
+
 /* Ends the helper process that asks the user database for rule 3, if one runs: for the service
  * to call once idle. The next uid_allocator_take() starts another. */
 void uid_allocator_stop_lookups(UidAllocator *a);

@@ -1053,6 +1053,63 @@ START_TEST(test_signals_unicast) {
 }
 END_TEST
 
+/* Connections that asked about runs and left drop out of the peers told of runs (the service
+ * watches each name for its departure without waiting for the bus): after more of them than the
+ * cap on peers (128; 15 a run besides the submitter) came and went, a new one is still told. */
+START_TEST(test_peers_that_left_drop_out) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *owner = test_bus_connect(&test_bus, NULL),
+                                                  *last = test_bus_connect(&test_bus, NULL);
+        _cleanup_free_ char *sleeper = write_skill("sleeper", "sleep 600\n");
+        char *ids[9] = {};
+        Heard by_owner = {}, by_last = {};
+        uint64_t deadline;
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                ids[i] = call_run(owner, sleeper, "", NULL, 0, NULL);
+                ck_assert_msg(!startswith(ids[i], "!"), "Run failed: %s", ids[i]);
+        }
+        /* 9 runs x 15 askers: 135 names, each gone once it asked. */
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                for (unsigned k = 0; k < 15; k++) {
+                        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *asker = test_bus_connect(&test_bus, NULL);
+
+                        free(run_property(asker, ids[i], "State"));
+                }
+
+        /* Tried with a new run until the service heard of the departures (the bus tells it in
+         * its own time); never told if the names that left still counted. */
+        listen_all(owner, &by_owner);
+        listen_all(last, &by_last);
+        deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+        for (unsigned tries = 1;; tries++) {
+                _cleanup_free_ char *id = call_run(owner, sleeper, "", NULL, 0, NULL), *path = NULL;
+
+                ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+                path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+                free(run_property(last, id, "State"));
+                ck_assert_int_ge(sd_bus_call_method(owner, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run",
+                                                    "Cancel", NULL, NULL, NULL), 0);
+                /* The submitter is always told; what the service sent the last asker before
+                 * that is read by the drain. */
+                process_until(owner, &by_owner.finished, tries);
+                drain(last);
+                if (by_last.finished > 0)
+                        break;
+                ck_assert_msg(test_now_usec() < deadline, "the last asker was never told");
+                (void) usleep(100000);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                _cleanup_free_ char *path = strdup_printf("/io/skilld/Skilld1/run/%s", ids[i]);
+
+                (void) sd_bus_call_method(owner, "io.skilld.Skilld1", path, "io.skilld.Skilld1.Run", "Cancel",
+                                          NULL, NULL, NULL);
+                free(ids[i]);
+        }
+        free(by_owner.finished_status);
+        free(by_last.finished_status);
+}
+END_TEST
+
 START_TEST(test_idle_exit) {
         int status;
 
@@ -1170,6 +1227,7 @@ int main(void) {
         tcase_add_test(tc, test_validation);
         tcase_add_test(tc, test_list_filtered);
         tcase_add_test(tc, test_signals_unicast);
+        tcase_add_test(tc, test_peers_that_left_drop_out);
         tcase_add_test(tc, test_idle_exit);
         suite_add_tcase(s, tc);
         tc = tcase_create("runs");

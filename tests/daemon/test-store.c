@@ -1071,8 +1071,16 @@ static char *fd_name(pid_t tid, uint64_t fd) {
 
 /* Answers the held fsync() calls until the store reports; each flush is checked while it is held:
  * nothing is reported meanwhile, and the record is under its name only for the runs directory's
- * flush, after all of its own. fail: the record's own flushes fail with EIO instead. */
-static void answer_fsyncs(Store *s, int listener, const char *id, bool fail, unsigned *ret_own, bool *ret_dir) {
+ * flush, after all of its own. fail: which flushes fail with EIO instead, the record's own or the
+ * runs directory's. */
+typedef enum FailFlush {
+        FAIL_NONE,
+        FAIL_OWN,
+        FAIL_RUNS_DIR,
+} FailFlush;
+
+static void answer_fsyncs(Store *s, int listener, const char *id, FailFlush fail, unsigned *ret_own,
+                          bool *ret_dir) {
         _cleanup_free_ char *final = strdup_printf("runs/%s", id);
         unsigned own = 0;
         bool dir_synced = false;
@@ -1108,7 +1116,7 @@ static void answer_fsyncs(Store *s, int listener, const char *id, bool fail, uns
                         own++;
                 }
                 resp.id = req.id;
-                if (fail && !streq(name, "runs"))
+                if ((fail == FAIL_OWN && !streq(name, "runs")) || (fail == FAIL_RUNS_DIR && streq(name, "runs")))
                         resp.error = -EIO;
                 else
                         resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -1140,7 +1148,7 @@ START_TEST(test_create_async_waits_for_disk) {
         ck_assert_int_ge(listener, 0);
 
         ck_assert_int_eq(store_create_run_async(s, &info, SEC, on_created, &c, &error), 0);
-        answer_fsyncs(s, listener, make_id(1), false, &own, &dir_synced);
+        answer_fsyncs(s, listener, make_id(1), FAIL_NONE, &own, &dir_synced);
         ck_assert_uint_eq(own, 3);
         ck_assert(dir_synced);
         ck_assert_uint_eq(c.n, 0);
@@ -1151,7 +1159,7 @@ START_TEST(test_create_async_waits_for_disk) {
 
         info = info_of(2, NULL);
         ck_assert_int_eq(store_create_run_async(s, &info, 2 * SEC, on_created, &c, &error), 0);
-        answer_fsyncs(s, listener, make_id(2), true, &own, &dir_synced);
+        answer_fsyncs(s, listener, make_id(2), FAIL_OWN, &own, &dir_synced);
         ck_assert_uint_eq(own, 3);
         ck_assert(!dir_synced);
         store_dispatch_created(s);
@@ -1161,6 +1169,22 @@ START_TEST(test_create_async_waits_for_disk) {
         ck_assert_ptr_null(store_get_run(s, make_id(2)));
         ck_assert(!exists("runs/00000000000000000000000000000002"));
         ck_assert(!exists("runs/.#new-00000000000000000000000000000002"));
+        ck_assert_uint_eq(n_runs(s), 1);
+
+        /* The runs directory's flush failing: the name may not last, so nobody hears of the
+         * record and it goes. */
+        info = info_of(3, NULL);
+        ck_assert_int_eq(store_create_run_async(s, &info, 3 * SEC, on_created, &c, &error), 0);
+        answer_fsyncs(s, listener, make_id(3), FAIL_RUNS_DIR, &own, &dir_synced);
+        ck_assert_uint_eq(own, 3);
+        ck_assert(dir_synced);
+        store_dispatch_created(s);
+        ck_assert_uint_eq(c.n, 3);
+        ck_assert_int_eq(c.errors[2], -EIO);
+        ck_assert_ptr_null(c.runs[2]);
+        ck_assert_ptr_null(store_get_run(s, make_id(3)));
+        ck_assert(!exists("runs/00000000000000000000000000000003"));
+        ck_assert(!exists("runs/.#new-00000000000000000000000000000003"));
         ck_assert_uint_eq(n_runs(s), 1);
 }
 END_TEST

@@ -99,6 +99,56 @@ START_TEST(test_other_instance_locks_count) {
 }
 END_TEST
 
+/* Several at once (the service's spares): the uids single takes would have given, in that order,
+ * each locked on its own fd; fewer when fewer are free; -EBUSY when none is. */
+START_TEST(test_take_many) {
+        _cleanup_test_dir_ TestDir d = test_dir_new();
+        _cleanup_(uid_allocator_freep) UidAllocator *a = NULL, *b = NULL;
+        _cleanup_free_ char *path = lock_path(&d), *error = NULL;
+        int fds[8], other[8], single = -EBADF;
+        uid_t uids[8], again[8], one;
+        size_t n = 0, m = 0;
+
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 5, &a), 0);
+        ck_assert_int_eq(uid_allocator_new(path, FIRST, 5, &b), 0);
+        ck_assert_int_eq(uid_allocator_take_many(a, 3, uids, fds, &n, NULL), 0);
+        ck_assert_uint_eq(n, 3);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_uint_ge(uids[i], FIRST);
+                ck_assert_uint_lt(uids[i], FIRST + 5);
+                ck_assert_int_ge(fds[i], 0);
+                /* One after the other round the range, as single takes go. */
+                if (i > 0)
+                        ck_assert_uint_eq(uids[i], FIRST + (uids[i - 1] - FIRST + 1) % 5);
+        }
+        /* The next single take goes on after them. */
+        ck_assert_int_eq(uid_allocator_take(a, &one, &single, NULL), 0);
+        ck_assert_uint_eq(one, FIRST + (uids[2] - FIRST + 1) % 5);
+        single = safe_close(single);
+
+        /* Another instance gets only what is left: one held by none of the four locks. */
+        ck_assert_int_eq(uid_allocator_take_many(b, 8, again, other, &m, NULL), 0);
+        ck_assert_uint_eq(m, 2);
+        for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++)
+                        ck_assert_uint_ne(again[i], uids[j]);
+        ck_assert_int_eq(uid_allocator_take_many(b, 6, again + 2, other + 2, &m, &error), -EBUSY);
+        ck_assert_ptr_nonnull(strstr(error, "in use"));
+        safe_close(other[0]);
+        safe_close(other[1]);
+
+        /* Each lock on its own: closing the middle one frees that uid alone. */
+        fds[1] = safe_close(fds[1]);
+        ck_assert_int_eq(uid_allocator_take(b, &one, &single, NULL), 0);
+        ck_assert_uint_ne(one, uids[0]);
+        ck_assert_uint_ne(one, uids[2]);
+        safe_close(single);
+        safe_close(fds[0]);
+        safe_close(fds[2]);
+        ck_assert_int_eq(uid_allocator_take_many(a, 0, uids, fds, &n, NULL), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_process_holds_uid) {
         _cleanup_test_dir_ TestDir d = test_dir_new();
         _cleanup_(uid_allocator_freep) UidAllocator *a = NULL;
@@ -293,6 +343,7 @@ int main(void) {
         tcase_add_test(tc, test_range_rotation_and_exhaustion);
         tcase_add_test(tc, test_rotation_goes_round);
         tcase_add_test(tc, test_other_instance_locks_count);
+        tcase_add_test(tc, test_take_many);
         tcase_add_test(tc, test_process_holds_uid);
         tcase_add_test(tc, test_pidfd_and_status_agree);
         tcase_add_test(tc, test_every_uid_of_a_process_counts);
