@@ -435,7 +435,7 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
                 return r;
         /* A key made before libseccomp was loaded named the file's build-id: a library put in its
          * place since (an upgrade) generated this program, which is not that key's to keep. */
-        if (dir_fd >= 0 && key && !loaded && (sandbox_seccomp_cache_key(notify, &now) < 0 || !streq(now, key)))
+        if (dir_fd >= 0 && key && !loaded && (sandbox_seccomp_cache_key(notify, &now) < 0 || !now || !streq(now, key)))
                 log_debug("libseccomp changed while %s was generated, not caching it.", name);
         else if (dir_fd >= 0 && key) {
                 r = sandbox_seccomp_cache_store_at(dir_fd, name, key, insns, n);
