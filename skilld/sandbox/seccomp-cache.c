@@ -165,6 +165,7 @@ static int file_build_id(const char *path, char hex[static 2 * 64 + 1]) {
                 return -errno;
         if ((size_t) n != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
             eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+            eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
             eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 || eh.e_phnum > ELEMENTSOF(ph))
                 return -ENOEXEC;
         n = pread(fd, ph, eh.e_phnum * sizeof(ElfW(Phdr)), (off_t) eh.e_phoff);
@@ -417,7 +418,7 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
                                  struct sock_filter **ret, size_t *ret_n, char **error) {
         _cleanup_free_ struct sock_filter *insns = NULL;
         _cleanup_free_ char *now = NULL;
-        bool loaded = sym_seccomp_init;
+        bool loaded = sym_seccomp_init != NULL;
         size_t n = 0;
         int r;
 
@@ -435,7 +436,8 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
                 return r;
         /* A key made before libseccomp was loaded named the file's build-id: a library put in its
          * place since (an upgrade) generated this program, which is not that key's to keep. */
-        if (dir_fd >= 0 && key && !loaded && (sandbox_seccomp_cache_key(notify, &now) < 0 || !now || !streq(now, key)))
+        if (dir_fd >= 0 && key && !loaded &&
+            (sandbox_seccomp_cache_key(notify, &now) < 0 || !now || !streq(now, key)))
                 log_debug("libseccomp changed while %s was generated, not caching it.", name);
         else if (dir_fd >= 0 && key) {
                 r = sandbox_seccomp_cache_store_at(dir_fd, name, key, insns, n);
