@@ -516,7 +516,7 @@ static int run_embedded(const RunArgs *a) {
          * hashed (as root; a run with network needs none): the clone is 0.4 ms shorter. The run
          * spends it; on the ways out before that the cleanup kills and reaps the helper. */
         if (!a->network) {
-                r = sandbox_ahead_start(&ahead);
+                r = sandbox_ahead_start_full(true, &ahead);
                 if (r < 0)
                         log_debug_errno(r, "Failed to start making the sandbox ahead, the run makes it: %m");
         }

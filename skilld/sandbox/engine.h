@@ -24,6 +24,11 @@ typedef struct SandboxBackendOps SandboxBackendOps;
  * then: a caller that reaps any child (waitpid(-1)) must leave it alone. */
 typedef struct SandboxAhead SandboxAhead;
 int sandbox_ahead_start(SandboxAhead **ret);
+/* shared: the helper shares the caller's memory instead of a copy (ahead.c: 0.06 ms less in the
+ * caller, the namespace sooner), for a caller that never writes its oom_score_adj: the kernel
+ * gives such a write to every process sharing the memory, and from then on walks all processes
+ * of the host at each one (skilld's worker does write it, so it forks its helper; skillctl). */
+int sandbox_ahead_start_full(bool shared, SandboxAhead **ret);
 /* Spends it now: kills the helper if still there, reaps it, closes what it made (a run given it
  * afterwards makes its namespace with the clone). */
 void sandbox_ahead_settle(SandboxAhead *a);

@@ -295,6 +295,7 @@ struct SandboxAhead {
         uint64_t begun_usec;            /* its first instruction */
         uint64_t made_usec;             /* the namespace made */
         uint64_t taken_usec;            /* the engine took it */
+        void *stack;                    /* the helper's stack, when it shares our memory */
         bool moved;                     /* the helper was put off the caller's CPU ... */
         cpu_set_t cpus;                 /* ... which is one of these, the caller's */
 };

@@ -7,9 +7,14 @@
  *    sandbox_seccomp_new() (the skilld or skillctl binary: the rules are linked into it), which
  *    any change of the rules or of how they are compiled changes. A binary without a build-id is
  *    never cached: nothing else tells a rebuilt tree from the one that wrote the file;
- *  - libseccomp: its version and the build-id of its library (a distribution's patch changes the
- *    generator, not the version);
- *  - the architecture and the kernel (uname's release, version and machine).
+ *  - libseccomp: the build-id of its library (a distribution's patch changes the generator, not
+ *    the version). The engine loads libseccomp only to generate (seccomp-dlopen.h), from one file
+ *    named at build time, so until it is loaded the build-id is read from that file, which is
+ *    the library that would generate the program now; once loaded, from the copy in memory. A
+ *    library without a build-id is never cached. Its version is not in the key (it would take
+ *    loading the library to ask): the build-id tells its builds apart, versions among them;
+ *  - the architecture (the ELF machine, class and byte order of the binary holding the rules)
+ *    and the kernel (uname's release, version and machine).
  * That is the key. libseccomp's API level (what it found the kernel supports) is not in it: the
  * level decides only whether a variant can be generated at all (below 3 libseccomp refuses the
  * bad-architecture action, below 5 the notify action), and where it can, the bytes are the same
@@ -58,6 +63,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "sandbox-internal.h"
+#include "seccomp-dlopen.h"
 
 /* Bumped when what generates the programs changes in a way the key might not show (3: the socket
  * allowlist as masked blocks, ninth round; the build-id changed with it too): an entry of another
@@ -83,16 +89,14 @@ static struct {
 } programs[2];
 
 typedef struct BuildIdSearch {
-        uintptr_t addr;                 /* an address inside the object, or 0 */
-        const char *name;               /* or a substring of its file name */
+        uintptr_t addr;                 /* an address inside the object */
         bool found;                     /* the object was found */
+        char arch[32];                  /* its ELF machine, class and byte order */
         char hex[2 * 64 + 1];           /* its build-id, "" if it has none */
 } BuildIdSearch;
 
-static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, BuildIdSearch *s) {
-        const uint8_t *p = (const uint8_t *) (info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-        size_t align = ph->p_align == 8 ? 8 : 4;
-
+/* The GNU build-id among the notes in [p, end), as hex into hex (left as it is if none). */
+static void notes_build_id(const uint8_t *p, const uint8_t *end, size_t align, char hex[static 2 * 64 + 1]) {
         while ((size_t) (end - p) >= sizeof(ElfW(Nhdr))) {
                 const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *) (const void *) p;
                 size_t name_size = ((size_t) nh->n_namesz + align - 1) & ~(align - 1);
@@ -104,11 +108,16 @@ static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
                 if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
                     nh->n_descsz > 0 && nh->n_descsz <= 64) {
                         for (size_t i = 0; i < nh->n_descsz; i++)
-                                (void) snprintf(s->hex + 2 * i, 3, "%02x", desc[i]);
+                                (void) snprintf(hex + 2 * i, 3, "%02x", desc[i]);
                         return;
                 }
                 p = desc + desc_size;
         }
+}
+
+static void note_arch(const ElfW(Ehdr) *eh, char *buf, size_t size) {
+        (void) snprintf(buf, size, "%u %u %u", (unsigned) eh->e_machine, (unsigned) eh->e_ident[EI_CLASS],
+                        (unsigned) eh->e_ident[EI_DATA]);
 }
 
 static int find_build_id(struct dl_phdr_info *info, size_t size, void *userdata) {
@@ -116,43 +125,113 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *userdata)
         bool match = false;
 
         (void) size;
-        if (s->addr != 0) {
-                for (size_t i = 0; i < info->dlpi_phnum && !match; i++) {
-                        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-                        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        for (size_t i = 0; i < info->dlpi_phnum && !match; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                uintptr_t start = info->dlpi_addr + ph->p_vaddr;
 
-                        match = ph->p_type == PT_LOAD && s->addr >= start && s->addr - start < ph->p_memsz;
-                }
-        } else
-                match = info->dlpi_name && strstr(info->dlpi_name, s->name);
+                match = ph->p_type == PT_LOAD && s->addr >= start && s->addr - start < ph->p_memsz;
+        }
         if (!match)
                 return 0;
         s->found = true;
-        for (size_t i = 0; i < info->dlpi_phnum && s->hex[0] == '\0'; i++)
-                if (info->dlpi_phdr[i].p_type == PT_NOTE)
-                        note_build_id(info, &info->dlpi_phdr[i], s);
+        for (size_t i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                const uint8_t *p = (const uint8_t *) (info->dlpi_addr + ph->p_vaddr);
+
+                if (ph->p_type == PT_NOTE && s->hex[0] == '\0')
+                        notes_build_id(p, p + ph->p_memsz, ph->p_align == 8 ? 8 : 4, s->hex);
+                /* The ELF header is mapped at the start of the segment that holds the file's start. */
+                if (ph->p_type == PT_LOAD && ph->p_offset == 0 && ph->p_filesz >= sizeof(ElfW(Ehdr)))
+                        note_arch((const ElfW(Ehdr) *) (const void *) p, s->arch, sizeof(s->arch));
+        }
         return 1;
+}
+
+/* The build-id of the ELF file at path, read from its notes without loading it: as hex into hex,
+ * "" if it has none. Only a file of our own class and byte order counts. */
+static int file_build_id(const char *path, char hex[static 2 * 64 + 1]) {
+        _cleanup_close_ int fd = -EBADF;
+        ElfW(Phdr) ph[64];
+        ElfW(Ehdr) eh;
+        uint8_t notes[4096];
+        ssize_t n;
+
+        hex[0] = '\0';
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = pread(fd, &eh, sizeof(eh), 0);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+            eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+            eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+            eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 || eh.e_phnum > ELEMENTSOF(ph))
+                return -ENOEXEC;
+        n = pread(fd, ph, eh.e_phnum * sizeof(ElfW(Phdr)), (off_t) eh.e_phoff);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != eh.e_phnum * sizeof(ElfW(Phdr)))
+                return -ENOEXEC;
+        for (size_t i = 0; i < eh.e_phnum && hex[0] == '\0'; i++) {
+                if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > sizeof(notes))
+                        continue;
+                n = pread(fd, notes, ph[i].p_filesz, (off_t) ph[i].p_offset);
+                if (n < 0)
+                        return -errno;
+                if ((size_t) n == ph[i].p_filesz)
+                        notes_build_id(notes, notes + n, ph[i].p_align == 8 ? 8 : 4, hex);
+        }
+        return 0;
+}
+
+/* libseccomp's build-id: of the copy loaded, once one is; until then of the file that
+ * dlopen_libseccomp() will load, read from the file. Either way the library that generated a
+ * program served from the cache is the one that would generate it now. */
+static int libseccomp_build_id(char hex[static 2 * 64 + 1]) {
+        BuildIdSearch lib = {};
+        const char *path;
+        int r;
+
+        if (!sym_seccomp_init) {
+                path = libseccomp_path();
+                /* A path: the file dlopen_libseccomp() loads. A soname: whichever the dynamic
+                 * loader finds; loaded now, to know which. */
+                if (path[0] == '/')
+                        return file_build_id(path, hex);
+                r = dlopen_libseccomp(NULL);
+                if (r < 0)
+                        return r;
+        }
+        lib.addr = (uintptr_t) sym_seccomp_init;
+        (void) dl_iterate_phdr(find_build_id, &lib);
+        if (!lib.found)
+                return -ENOENT;
+        memcpy(hex, lib.hex, sizeof(lib.hex));
+        return 0;
 }
 
 int sandbox_seccomp_cache_key(bool notify, char **ret) {
         BuildIdSearch rules = { .addr = (uintptr_t) &sandbox_seccomp_new };
-        BuildIdSearch lib = { .name = "/libseccomp.so" };
-        const struct scmp_version *v = seccomp_version();
+        char lib[2 * 64 + 1];
         struct utsname u;
         char *key;
+        int r;
 
         (void) dl_iterate_phdr(find_build_id, &rules);
-        if (rules.hex[0] == '\0')
+        if (rules.hex[0] == '\0' || rules.arch[0] == '\0')
                 return -EOPNOTSUPP;
-        /* Not found: libseccomp is linked in statically, and the build-id above covers it. */
-        (void) dl_iterate_phdr(find_build_id, &lib);
+        /* A library without a build-id is never cached either: nothing would tell its builds apart. */
+        r = libseccomp_build_id(lib);
+        if (r < 0)
+                return r;
+        if (lib[0] == '\0')
+                return -EOPNOTSUPP;
         if (uname(&u) < 0)
                 return -errno;
-        key = strdup_printf("variant %s\nrules %s\nlibseccomp %u.%u.%u %s\narch %" PRIu32
-                            "\nkernel %s\t%s\t%s\n",
-                            notify ? "notify" : "errno", rules.hex, v ? v->major : 0, v ? v->minor : 0,
-                            v ? v->micro : 0, lib.hex[0] != '\0' ? lib.hex : "-",
-                            seccomp_arch_native(), u.release, u.version, u.machine);
+        key = strdup_printf("variant %s\nrules %s\narch %s\nlibseccomp %s\nkernel %s\t%s\t%s\n",
+                            notify ? "notify" : "errno", rules.hex, rules.arch, lib, u.release, u.version,
+                            u.machine);
         if (!key)
                 return -ENOMEM;
         if (strlen(key) > CACHE_KEY_MAX) {
@@ -338,6 +417,8 @@ static void cache_name(bool notify, char *buf, size_t size) {
 int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, bool notify,
                                  struct sock_filter **ret, size_t *ret_n, char **error) {
         _cleanup_free_ struct sock_filter *insns = NULL;
+        _cleanup_free_ char *now = NULL;
+        bool loaded = sym_seccomp_init != NULL;
         size_t n = 0;
         int r;
 
@@ -353,7 +434,12 @@ int sandbox_seccomp_cache_get_at(int dir_fd, const char *name, const char *key, 
         r = sandbox_seccomp_program(notify, &insns, &n, error);
         if (r < 0)
                 return r;
-        if (dir_fd >= 0 && key) {
+        /* A key made before libseccomp was loaded named the file's build-id: a library put in its
+         * place since (an upgrade) generated this program, which is not that key's to keep. */
+        if (dir_fd >= 0 && key && !loaded &&
+            (sandbox_seccomp_cache_key(notify, &now) < 0 || !now || !streq(now, key)))
+                log_debug("libseccomp changed while %s was generated, not caching it.", name);
+        else if (dir_fd >= 0 && key) {
                 r = sandbox_seccomp_cache_store_at(dir_fd, name, key, insns, n);
                 if (r < 0)
                         log_debug_errno(r, "Failed to cache the seccomp program %s, ignoring: %m", name);

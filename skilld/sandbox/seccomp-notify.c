@@ -22,6 +22,7 @@
 
 #include "error.h"
 #include "sandbox-internal.h"
+#include "seccomp-dlopen.h"
 
 /* Distinct (syscall, argument) pairs kept; a skill refused in a loop fills one entry. */
 #define SANDBOX_REFUSED_MAX 64U
@@ -310,6 +311,7 @@ int seccomp_supervisor_process(SeccompSupervisor *s) {
 
 int seccomp_supervisor_to_result(const SeccompSupervisor *s, RunResult *r) {
         RunRefused *list = NULL;
+        bool loaded;
 
         /* The skill process never got as far as loading the filter: nothing to tell. */
         if (s->fd < 0)
@@ -319,9 +321,11 @@ int seccomp_supervisor_to_result(const SeccompSupervisor *s, RunResult *r) {
                 if (!list)
                         return -ENOMEM;
         }
+        /* The calls' names are libseccomp's: where it cannot be loaded, their numbers. */
+        loaded = s->n_entries > 0 && dlopen_libseccomp(NULL) >= 0;
         for (size_t i = 0; i < s->n_entries; i++) {
                 const RefusedEntry *e = &s->entries[i];
-                char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, e->nr);
+                char *name = loaded ? sym_seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, e->nr) : NULL;
 
                 list[i].syscall = name ?: strdup_printf("syscall %d", e->nr);
                 list[i].arg = e->has_arg ? strdup(e->arg) : NULL;

@@ -30,6 +30,7 @@
 
 #include "error.h"
 #include "sandbox-internal.h"
+#include "seccomp-dlopen.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -114,10 +115,10 @@ static int add_rule_action(const Filter *f, uint32_t action, const char *name, u
 
         /* Names this architecture does not have (create_module on arm64, ...) are nothing to
          * refuse. */
-        nr = seccomp_syscall_resolve_name(name);
+        nr = sym_seccomp_syscall_resolve_name(name);
         if (nr == __NR_SCMP_ERROR || nr < 0)
                 return 0;
-        r = seccomp_rule_add_array(f->ctx, action, nr, n, cmp);
+        r = sym_seccomp_rule_add_array(f->ctx, action, nr, n, cmp);
         if (r < 0)
                 return error_setf(error, r, "Failed to add the seccomp rule for %s: %s", name, strerror(-r));
         return 0;
@@ -558,30 +559,33 @@ bool sandbox_seccomp_available(void) {
 }
 
 int sandbox_seccomp_new_full(bool notify, bool reference, scmp_filter_ctx *ret, char **error) {
-        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_(sym_seccomp_releasep) scmp_filter_ctx ctx = NULL;
         struct scmp_arg_cmp cmp;
         Filter f;
         int r;
 
-        ctx = seccomp_init(SCMP_ACT_ALLOW);
+        r = dlopen_libseccomp(error);
+        if (r < 0)
+                return r;
+        ctx = sym_seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
                 return error_setf(error, -ENOMEM, "Failed to allocate a seccomp filter");
         f = (Filter) { .ctx = ctx, .notify = notify };
 
         /* Only the native architecture: no seccomp_arch_add(), so the x86 and x32 entry points are
          * "bad arch" and kill. libseccomp also kills x32-numbered calls on x86-64 this way. */
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        r = sym_seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
         if (r < 0)
                 return error_setf(error, r, "Failed to set the seccomp bad-arch action");
         /* The engine sets no_new_privs itself, before dropping capabilities; keep it explicit. */
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+        r = sym_seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
         if (r < 0)
                 return error_setf(error, r, "Failed to set no_new_privs on the filter");
         /* The rules as a binary tree over the call numbers instead of one long chain: the same
          * verdicts, a shorter program for the kernel to check, translate and load in every run
          * (0.23 -> 0.14 ms), and fewer instructions for the calls the kernel's action cache cannot
          * answer alone. */
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+        r = sym_seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
         if (r < 0)
                 return error_setf(error, r, "Failed to have the seccomp filter generated as a binary tree");
 
@@ -665,7 +669,7 @@ int sandbox_seccomp_new(bool notify, scmp_filter_ctx *ret, char **error) {
 
 int sandbox_seccomp_program_full(bool notify, bool reference, struct sock_filter **ret, size_t *ret_n,
                                  char **error) {
-        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_(sym_seccomp_releasep) scmp_filter_ctx ctx = NULL;
         _cleanup_free_ struct sock_filter *prog = NULL;
         _cleanup_close_ int fd = -EBADF;
         off_t size;
@@ -679,7 +683,7 @@ int sandbox_seccomp_program_full(bool notify, bool reference, struct sock_filter
         fd = memfd_create("skilld-seccomp-bpf", MFD_CLOEXEC);
         if (fd < 0)
                 return error_setf(error, -errno, "Failed to create a memfd for the seccomp filter: %m");
-        r = seccomp_export_bpf(ctx, fd);
+        r = sym_seccomp_export_bpf(ctx, fd);
         if (r < 0)
                 return error_setf(error, r, "Failed to generate the seccomp filter: %s", strerror(-r));
         size = lseek(fd, 0, SEEK_END);

@@ -104,7 +104,7 @@ done
 
 # Libraries skillctl dlopen()s, which dh_shlibdeps cannot see: declared by hand in its Depends.
 skillctl_depends=$(dpkg-deb -f "$skillctl_deb" Depends)
-for lib in libarchive13 libsystemd0; do
+for lib in libarchive13 libseccomp2 libsystemd0; do
     if ! grep -qE "(^|, )$lib( |,|$)" <<<"$skillctl_depends"; then
         echo "FAIL: skillctl's Depends lack $lib, which it loads with dlopen(): $skillctl_depends" >&2
         fail=1

@@ -1195,12 +1195,12 @@ START_TEST(test_ahead_spent) {
         _cleanup_free_ char *ours = netns_link(getpid());
         size_t fds_before = test_count_entries("/proc/self/fd");
 
-        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_int_eq(sandbox_ahead_start_full(_i, &a), 0);
         ck_assert_ptr_nonnull(a);
         a = sandbox_ahead_free(a);
         assert_nothing_left(fds_before);
 
-        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_int_eq(sandbox_ahead_start_full(_i, &a), 0);
         t.req.ahead = a;
         t.req.network = true;
         test_run_go(&t);
@@ -1216,7 +1216,7 @@ START_TEST(test_ahead_spent) {
         assert_nothing_left(fds_before);
 
         a = sandbox_ahead_free(a);
-        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_int_eq(sandbox_ahead_start_full(_i, &a), 0);
         t.req.ahead = a;
         t.req.script = "scripts/missing.sh";
         test_run_go(&t);
@@ -1236,7 +1236,7 @@ START_TEST(test_ahead_late_helper) {
         _cleanup_free_ char *ours = netns_link(getpid());
         size_t fds_before = test_count_entries("/proc/self/fd");
 
-        ck_assert_int_eq(sandbox_ahead_start(&a), 0);
+        ck_assert_int_eq(sandbox_ahead_start_full(_i, &a), 0);
         ck_assert_ptr_nonnull(a);
         ck_assert_int_eq(kill(a->pid, SIGSTOP), 0);
         t.req.ahead = a;
@@ -1875,8 +1875,9 @@ static Suite *sandbox_suite(void) {
         tcase_add_test(tc, test_network);
         tcase_add_loop_test(tc, test_network_namespace_own, 0, _NETNS_WAYS);
         tcase_add_loop_test(tc, test_network_namespace_failure, 0, _NETNS_WAYS);
-        tcase_add_test(tc, test_ahead_spent);
-        tcase_add_test(tc, test_ahead_late_helper);
+        /* Each with the helper forked (as skilld's worker makes it) and sharing our memory (skillctl). */
+        tcase_add_loop_test(tc, test_ahead_spent, 0, 2);
+        tcase_add_loop_test(tc, test_ahead_late_helper, 0, 2);
         tcase_add_loop_test(tc, test_host_sockets_unreachable, 0, _NETNS_WAYS);
         tcase_add_test(tc, test_identity_unprivileged);
         tcase_add_test(tc, test_read_only_skill_and_system);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "sandbox-internal.h"
+#include "seccomp-dlopen.h"
 #include "test-util.h"
 
 static const char *variant_name(bool notify) {
@@ -76,6 +77,34 @@ START_TEST(test_key) {
         ck_assert_ptr_nonnull(strstr(k_errno, "\nkernel "));
         /* "rules " and a build-id of at least 20 bytes, 40 hex digits (SHA-1, the GNU default). */
         ck_assert_uint_ge(strcspn(strstr(k_errno, "rules ") + 6, "\n"), 40);
+}
+END_TEST
+
+/* The engine loads libseccomp only to generate (seccomp-dlopen.h): the key made before, from the
+ * library's file, is the key made after, from the copy loaded (this binary links libseccomp too,
+ * the same file, which the engine's load finds already mapped). In a child of its own, so that
+ * nothing here has loaded it yet. */
+START_TEST(test_key_before_loading) {
+        pid_t pid;
+        int status;
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                _cleanup_free_ char *before = NULL, *after = NULL;
+
+                if (sym_seccomp_init)
+                        _exit(2);
+                if (sandbox_seccomp_cache_key(false, &before) < 0 || sym_seccomp_init)
+                        _exit(3);
+                if (dlopen_libseccomp(NULL) < 0 || !sym_seccomp_init)
+                        _exit(4);
+                if (sandbox_seccomp_cache_key(false, &after) < 0)
+                        _exit(5);
+                _exit(streq(before, after) && strstr(before, "\nlibseccomp ") ? 0 : 6);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 }
 END_TEST
 
@@ -427,6 +456,7 @@ static Suite *cache_suite(void) {
         TCase *tc = tcase_create("cache");
 
         tcase_add_test(tc, test_key);
+        tcase_add_test(tc, test_key_before_loading);
         tcase_add_test(tc, test_same_at_every_level);
         tcase_add_test(tc, test_checks_agree_with_libseccomp);
         tcase_add_test(tc, test_round_trip);

@@ -4,8 +4,9 @@
 # own log, LD_DEBUG=files, of every library each process loads); with the library missing (the
 # package gone: /dev/null bound over it in a mount namespace of the commands' own) an embedded run
 # still works, and what needs the service fails naming the library and its package. The service
-# keeps linking it (tests/daemon's test_mapped_libraries). Runs skills embedded, so needs root
-# (namespaces); prints TAP.
+# keeps linking it (tests/daemon's test_mapped_libraries). libseccomp alike: not linked, loaded
+# only when a run must generate its seccomp program (a miss of the program cache), and needed
+# then. Runs skills embedded, so needs root (namespaces); prints TAP.
 set -u
 
 SKILLCTL=${SKILLCTL:?}
@@ -39,6 +40,7 @@ if command -v readelf >/dev/null; then
         readelf -d "$SKILLCTL" >"$T/out" 2>"$T/err"
         check "readelf reads skillctl's dynamic section" grep -q 'NEEDED.*libc\.so' "$T/out"
         check "skillctl has no DT_NEEDED on libsystemd" bash -c "! grep -q 'NEEDED.*libsystemd' '$T/out'"
+        check "skillctl has no DT_NEEDED on libseccomp" bash -c "! grep -q 'NEEDED.*libseccomp' '$T/out'"
 else
         ok "# SKIP not linked: no readelf (binutils)"
 fi
@@ -53,7 +55,9 @@ loaded() {
         echo $? >"$T/rc"
         cat "$T"/ld/log.* >"$T/ld.all" 2>/dev/null
 }
-loads_libseccomp() { grep -q 'file=libseccomp\.so' "$T/ld.all"; }
+# By its soname or its path (the engine dlopen()s it by path: skilld/sandbox/seccomp-dlopen.c).
+loads_libseccomp() { grep -qE 'file=([^ ]*/)?libseccomp\.so' "$T/ld.all"; }
+loads_no_libseccomp() { ! loads_libseccomp; }
 loads_no_libsystemd() {
         if grep -q 'file=libsystemd\.so' "$T/ld.all"; then
                 grep 'file=libsystemd\.so' "$T/ld.all" | head -n 5 | sed 's/^/# /'
@@ -64,7 +68,7 @@ loads_no_libsystemd() {
 loaded run --local -q --output-dir "$T/out-dir" "$T/shell"
 check "run --local succeeds" test "$(rc)" = 0
 check "run --local prints the skill's output" grep -q '"ok": true' "$T/out"
-check "the loader's log is there (it names libseccomp)" loads_libseccomp
+check "the loader's log is there (it names libyaml)" grep -q 'file=libyaml' "$T/ld.all"
 check "run --local loads no libsystemd" loads_no_libsystemd
 loaded run --local --json --output-dir "$T/out-dir2" "$T/shell"
 check "run --local --json succeeds" test "$(rc)" = 0
@@ -79,7 +83,44 @@ loaded run -q --output-dir "$T/out-dir3" "$T/shell"
 check "run without --local finds no service and runs embedded" test "$(rc)" = 0
 check "looking for the service loads libsystemd" grep -q 'file=libsystemd\.so' "$T/ld.all"
 
+# libseccomp: loaded for a miss of the program cache, not for a hit. The cache keeps one entry per
+# program name (skilld/sandbox/seccomp-cache.c), so skillctl runs here under a name of its own,
+# whose entries (root's, in /run/skilld/seccomp) are removed first and at the end.
+SECCOMP_DIR=/run/skilld/seccomp
+ln -s "$(realpath "$SKILLCTL")" "$T/skillctl-ldtest"
+rm_entries() { rm -f "$SECCOMP_DIR"/skillctl-ldtest.*.bpf; }
+rm_entries
+trap 'rm_entries; rm -rf "$T"' EXIT
+loaded_as() {
+        rm -rf "$T/ld" && mkdir "$T/ld"
+        LD_DEBUG=files LD_DEBUG_OUTPUT=$T/ld/log "$T/skillctl-ldtest" "$@" >"$T/out" 2>"$T/err"
+        echo $? >"$T/rc"
+        cat "$T"/ld/log.* >"$T/ld.all" 2>/dev/null
+}
+loaded_as run --local -q --output-dir "$T/out-dir6" "$T/shell"
+check "a run that generates its seccomp program succeeds" test "$(rc)" = 0
+check "a run that generates its seccomp program loads libseccomp" loads_libseccomp
+check "the program is cached" test -f "$SECCOMP_DIR/skillctl-ldtest.notify.bpf"
+loaded_as run --local -q --output-dir "$T/out-dir7" "$T/shell"
+check "a run with its seccomp program cached succeeds" test "$(rc)" = 0
+check "a run with its seccomp program cached loads no libseccomp" loads_no_libseccomp
+
 # --- Missing. ---------------------------------------------------------------------------------
+seccomp_lib=$(ldconfig -p | awk '$1 == "libseccomp.so.2" { print $NF; exit }')
+if [[ -n $seccomp_lib ]] && unshare --mount true 2>/dev/null; then
+        # Over the file itself: whatever name reaches it (the loader's, or the path skillctl was
+        # built with, the same file where /lib is /usr/lib) finds /dev/null.
+        # shellcheck disable=SC2016 # expanded by the inner sh
+        unshare --mount --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+                sh "$(realpath "$seccomp_lib")" "$T/skillctl-ldtest" run --local -q --output-dir "$T/out-dir8" "$T/shell" >"$T/out" 2>"$T/err"
+        echo $? >"$T/rc"
+        check "no libseccomp: run --local fails" test "$(rc)" = 125
+        check "no libseccomp: the message names the library and the package" \
+                grep -q 'libseccomp\.so\.2, which the sandbox.s seccomp filter needs.*install libseccomp2' "$T/err"
+else
+        ok "# SKIP no libseccomp: needs unshare and libseccomp.so.2"
+fi
+
 lib=$(ldconfig -p | awk '$1 == "libsystemd.so.0" { print $NF; exit }')
 if [[ -n $lib ]] && unshare --mount true 2>/dev/null; then
         without_lib() {
