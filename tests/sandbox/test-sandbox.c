@@ -673,6 +673,19 @@ START_TEST(test_setup_failure_is_error) {
 }
 END_TEST
 
+/* Whether pids and memory are cgroup v1 hierarchies here (the backend the next tests are about). */
+static bool cgroup1_host(void) {
+        struct statfs sf;
+
+        return statfs("/sys/fs/cgroup/pids", &sf) == 0 && (uint64_t) sf.f_type == (uint64_t) CGROUP_SUPER_MAGIC &&
+                statfs("/sys/fs/cgroup/memory", &sf) == 0 && (uint64_t) sf.f_type == (uint64_t) CGROUP_SUPER_MAGIC;
+}
+
+/* Where a run of that id has its cgroup of controller, beside ours (own: our path in it). */
+static char *run_cgroup_path(const char *controller, const char *own, const char *id) {
+        return strdup_printf("/sys/fs/cgroup/%s%s/skilld-run-%s", controller, streq(own, "/") ? "" : own, id);
+}
+
 /* cgroup v1: the run's cgroups are made after the clone, while the init builds its root. One
  * that cannot be made (its name taken, by a live run as far as the sweep can tell) fails the run
  * with a message naming it; the init is killed and reaped, and the cgroups made before it are
@@ -682,21 +695,17 @@ START_TEST(test_cgroup_failure_after_clone) {
         _cleanup_free_ char *own_pids = NULL, *own_memory = NULL, *taken = NULL, *made = NULL, *stale = NULL;
         _cleanup_close_ int fd = -EBADF;
         char id[RANDOM_ID_STRING_MAX], other[RANDOM_ID_STRING_MAX];
-        struct statfs sf;
 
-        if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
-            statfs("/sys/fs/cgroup/memory", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
-                return; /* not a cgroup v1 host */
+        if (!cgroup1_host())
+                return;
         ck_assert_int_eq(cg_own_path("pids", &own_pids), 0);
         ck_assert_int_eq(cg_own_path("memory", &own_memory), 0);
         ck_assert_int_eq(random_id(id), 0);
-        taken = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, id);
-        made = strdup_printf("/sys/fs/cgroup/memory%s/skilld-run-%s", streq(own_memory, "/") ? "" : own_memory,
-                             id);
+        taken = run_cgroup_path("pids", own_pids, id);
+        made = run_cgroup_path("memory", own_memory, id);
         ck_assert_int_eq(cg_create_locked(taken, &fd), 0);
         ck_assert_int_eq(random_id(other), 0);
-        stale = strdup_printf("/sys/fs/cgroup/memory%s/skilld-run-%s", streq(own_memory, "/") ? "" : own_memory,
-                              other);
+        stale = run_cgroup_path("memory", own_memory, other);
         ck_assert_int_eq(mkdir(stale, 0755), 0);
 
         t.req.run_id = id;
@@ -724,16 +733,14 @@ START_TEST(test_cgroup_stale_swept) {
         _cleanup_free_ char *own_pids = NULL, *stale = NULL, *live = NULL;
         _cleanup_close_ int fd = -EBADF;
         char id[RANDOM_ID_STRING_MAX], other[RANDOM_ID_STRING_MAX];
-        struct statfs sf;
 
-        if (statfs("/sys/fs/cgroup/pids", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC ||
-            statfs("/sys/fs/cgroup/memory", &sf) < 0 || (uint64_t) sf.f_type != (uint64_t) CGROUP_SUPER_MAGIC)
-                return; /* not a cgroup v1 host */
+        if (!cgroup1_host())
+                return;
         ck_assert_int_eq(cg_own_path("pids", &own_pids), 0);
         ck_assert_int_eq(random_id(id), 0);
         ck_assert_int_eq(random_id(other), 0);
-        stale = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, id);
-        live = strdup_printf("/sys/fs/cgroup/pids%s/skilld-run-%s", streq(own_pids, "/") ? "" : own_pids, other);
+        stale = run_cgroup_path("pids", own_pids, id);
+        live = run_cgroup_path("pids", own_pids, other);
         ck_assert_int_eq(mkdir(stale, 0755), 0);
         ck_assert_int_eq(cg_create_locked(live, &fd), 0);
 
