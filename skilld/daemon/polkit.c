@@ -440,6 +440,10 @@ static int query_start(PolkitQuery *q, sd_bus_message *call, const char *action,
         return 0;
 }
 
+bool polkit_call_was_held(PolkitRegistry *reg, sd_bus_message *call) {
+        return reg && call && registry_find(reg, call);
+}
+
 int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *action,
                        char * const *details, uid_t good_uid, sd_bus_error *ret_error) {
         const PolkitVerdict *v;

@@ -60,6 +60,10 @@ size_t polkit_registry_pending(const PolkitRegistry *reg);
 int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *action,
                        char * const *details, uid_t good_uid, sd_bus_error *ret_error);
 
+/* Whether call was held for polkit's answer and is being dispatched again: its caller may have
+ * left the bus meanwhile, seconds ago. */
+bool polkit_call_was_held(PolkitRegistry *reg, sd_bus_message *call);
+
 /* The effective uid of the caller of call, from the bus or from SO_PEERCRED on a direct
  * connection; never from /proc, which would race with the caller exec'ing something else. */
 int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret);
