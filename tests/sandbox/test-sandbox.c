@@ -1491,9 +1491,13 @@ START_TEST(test_fork_bomb_contained) {
         /* Contained: the script got to the end on its own, or the limit or the timer ended it. */
         ck_assert_msg(t.res->status == RUN_STATUS_SUCCEEDED || t.res->status == RUN_STATUS_TASKS ||
                       t.res->status == RUN_STATUS_TIMEOUT, "status %s", run_status_to_string(t.res->status));
+        /* Counted from /proc while the bomb's processes die and are reaped: the kernel uncharges a
+         * process (pids controller and RLIMIT_NPROC alike) in release_task() before it leaves
+         * /proc, so one being reaped on each CPU may still be listed beside a new one that took
+         * its place (34 seen on 2 CPUs under load). The limit holds for what is charged. */
         if (t.res->status == RUN_STATUS_SUCCEEDED) {
                 ck_assert_int_gt(probe_value(t.res, "procs"), 4);
-                ck_assert_int_le(probe_value(t.res, "procs"), 32);
+                ck_assert_int_le(probe_value(t.res, "procs"), 32 + sysconf(_SC_NPROCESSORS_ONLN));
         }
         /* Nothing of it is left, and the host can still fork. */
         ck_assert(!host_process_with_uid(t.res->uid));
