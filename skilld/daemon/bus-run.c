@@ -75,19 +75,6 @@ static int no_such_run(sd_bus_error *error, const char *path) {
         return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN, "No run %s.", strna(shown));
 }
 
-/* Whether sender is on the bus now: one round trip, waited for. */
-static int sender_present(sd_bus *bus, const char *sender) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                               "GetNameOwner", &e, &reply, "s", sender);
-        if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.DBus.Error.NameHasNoOwner"))
-                return -ENXIO;
-        return r < 0 ? r : 0;
-}
-
 int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter) {
         const char *sender;
         int r;
@@ -102,20 +89,11 @@ int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter)
                            (m->peers && peer_names_count(m->peers) >= PEERS_MAX &&
                             !peer_names_present(m->peers, sender))))
                 return -EUSERS;
-        /* The watch below learns of a departure without waiting (peer-names.h), too late for a
-         * submitter whose call waited for polkit and who left meanwhile: its run would be
-         * recorded and started for nobody. Asked and waited for on that path alone, which has
-         * waited for polkit's round trips already. */
-        if (submitter && polkit_call_was_held(m->polkit, call)) {
-                r = sender_present(m->bus, sender);
-                if (r < 0)
-                        return r;
-        }
-        if (!m->peers) {
-                r = peer_names_new(m->bus, &m->peers);
-                if (r < 0)
-                        return r;
-        }
+        /* A submitter whose call waited for polkit may have left meanwhile: its run would be
+         * recorded and started for nobody. Watched since before polkit was asked, so known now
+         * without waiting (polkit.h). */
+        if (submitter && polkit_caller_left(m->polkit, call))
+                return -ENXIO;
         /* Counted: a name stays tracked while any run still has it. */
         r = peer_names_add(m->peers, sender);
         if (r < 0)

@@ -1434,7 +1434,13 @@ int manager_startup(Manager *m) {
                         return log_error_errno(r, "Failed to connect to the bus: %m");
                 log_full_errno(LOG_NOTICE, r, "No system bus (%m); serving the private socket only.");
         }
-        r = polkit_registry_new(m->bus, &m->polkit);
+        /* The names told of runs; polkit's held callers are watched there too (polkit.h). */
+        if (m->bus) {
+                r = peer_names_new(m->bus, &m->peers);
+                if (r < 0)
+                        return log_oom();
+        }
+        r = polkit_registry_new(m->bus, m->peers, &m->polkit);
         if (r < 0)
                 return log_oom();
 

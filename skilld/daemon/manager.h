@@ -151,8 +151,9 @@ struct Manager {
 
         sd_event *event;
         sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
-        /* Every active run's peers, each name once however many runs it hears of: each costs a
-         * match rule on the bus, of which the bus grants a connection a few hundred. */
+        /* Every active run's peers, each name once however many runs it hears of, and the callers
+         * waiting for polkit (polkit.h): each costs a match rule on the bus, of which the bus
+         * grants a connection a few hundred. */
         PeerNames *peers;
         sd_bus_slot *name_slot;
         bool name_acquired;

@@ -6,6 +6,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "parse-util.h"
+#include "peer-names.h"
 #include "polkit.h"
 
 #define POLKIT_BUS_NAME "org.freedesktop.PolicyKit1"
@@ -13,9 +14,12 @@
 #define POLKIT_INTERFACE "org.freedesktop.PolicyKit1.Authority"
 /* CheckAuthorization flag: polkit may ask the user for a password through an agent. */
 #define POLKIT_FLAG_ALLOW_USER_INTERACTION 1U
-/* With interaction allowed a person may be typing a password; without it polkit answers at
- * once, and sd-bus's default timeout applies. */
+/* With interaction allowed a person may be typing a password. Without it polkit answers in
+ * milliseconds, but one at a time: fifty callers at once on a busy machine waited up to 18 s in
+ * the VM, past 25 s in CI, sd-bus's default, which turned a slow yes into a denial. A caller
+ * would rather wait: 90 s, within skillctl's own patience (2 min), so that it still hears why. */
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (5ULL * 60 * 1000000)
+#define POLKIT_TIMEOUT_USEC (90ULL * 1000000)
 #define POLKIT_DETAILS_MAX 32U
 
 typedef struct PolkitVerdict PolkitVerdict;
@@ -33,12 +37,14 @@ struct PolkitQuery {
         sd_bus_slot *slot;              /* CheckAuthorization in flight, or NULL */
         char *action;                   /* the action of the call in flight */
         sd_event_source *defer;         /* frees the query after the re-dispatch */
+        char *caller;                   /* the sender, watched in registry->callers while held */
         PolkitVerdict *verdicts;
         PolkitQuery *prev, *next;
 };
 
 struct PolkitRegistry {
         sd_bus *polkit_bus;
+        PeerNames *callers;
         PolkitQuery *queries;
         size_t n_queries;
 };
@@ -64,7 +70,10 @@ static PolkitQuery *query_free(PolkitQuery *q) {
                 if (q->next)
                         q->next->prev = q->prev;
                 q->registry->n_queries--;
+                if (q->caller)
+                        peer_names_remove(q->registry->callers, q->caller);
         }
+        free(q->caller);
         /* Unref'ing the slot cancels the pending call: its callback will not run. */
         sd_bus_slot_unref(q->slot);
         if (q->defer) {
@@ -82,13 +91,14 @@ static PolkitQuery *query_free(PolkitQuery *q) {
         return NULL;
 }
 
-int polkit_registry_new(sd_bus *polkit_bus, PolkitRegistry **ret) {
+int polkit_registry_new(sd_bus *polkit_bus, PeerNames *callers, PolkitRegistry **ret) {
         PolkitRegistry *reg;
 
         reg = calloc(1, sizeof(PolkitRegistry));
         if (!reg)
                 return -ENOMEM;
         reg->polkit_bus = polkit_bus ? sd_bus_ref(polkit_bus) : NULL;
+        reg->callers = polkit_bus ? callers : NULL;
         *ret = reg;
         return 0;
 }
@@ -431,7 +441,7 @@ static int query_start(PolkitQuery *q, sd_bus_message *call, const char *action,
         if (!q->action)
                 return -ENOMEM;
         r = sd_bus_call_async(q->registry->polkit_bus, &q->slot, m, on_polkit_reply, q,
-                              interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : 0);
+                              interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);
         if (r < 0) {
                 free(q->action);
                 q->action = NULL;
@@ -440,8 +450,31 @@ static int query_start(PolkitQuery *q, sd_bus_message *call, const char *action,
         return 0;
 }
 
-bool polkit_call_was_held(PolkitRegistry *reg, sd_bus_message *call) {
-        return reg && call && registry_find(reg, call);
+bool polkit_caller_left(PolkitRegistry *reg, sd_bus_message *call) {
+        PolkitQuery *q = reg && call ? registry_find(reg, call) : NULL;
+
+        return q && q->caller && !peer_names_present(reg->callers, q->caller);
+}
+
+/* Watched before polkit is asked, on the connection polkit's answer comes back on: the bus
+ * handles one connection's messages in order, so a departure it saw before it passed polkit's
+ * answer on is told to us before that answer (peer-names.h). A call from elsewhere (the private
+ * socket) has no name to watch: its connection's end is its departure. */
+static int query_watch_caller(PolkitQuery *q, sd_bus_message *call) {
+        const char *sender = sd_bus_message_get_sender(call);
+        int r;
+
+        if (!q->registry->callers || sd_bus_message_get_bus(call) != q->registry->polkit_bus || !sender)
+                return 0;
+        q->caller = strdup(sender);
+        if (!q->caller)
+                return -ENOMEM;
+        r = peer_names_add(q->registry->callers, sender);
+        if (r < 0) {
+                free(q->caller);
+                q->caller = NULL;
+        }
+        return r;
 }
 
 int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *action,
@@ -494,6 +527,12 @@ int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *ac
                         reg->queries->prev = q;
                 reg->queries = q;
                 reg->n_queries++;
+                r = query_watch_caller(q, call);
+                if (r < 0) {
+                        query_free(q);
+                        return sd_bus_error_set_errnof(ret_error, r, "Cannot ask polkit about %s: %s",
+                                                       action, strerror(-r));
+                }
         }
         r = query_start(q, call, action, details);
         if (r < 0) {

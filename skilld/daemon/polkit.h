@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "peer-names.h"
 #include "util.h"
 
 #ifndef UID_INVALID
@@ -39,8 +40,10 @@ typedef struct PolkitRegistry PolkitRegistry;
 
 /* polkit_bus: where org.freedesktop.PolicyKit1 is reached (the system bus), or NULL when there is
  * none, in which case every caller but root is denied. The registry keeps a reference. polkit_bus
- * and every bus whose calls are checked must be attached to an sd-event loop. */
-int polkit_registry_new(sd_bus *polkit_bus, PolkitRegistry **ret);
+ * and every bus whose calls are checked must be attached to an sd-event loop.
+ * callers: NULL, or names watched on polkit_bus, where each held call's sender is added while it
+ * waits (polkit_caller_left()); the registry must be freed before it. */
+int polkit_registry_new(sd_bus *polkit_bus, PeerNames *callers, PolkitRegistry **ret);
 /* Drops every pending query; the calls waiting on them are never answered by us. */
 PolkitRegistry *polkit_registry_free(PolkitRegistry *reg);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PolkitRegistry *, polkit_registry_free);
@@ -60,9 +63,11 @@ size_t polkit_registry_pending(const PolkitRegistry *reg);
 int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *action,
                        char * const *details, uid_t good_uid, sd_bus_error *ret_error);
 
-/* Whether call was held for polkit's answer and is being dispatched again: its caller may have
- * left the bus meanwhile, seconds ago. */
-bool polkit_call_was_held(PolkitRegistry *reg, sd_bus_message *call);
+/* Whether call was held for polkit's answer, is being dispatched again, and its caller is known to
+ * have left the bus meanwhile (seconds may pass while polkit decides). Known without a round trip:
+ * the caller was watched from before polkit was asked, so a departure before polkit's answer was
+ * told before that answer. Only for calls on the bus with the registry's callers. */
+bool polkit_caller_left(PolkitRegistry *reg, sd_bus_message *call);
 
 /* The effective uid of the caller of call, from the bus or from SO_PEERCRED on a direct
  * connection; never from /proc, which would race with the caller exec'ing something else. */

@@ -46,8 +46,10 @@ typedef struct TestDaemon {
         int listen_fd;
         PolkitRegistry *registry;
         uid_t good_uid;
+        PeerNames *callers;
         unsigned n_dispatch;
         uid_t caller_uid;
+        bool caller_left;       /* what the last dispatch was told */
 } TestDaemon;
 
 static TestBus test_bus;
@@ -183,6 +185,7 @@ static int method_check(sd_bus_message *m, void *userdata, sd_bus_error *error) 
                 return r;
         if (r == 0)
                 return 1; /* polkit decides; we are called again */
+        d->caller_left = polkit_caller_left(d->registry, m);
         return sd_bus_reply_method_return(m, "s", "authorized");
 }
 
@@ -219,7 +222,9 @@ static void daemon_start(bool with_polkit_bus) {
         ck_assert_int_eq(sd_bus_add_object_vtable(daemon_.bus, NULL, TEST_PATH, TEST_NAME, daemon_vtable,
                                                   &daemon_), 0);
         ck_assert_int_ge(sd_bus_request_name(daemon_.bus, TEST_NAME, 0), 0);
-        ck_assert_int_eq(polkit_registry_new(with_polkit_bus ? daemon_.bus : NULL, &daemon_.registry), 0);
+        ck_assert_int_eq(peer_names_new(daemon_.bus, &daemon_.callers), 0);
+        ck_assert_int_eq(polkit_registry_new(with_polkit_bus ? daemon_.bus : NULL, daemon_.callers,
+                                             &daemon_.registry), 0);
 }
 
 static void setup(void) {
@@ -229,6 +234,10 @@ static void setup(void) {
 
 static void teardown(void) {
         daemon_.registry = polkit_registry_free(daemon_.registry);
+        if (daemon_.callers)
+                /* every held caller's watch went with its query */
+                ck_assert_uint_eq(peer_names_count(daemon_.callers), 0);
+        daemon_.callers = peer_names_free(daemon_.callers);
         daemon_.direct = sd_bus_flush_close_unref(daemon_.direct);
         daemon_.bus = sd_bus_flush_close_unref(daemon_.bus);
         daemon_.listen_fd = safe_close(daemon_.listen_fd);
@@ -407,6 +416,7 @@ START_TEST(test_authorized) {
         set_verdict(0, "io.skilld.run", VERDICT_YES);
 
         ck_assert_str_eq(run_client(&c, &o), "ok:authorized");
+        ck_assert(!daemon_.caller_left);
         ck_assert_uint_eq(fake.n_calls, 1);
         ck_assert_str_eq(fake.kind, "system-bus-name");
         ck_assert_msg(strncmp(c.result, fake.name, strlen(fake.name)) == 0 &&
@@ -504,8 +514,8 @@ START_TEST(test_no_polkit_bus) {
 }
 END_TEST
 
-/* The caller hangs up while polkit is deciding: the answer still re-dispatches the call, the reply
- * goes nowhere, and the query is freed. */
+/* The caller hangs up while polkit is deciding: the answer still re-dispatches the call, which
+ * knows its caller left, the reply goes nowhere, and the query is freed. */
 START_TEST(test_disconnect_while_deciding) {
         ClientOptions o = { .method = "Check", .arg1 = "io.skilld.run", .send_only = true };
         int status;
@@ -529,6 +539,8 @@ START_TEST(test_disconnect_while_deciding) {
         fake_release();
         test_event_run_until(event, registry_empty, NULL);
         ck_assert_uint_eq(daemon_.n_dispatch, 2);
+        /* told without asking the bus again: the caller was watched from before polkit */
+        ck_assert(daemon_.caller_left);
         test_event_settle(event);
         client_done_free(&c);
 }
