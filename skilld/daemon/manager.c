@@ -1121,6 +1121,7 @@ Manager *manager_free(Manager *m) {
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
         peer_names_free(m->peers);
+        caller_uids_free(m->caller_uids);
         bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
         sd_bus_flush_close_unref(m->systemd_bus);
@@ -1211,7 +1212,8 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 bool manager_is_idle(Manager *m) {
-        return !m->runs && !m->recording && m->n_pending == 0 && m->n_builds == 0 && polkit_registry_pending(m->polkit) == 0;
+        return !m->runs && !m->recording && m->n_pending == 0 && m->n_builds == 0 &&
+                polkit_registry_pending(m->polkit) == 0 && caller_uids_pending(m->caller_uids) == 0;
 }
 
 static int connect_bus(Manager *m) {
@@ -1439,6 +1441,9 @@ int manager_startup(Manager *m) {
                 r = peer_names_new(m->bus, &m->peers);
                 if (r < 0)
                         return log_oom();
+                r = caller_uids_new(m->bus, &m->caller_uids);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch for new callers on the bus: %m");
         }
         r = polkit_registry_new(m->bus, m->peers, &m->polkit);
         if (r < 0)

@@ -155,6 +155,7 @@ struct Manager {
          * waiting for polkit (polkit.h): each costs a match rule on the bus, of which the bus
          * grants a connection a few hundred. */
         PeerNames *peers;
+        CallerUids *caller_uids;        /* on bus: new callers' uids asked ahead of their calls */
         sd_bus_slot *name_slot;
         bool name_acquired;
         bool releasing_name;

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "caller-uids.h"
 #include "peer-names.h"
 #include "util.h"
 
@@ -69,12 +70,3 @@ int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *ac
  * told before that answer. Only for calls on the bus with the registry's callers. */
 bool polkit_caller_left(PolkitRegistry *reg, sd_bus_message *call);
 
-/* The effective uid of the caller of call, from the bus or from SO_PEERCRED on a direct
- * connection; never from /proc, which would race with the caller exec'ing something else. */
-int bus_message_get_caller_uid(sd_bus_message *call, uid_t *ret);
-/* The same for a method handler: a failure also sets error, the reply the caller gets. */
-int bus_caller_uid(sd_bus_message *call, uid_t *ret, sd_bus_error *error);
-/* bus_message_get_caller_uid() remembers what a bus said of its last senders (unique names, never
- * reused while that bus runs); forget what it said of bus (NULL: of every bus) when that
- * connection goes away, before another could be allocated at the same address. */
-void bus_caller_cache_flush(sd_bus *bus);
