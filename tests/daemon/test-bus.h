@@ -132,6 +132,15 @@ static inline void test_event_run_until(sd_event *e, bool (*cond)(void *userdata
         }
 }
 
+/* main() of a suite that needs only a dbus-daemon: skipped (77) without one. */
+static inline int test_run_bus_suite(Suite *(*make_suite)(void)) {
+        if (!test_bus_available()) {
+                fprintf(stderr, "dbus-daemon not installed, skipping\n");
+                return 77;
+        }
+        return test_run_suite(make_suite());
+}
+
 /* Runs a few loop iterations that have nothing left to wait for (idle sources included). */
 static inline void test_event_settle(sd_event *e) {
         for (int i = 0; i < 20; i++)

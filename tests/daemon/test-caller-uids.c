@@ -73,6 +73,13 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return 0;
 }
 
+/* Echo(i), sent at once; on_reply, or no callback (the reply ignored). */
+static void send_echo(sd_bus *client, uint32_t i, sd_bus_message_handler_t callback) {
+        ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
+                                                  callback, NULL, "u", i), 0);
+        ck_assert_int_ge(sd_bus_flush(client), 0);
+}
+
 static bool all_replied(void *userdata) {
         return n_replies == N_CALLS;
 }
@@ -91,9 +98,7 @@ START_TEST(test_pipelined_calls_in_order) {
         sd_bus *client = test_bus_connect(&test_bus, event);
 
         for (uint32_t i = 0; i < N_CALLS; i++)
-                ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
-                                                          on_reply, NULL, "u", i), 0);
-        ck_assert_int_ge(sd_bus_flush(client), 0);
+                send_echo(client, i, on_reply);
 
         test_event_run_until(event, all_replied, NULL);
         ck_assert_uint_eq(n_dispatch, N_CALLS);
@@ -115,9 +120,7 @@ START_TEST(test_gone_sender_dropped) {
 
         ck_assert_int_ge(sd_bus_get_unique_name(client, &unique), 0);
         name = strdup(unique);
-        ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
-                                                  NULL, NULL, "u", 0), 0);
-        ck_assert_int_ge(sd_bus_flush(client), 0);
+        send_echo(client, 0, NULL);
         client = sd_bus_flush_close_unref(client);
 
         /* Until the bus has seen it leave. The service's own call reads the waiting Echo into its
@@ -144,9 +147,7 @@ END_TEST
 START_TEST(test_freed_while_held) {
         sd_bus *client = test_bus_connect(&test_bus, event);
 
-        ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
-                                                  NULL, NULL, "u", 0), 0);
-        ck_assert_int_ge(sd_bus_flush(client), 0);
+        send_echo(client, 0, NULL);
         test_event_run_until(event, some_held, NULL);
         uids = caller_uids_free(uids);
         test_event_settle(event);
@@ -159,17 +160,13 @@ END_TEST
 START_TEST(test_known_caller_not_held) {
         sd_bus *client = test_bus_connect(&test_bus, event);
 
-        ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
-                                                  on_reply, NULL, "u", 0), 0);
-        ck_assert_int_ge(sd_bus_flush(client), 0);
+        send_echo(client, 0, on_reply);
         test_event_run_until(event, some_held, NULL);
         test_event_run_until(event, none_held, NULL);
         while (n_replies < 1)
                 ck_assert_int_ge(sd_event_run(event, TEST_BUS_TIMEOUT_USEC), 0);
 
-        ck_assert_int_ge(sd_bus_call_method_async(client, NULL, TEST_NAME, TEST_PATH, TEST_NAME, "Echo",
-                                                  on_reply, NULL, "u", 1), 0);
-        ck_assert_int_ge(sd_bus_flush(client), 0);
+        send_echo(client, 1, on_reply);
         while (n_replies < 2) {
                 ck_assert_int_ge(sd_event_run(event, TEST_BUS_TIMEOUT_USEC), 0);
                 ck_assert_uint_eq(caller_uids_pending(uids), 0);
@@ -193,9 +190,5 @@ static Suite *caller_uids_suite(void) {
 }
 
 int main(void) {
-        if (!test_bus_available()) {
-                fprintf(stderr, "dbus-daemon not installed, skipping\n");
-                return 77;
-        }
-        return test_run_suite(caller_uids_suite());
+        return test_run_bus_suite(caller_uids_suite);
 }

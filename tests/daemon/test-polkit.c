@@ -717,9 +717,5 @@ static Suite *polkit_suite(void) {
 }
 
 int main(void) {
-        if (!test_bus_available()) {
-                fprintf(stderr, "dbus-daemon not installed, skipping\n");
-                return 77;
-        }
-        return test_run_suite(polkit_suite());
+        return test_run_bus_suite(polkit_suite);
 }
