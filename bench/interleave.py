@@ -8,13 +8,15 @@ ratios between variants of one round share whatever the machine was doing then, 
 only ratios are quoted.
 
 Usage: interleave.py ROUNDS WARMUP SPEC.json
-SPEC.json: {"variants": [{"name": ..., "argv": [...], "stdin": PATH or null, "cwd": DIR (optional)}],
+SPEC.json: {"variants": [{"name": ..., "argv": [...], "stdin": PATH or null, "cwd": DIR (optional),
+"fds": {"9": PATH, ...} (optional: files opened for each run and passed at those numbers)}],
 "ratios":
 [{"label": ..., "num": NAME, "den": NAME, "goal": FLOAT or null}]}
 Prints a table of medians and the ratios; exits non-zero only when a variant fails to run.
 """
 
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -22,16 +24,32 @@ import sys
 import time
 
 
+def open_fds(variant):
+    """The variant's extra files, each opened anew (a reader consumes it) at its number."""
+    fds = []
+    for number, path in variant.get("fds", {}).items():
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        if fd != int(number):
+            os.dup2(fd, int(number))
+            os.close(fd)
+        fds.append(int(number))
+    return fds
+
+
 def run_once(variant):
     stdin = open(variant["stdin"], "rb") if variant.get("stdin") else subprocess.DEVNULL
+    fds = open_fds(variant)
     try:
         start = time.perf_counter_ns()
         proc = subprocess.run(variant["argv"], stdin=stdin, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, cwd=variant.get("cwd"), check=False)
+                              stderr=subprocess.PIPE, cwd=variant.get("cwd"), check=False,
+                              pass_fds=fds)
         elapsed = time.perf_counter_ns() - start
     finally:
         if stdin is not subprocess.DEVNULL:
             stdin.close()
+        for fd in fds:
+            os.close(fd)
     if proc.returncode != 0:
         sys.exit(f"bench: {variant['name']} failed with exit status {proc.returncode}: "
                  f"{proc.stderr.decode(errors='replace').strip()[:500]}")

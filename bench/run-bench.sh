@@ -2,7 +2,8 @@
 # Times a trivial shell skill and the Python example (json-transform) three ways, interleaved in
 # one run (bench/interleave.py: every round runs each variant once, in a shuffled order): bare
 # (the interpreter on the script, no isolation), bwrap with comparable isolation (when
-# installed), and `skillctl run` (the embedded engine). Prints medians and the ratios issue 15
+# installed; as root also with skillctl's own seccomp filter), and `skillctl run` (the embedded
+# engine). Prints medians and the ratios issue 15
 # sets goals for. A benchmark, not a test: nothing here passes or fails.
 #
 # Usage: bench/run-bench.sh [ROUNDS] [BUILD_DIR] [BASELINE_BUILD_DIR]     (defaults: 30, build)
@@ -70,19 +71,48 @@ bwrap_argv() {
 }
 
 # One variant: NAME STDIN ARGV... as a JSON object (argv read NUL-separated, so nothing is
-# re-split by the shell).
+# re-split by the shell). FILTER_FD=N in the environment passes the seccomp filter as fd N.
 variant() {
         local name=$1 stdin=$2; shift 2
         printf '%s\0' "$@" | /usr/bin/python3 -c '
-import json, sys
+import json, os, sys
 argv = sys.stdin.buffer.read().decode().split("\0")[:-1]
-print(json.dumps({"name": sys.argv[1], "stdin": sys.argv[2] or None, "argv": argv}))' "$name" "$stdin"
+v = {"name": sys.argv[1], "stdin": sys.argv[2] or None, "argv": argv}
+if os.environ.get("FILTER_FD"):
+    v["fds"] = {os.environ["FILTER_FD"]: sys.argv[3]}
+print(json.dumps(v))' "$name" "$stdin" "$T/filter.bpf"
 }
 
 have_bwrap=false
 if command -v bwrap >/dev/null; then
         mapfile -d '' probe < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
         "${probe[@]}" </dev/null >/dev/null 2>&1 && have_bwrap=true
+fi
+
+# bwrap again with the seccomp filter skillctl loads into the skill process (--seccomp, the
+# program taken from the engine's cache after a first run: skilld/sandbox/seccomp-cache.c's
+# header and key skipped): then only the cgroup limits, the run uid's check against the user
+# database and the durable record are the engine's alone. The program asks skillctl's listener
+# about refused calls; without one the kernel answers those ENOSYS, which neither skill makes.
+have_filter=false
+if $have_bwrap && [ "$(id -u)" = 0 ]; then
+        "$SKILLCTL" run --local -q --output-dir "$T/out" "$T/shell" </dev/null >/dev/null 2>&1 || true
+        entry=/run/skilld/seccomp/$(basename "$SKILLCTL").notify.bpf
+        if [ -f "$entry" ] && /usr/bin/python3 - "$entry" "$T/filter.bpf" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+if data[:14] != b"skilld-seccomp":
+    sys.exit(1)
+key_size, n = struct.unpack_from("=II", data, 16)
+program = data[32 + key_size:32 + key_size + 8 * n]
+if len(program) != 8 * n or n == 0:
+    sys.exit(1)
+open(sys.argv[2], "wb").write(program)
+PY
+        then
+                mapfile -d '' probe < <(bwrap_argv "$T/shell" --seccomp 9 /usr/bin/bash /skill/scripts/main.sh)
+                "${probe[@]}" </dev/null >/dev/null 2>&1 9<"$T/filter.bpf" && have_filter=true
+        fi
 fi
 
 {
@@ -93,6 +123,10 @@ fi
                 mapfile -d '' a < <(bwrap_argv "$T/shell" /usr/bin/bash /skill/scripts/main.sh)
                 variant "shell bwrap" "" "${a[@]}"
         fi
+        if $have_filter; then
+                mapfile -d '' a < <(bwrap_argv "$T/shell" --seccomp 9 /usr/bin/bash /skill/scripts/main.sh)
+                FILTER_FD=9 variant "shell bwrap+filter" "" "${a[@]}"
+        fi
         variant "shell skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$T/shell"
         [ -z "$BASELINE" ] ||
                 variant "shell baseline" "" "$BASELINE" run --local -q --output-dir "$T/out" "$T/shell"
@@ -101,6 +135,10 @@ fi
         if $have_bwrap; then
                 mapfile -d '' a < <(bwrap_argv "$PY_SKILL" /usr/bin/python3 /skill/scripts/main.py)
                 variant "python bwrap" "$T/input.json" "${a[@]}"
+        fi
+        if $have_filter; then
+                mapfile -d '' a < <(bwrap_argv "$PY_SKILL" --seccomp 9 /usr/bin/python3 /skill/scripts/main.py)
+                FILTER_FD=9 variant "python bwrap+filter" "$T/input.json" "${a[@]}"
         fi
         variant "python skillctl" "" "$SKILLCTL" run --local -q --output-dir "$T/out" "$PY_SKILL" \
                 --input "$INPUT"
@@ -120,6 +158,11 @@ ratios = [
     {"label": "python: skillctl / bare", "num": "python skillctl", "den": "python bare", "goal": 1.10},
     {"label": "python: skillctl / bwrap", "num": "python skillctl", "den": "python bwrap", "goal": None},
     {"label": "python: bwrap / bare", "num": "python bwrap", "den": "python bare", "goal": None},
+    {"label": "shell: skillctl / bwrap+filter", "num": "shell skillctl", "den": "shell bwrap+filter",
+     "goal": None},
+    {"label": "python: skillctl / bwrap+filter", "num": "python skillctl", "den": "python bwrap+filter",
+     "goal": None},
+    {"label": "shell: bwrap+filter / bwrap", "num": "shell bwrap+filter", "den": "shell bwrap", "goal": None},
     {"label": "shell: skillctl / baseline", "num": "shell skillctl", "den": "shell baseline", "goal": None},
     {"label": "python: skillctl / baseline", "num": "python skillctl", "den": "python baseline", "goal": None},
     {"label": "start-up: skillctl / baseline", "num": "start-up skillctl", "den": "start-up baseline",
