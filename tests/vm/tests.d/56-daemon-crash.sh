@@ -36,7 +36,7 @@ for id in "${ids[0]}" "${ids[1]}" "${ids[3]}"; do
 done
 assert_eq 's "queued"' "$(run_prop "${ids[2]}" State alice)" "alice's third run (per-user cap 2)"
 [[ -n "$(run_processes)" ]] || fail "no run processes while runs are going"
-echo "3 runs running, 1 queued; killing skilld"
+echo "3 runs running, 1 queued; killing skilld at $(date +%s.%N)"
 
 kill -KILL "$(daemon_main_pid)"
 wait_until 30 is_inactive || fail "skilld did not go down"
@@ -52,7 +52,14 @@ wait_until 30 systemctl -q is-active "$stale" || fail "the stand-in leftover sco
 # Activation again: every run is final, interrupted, and the leftover scope is gone.
 as_user alice busctl --system call "${MANAGER[@]}" ListRuns >/dev/null
 for id in "${ids[@]}"; do
-    assert_eq 's "interrupted"' "$(run_prop "$id" State root)" "run $id after the crash"
+    state=$(run_prop "$id" State root)
+    # Seen once in CI, not reproduced since: a run of the crash found finished. What it holds
+    # tells who wrote its result and why.
+    [[ $state == 's "interrupted"' ]] ||
+        fail "run $id after the crash: expected 's \"interrupted\"', got '$state'; its record:" \
+            "$(cat "$SKILLD_STATE/runs/$id/state.json" 2>&1)" \
+            "$(head -c 2000 "$SKILLD_STATE/runs/$id/result.json" 2>&1)" \
+            "$(ls -l --time-style=+%s.%N "$SKILLD_STATE/runs/$id" 2>&1)"
     journalctl --sync
     journalctl -o cat --no-pager SKILLD_RUN_ID="$id" SKILLD_STATUS=interrupted | grep -q . ||
         fail "no journal entry for the interruption of $id"
