@@ -567,6 +567,17 @@ static int store_result(int run_fd, const char *text) {
         return atomic_file_commit_after(&result, (const int[]) { out_fd, err_fd }, 2, NULL);
 }
 
+/* The engine reports a run canceled once the cancel pipe is readable: a byte there is the
+ * service's Cancel, its end of file the service's end. A killed service's fds close before the
+ * kernel reparents us and sends PR_SET_PDEATHSIG: seen in the VM's daemon-crash, a run stored
+ * as canceled after the service's SIGKILL, its worker past the getppid() check. */
+static bool canceled_by_service_end(const RunRequest *req, const RunResult *res) {
+        char c;
+
+        return res->status == RUN_STATUS_CANCELED && req->cancel_fd >= 0 &&
+                read(req->cancel_fd, &c, 1) != 1;
+}
+
 static int worker_execute(const WorkerArgs *w) {
         _cleanup_(run_result_freep) RunResult *res = NULL;
         _cleanup_(cJSON_Deletep) cJSON *json = NULL;
@@ -655,7 +666,7 @@ static int worker_execute(const WorkerArgs *w) {
          * skill did. Leave no result; the next start of the service records it as interrupted.
          * (PR_SET_PDEATHSIG alone does not settle this: the kernel clears it when credentials
          * change, and it races with this write.) */
-        if (getppid() != service_pid)
+        if (getppid() != service_pid || canceled_by_service_end(&req, res))
                 return -ESRCH;
 
         /* The commit point: from here on the run is finished, whatever happens to us or the
