@@ -86,8 +86,7 @@ int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter)
         if (!sender || strv_contains(run->peers, sender))
                 return 0;
         if (!submitter && (strv_length(run->peers) >= RUN_PEERS_MAX ||
-                           (m->peers && peer_names_count(m->peers) >= PEERS_MAX &&
-                            !peer_names_present(m->peers, sender))))
+                           (peer_names_count(m->peers) >= PEERS_MAX && !peer_names_present(m->peers, sender))))
                 return -EUSERS;
         /* A submitter whose call waited for polkit may have left meanwhile: its run would be
          * recorded and started for nobody. Watched since before polkit was asked, so known now

@@ -1,5 +1,7 @@
 /* See caller-uids.h. */
+#include "bus-held.h"
 #include "caller-uids.h"
+#include "list.h"
 #include "log.h"
 
 #define CALLER_CACHE_SIZE 128U
@@ -123,12 +125,7 @@ static Asking *asking_free(Asking *a) {
         if (!a)
                 return NULL;
         if (a->owner) {
-                if (a->prev)
-                        a->prev->next = a->next;
-                else
-                        a->owner->asking = a->next;
-                if (a->next)
-                        a->next->prev = a->prev;
+                LIST_REMOVE(a->owner->asking, a);
                 a->owner->n_asking--;
                 a->owner->n_held -= a->n_held;
         }
@@ -162,22 +159,27 @@ static int asking_hold(Asking *a, sd_bus_message *m) {
         return 0;
 }
 
+/* The first held call leaves the queue; the caller owns the reference returned. */
+static sd_bus_message *asking_pop(Asking *a) {
+        sd_bus_message *m = a->held[0];
+
+        memmove(a->held, a->held + 1, --a->n_held * sizeof(sd_bus_message *));
+        a->owner->n_held--;
+        return m;
+}
+
 /* The next held call goes back into the read queue; with none left, the sender is done. */
 static void asking_release_next(Asking *a) {
         while (a->n_held > 0) {
-                int r = sd_bus_message_rewind(a->held[0], true);
+                int r = bus_message_redispatch(a->held[0]);
 
-                if (r >= 0)
-                        r = sd_bus_enqueue_for_read(a->owner->bus, a->held[0]);
                 if (r >= 0)
                         return;
                 /* Not put back (no memory): its handler is never reached; the caller hears so. */
                 log_debug_errno(r, "Dropping a call of %s: %m", a->sender);
                 (void) sd_bus_reply_method_errorf(a->held[0], SD_BUS_ERROR_NO_MEMORY,
                                                   "The service could not take the call: %s", strerror(-r));
-                sd_bus_message_unref(a->held[0]);
-                memmove(a->held, a->held + 1, --a->n_held * sizeof(sd_bus_message *));
-                a->owner->n_held--;
+                sd_bus_message_unref(asking_pop(a));
         }
         asking_free(a);
 }
@@ -221,10 +223,7 @@ static int asking_start(CallerUids *c, const char *sender, sd_bus_message *m) {
                 return r;
         }
         a->owner = c;
-        a->next = c->asking;
-        if (c->asking)
-                c->asking->prev = a;
-        c->asking = a;
+        LIST_PREPEND(c->asking, a);
         c->n_asking++;
         r = asking_hold(a, m);
         if (r < 0) {
@@ -249,11 +248,8 @@ static int caller_filter(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         if (a) {
                 if (!a->slot && a->n_held > 0 && a->held[0] == m) {
                         /* Its turn: through to its handler, the next one after it. */
-                        a->held[0] = NULL;
-                        memmove(a->held, a->held + 1, --a->n_held * sizeof(sd_bus_message *));
-                        c->n_held--;
+                        sd_bus_message_unref(asking_pop(a));
                         asking_release_next(a);
-                        sd_bus_message_unref(m);
                         return 0;
                 }
                 /* Behind the ones held, in order. */

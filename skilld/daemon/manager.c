@@ -16,6 +16,7 @@
 #include "error.h"
 #include "fileio.h"
 #include "journal.h"
+#include "list.h"
 #include "log.h"
 #include "env-run.h"
 #include "bus-errors.h"
@@ -46,33 +47,22 @@ static uint64_t realtime_usec(void) {
 
 static void run_unlink(Run *run) {
         Manager *m = run->manager;
-        Run **head;
 
         if (!m)
                 return;
-        head = run->recording ? &m->recording : &m->runs;
-        if (run->prev)
-                run->prev->next = run->next;
+        if (run->recording)
+                LIST_REMOVE(m->recording, run);
         else
-                *head = run->next;
-        if (run->next)
-                run->next->prev = run->prev;
-        run->prev = run->next = NULL;
+                LIST_REMOVE(m->runs, run);
         run->manager = NULL;
 }
 
 static void run_append(Manager *m, Run *run) {
-        Run **head = run->recording ? &m->recording : &m->runs, *last = *head;
-
         run->manager = m;
-        if (!last) {
-                *head = run;
-                return;
-        }
-        while (last->next)
-                last = last->next;
-        last->next = run;
-        run->prev = last;
+        if (run->recording)
+                LIST_APPEND(m->recording, run);
+        else
+                LIST_APPEND(m->runs, run);
 }
 
 static Run *run_free(Run *run) {
@@ -954,12 +944,7 @@ static Connection *connection_free(Connection *c) {
         if (!c)
                 return NULL;
         if (c->manager) {
-                if (c->prev)
-                        c->prev->next = c->next;
-                else
-                        c->manager->connections = c->next;
-                if (c->next)
-                        c->next->prev = c->prev;
+                LIST_REMOVE(c->manager->connections, c);
                 c->manager->n_connections--;
         }
         sd_bus_flush_close_unref(c->bus);
@@ -1027,10 +1012,7 @@ static int connection_new(Manager *m, int fd, uid_t uid) {
                 goto fail;
 
         c->manager = m;
-        c->next = m->connections;
-        if (m->connections)
-                m->connections->prev = c;
-        m->connections = c;
+        LIST_PREPEND(m->connections, c);
         m->n_connections++;
         return 0;
 

@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "bus-held.h"
 #include "error.h"
 #include "fileio.h"
+#include "list.h"
 #include "log.h"
 #include "manager.h"
 
@@ -36,12 +38,7 @@ static void pending_unlink(Pending *p) {
 
         if (!m)
                 return;
-        if (p->prev)
-                p->prev->next = p->next;
-        else
-                m->pending = p->next;
-        if (p->next)
-                p->next->prev = p->prev;
+        LIST_REMOVE(m->pending, p);
         m->n_pending--;
         p->manager = NULL;
 }
@@ -171,7 +168,6 @@ void pending_forget_inspected(Manager *m) {
 static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Pending *p = userdata;
         Manager *m = p->manager;
-        sd_bus *bus = sd_bus_message_get_bus(p->call);
         int r;
 
         p->pid = 0;
@@ -187,9 +183,7 @@ static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata)
         inspected_keep(m, p);
 
         /* Dispatch the call once more: the handler finds the inspection now. */
-        r = sd_bus_message_rewind(p->call, true);
-        if (r >= 0)
-                r = sd_bus_enqueue_for_read(bus, p->call);
+        r = bus_message_redispatch(p->call);
         if (r < 0) {
                 log_debug_errno(r, "Dropping a call whose skill was inspected: %m");
                 pending_free(p);
@@ -274,8 +268,7 @@ static void pending_start_waiting(Manager *m) {
                         next->done = true;
                         next->inspection.error_errno = -r;
                         next->inspection.error = strdup("The service could not check the skill");
-                        if (sd_bus_message_rewind(next->call, true) < 0 ||
-                            sd_bus_enqueue_for_read(sd_bus_message_get_bus(next->call), next->call) < 0)
+                        if (bus_message_redispatch(next->call) < 0)
                                 pending_free(next);
                 }
         }
@@ -305,10 +298,7 @@ int pending_start(Manager *m, sd_bus_message *call, PendingKind kind, uid_t uid,
         p->result_fd = p->dir_fd = p->archive_fd = -EBADF;
         p->call = sd_bus_message_ref(call);
         p->manager = m;
-        p->next = m->pending;
-        if (m->pending)
-                m->pending->prev = p;
-        m->pending = p;
+        LIST_PREPEND(m->pending, p);
         m->n_pending++;
 
         p->dir_name = dir_name ? strdup(dir_name) : NULL;

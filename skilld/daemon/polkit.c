@@ -3,7 +3,9 @@
 #include <inttypes.h>
 #include <systemd/sd-event.h>
 
+#include "bus-held.h"
 #include "fileio.h"
+#include "list.h"
 #include "log.h"
 #include "parse-util.h"
 #include "peer-names.h"
@@ -63,12 +65,7 @@ static PolkitQuery *query_free(PolkitQuery *q) {
                 return NULL;
 
         if (q->registry) {
-                if (q->prev)
-                        q->prev->next = q->next;
-                else
-                        q->registry->queries = q->next;
-                if (q->next)
-                        q->next->prev = q->prev;
+                LIST_REMOVE(q->registry->queries, q);
                 q->registry->n_queries--;
                 if (q->caller)
                         peer_names_remove(q->registry->callers, q->caller);
@@ -302,10 +299,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 goto fail;
 
         /* Dispatch the original call once more: the handler now finds the verdict. */
-        r = sd_bus_message_rewind(q->request, true);
-        if (r < 0)
-                goto fail;
-        r = sd_bus_enqueue_for_read(bus, q->request);
+        r = bus_message_redispatch(q->request);
         if (r < 0)
                 goto fail;
         return 0;
@@ -434,10 +428,7 @@ int polkit_check_async(PolkitRegistry *reg, sd_bus_message *call, const char *ac
                         return -ENOMEM;
                 q->request = sd_bus_message_ref(call);
                 q->registry = reg;
-                q->next = reg->queries;
-                if (reg->queries)
-                        reg->queries->prev = q;
-                reg->queries = q;
+                LIST_PREPEND(reg->queries, q);
                 reg->n_queries++;
                 r = query_watch_caller(q, call);
                 if (r < 0) {
