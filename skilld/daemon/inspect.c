@@ -9,6 +9,7 @@
 #include "error.h"
 #include "fileio.h"
 #include "inspect.h"
+#include "json-exact.h"
 #include "lint.h"
 #include "loader.h"
 #include "skill.h"
@@ -227,8 +228,8 @@ int inspection_to_json(const Inspection *i, char **ret) {
             add_string(o, "interpreter", i->interpreter) < 0 || add_string(o, "error", i->error) < 0 ||
             !cJSON_AddNumberToObject(o, "errno", i->error_errno) ||
             !cJSON_AddNumberToObject(o, "limits_set", i->limits.set) ||
-            !cJSON_AddNumberToObject(o, "timeout_usec", (double) i->limits.timeout_usec) ||
-            !cJSON_AddNumberToObject(o, "memory_max", (double) i->limits.memory_max) ||
+            !json_add_uint64(o, "timeout_usec", i->limits.timeout_usec) ||
+            !json_add_uint64(o, "memory_max", i->limits.memory_max) ||
             !cJSON_AddNumberToObject(o, "cpu_percent", i->limits.cpu_percent))
                 return -ENOMEM;
         text = cJSON_PrintUnformatted(o);

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "json-exact.h"
 #include "log.h"
 #include "parse-util.h"
 #include "store.h"
@@ -504,8 +505,8 @@ static int state_text(const StoreRun *run, char **ret) {
         if (!j ||
             !cJSON_AddNumberToObject(j, "format_version", STORE_FORMAT_VERSION) ||
             !cJSON_AddStringToObject(j, "state", run_state_to_string(run->state)) ||
-            !cJSON_AddNumberToObject(j, "started_usec", (double) run->started_usec) ||
-            !cJSON_AddNumberToObject(j, "finished_usec", (double) run->finished_usec) ||
+            !json_add_uint64(j, "started_usec", run->started_usec) ||
+            !json_add_uint64(j, "finished_usec", run->finished_usec) ||
             (run->reason && !cJSON_AddStringToObject(j, "reason", run->reason)))
                 return -ENOMEM;
         text = cJSON_PrintUnformatted(j);
@@ -716,7 +717,7 @@ static int new_run_build(Store *s, const StoreRunInfo *info, uint64_t now_usec, 
             !cJSON_AddStringToObject(skill, "name", run->skill_name) ||
             !cJSON_AddStringToObject(skill, "hash", run->skill_hash) ||
             !cJSON_AddStringToObject(j, "script", run->script) ||
-            !cJSON_AddNumberToObject(j, "created_usec", (double) run->created_usec))
+            !json_add_uint64(j, "created_usec", run->created_usec))
                 return -ENOMEM;
         if (request)
                 cJSON_AddItemToObject(j, "request", TAKE_PTR(request));

@@ -1,5 +1,6 @@
 /* See json-exact.h. A recursive descent over RFC 8259's grammar; the depth is bounded, so the
  * recursion is too. */
+#include <inttypes.h>
 #include <limits.h>
 
 #include "error.h"
@@ -413,4 +414,23 @@ int json_exact_get_unsigned(const cJSON *item, unsigned *ret) {
 
         *ret = u;
         return 0;
+}
+
+cJSON *json_create_uint64(uint64_t v) {
+        char buf[DECIMAL_STR_MAX(uint64_t)];
+
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        return cJSON_CreateRaw(buf);
+}
+
+cJSON *json_add_uint64(cJSON *object, const char *key, uint64_t v) {
+        cJSON *item = json_create_uint64(v);
+
+        if (!item)
+                return NULL;
+        if (!cJSON_AddItemToObject(object, key, item)) {
+                cJSON_Delete(item);
+                return NULL;
+        }
+        return item;
 }

@@ -28,3 +28,13 @@ cJSON *json_parse_keeping_exact(const char *text, const char *key);
 /* A whole number of an exact tree (a raw token) or of a cJSON one (a double holding an integer),
  * as unsigned. -EINVAL when the item is not such a number or is out of range. */
 int json_exact_get_unsigned(const cJSON *item, unsigned *ret);
+
+/* A whole number written with all its digits: a raw item. cJSON's own numbers are doubles,
+ * printed in exponent form wherever that round-trips (a timestamp in microseconds ending in 0
+ * came out as 1.79574581105335e+15), and not exactly above 2^53. Readers get the same number
+ * either way. NULL without memory. */
+cJSON *json_create_uint64(uint64_t v);
+
+/* Adds json_create_uint64(v) to object under key; returns the item, or NULL without memory (the
+ * object unchanged). */
+cJSON *json_add_uint64(cJSON *object, const char *key, uint64_t v);

@@ -5,10 +5,9 @@
 #include <signal.h>
 #include <time.h>
 
+#include "json-exact.h"
 #include "sandbox-internal.h"
 #include "string-table.h"
-
-#define DECIMAL_STR_MAX(type) (sizeof(type) * 3 + 2)
 
 static const char *const status_table[_RUN_STATUS_MAX] = {
         [RUN_STATUS_SUCCEEDED]    = "succeeded",
@@ -132,14 +131,9 @@ int run_result_exit_code(const RunResult *r) {
 }
 
 static cJSON *json_u64(uint64_t v) {
-        char buf[DECIMAL_STR_MAX(uint64_t)];
-
-        /* Printed as an exact integer: cJSON's double formatting rounds to 15 digits, which
-         * already loses microsecond timestamps. */
         if (v == RUN_USAGE_UNKNOWN)
                 return cJSON_CreateNull();
-        (void) snprintf(buf, sizeof(buf), "%" PRIu64, v);
-        return cJSON_CreateRaw(buf);
+        return json_create_uint64(v);
 }
 
 static cJSON *json_string_or_null(const char *s) {

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "json-exact.h"
 #include "random-id.h"
 #include "session.h"
 
@@ -106,11 +107,11 @@ int session_to_json(const Session *s, cJSON **ret) {
         if (!o || !cJSON_AddStringToObject(o, "id", s->id) ||
             !cJSON_AddNumberToObject(o, "owner", s->owner) ||
             !cJSON_AddStringToObject(o, "skill", s->skill) ||
-            !cJSON_AddNumberToObject(o, "created_usec", (double) s->created_usec) ||
-            !cJSON_AddNumberToObject(o, "used_usec", (double) s->used_usec) ||
-            !cJSON_AddNumberToObject(o, "ttl_usec", (double) s->ttl_usec) ||
-            !cJSON_AddNumberToObject(o, "expires_usec", (double) (s->used_usec + s->ttl_usec)) ||
-            !cJSON_AddNumberToObject(o, "quota_bytes", (double) s->quota_bytes))
+            !json_add_uint64(o, "created_usec", s->created_usec) ||
+            !json_add_uint64(o, "used_usec", s->used_usec) ||
+            !json_add_uint64(o, "ttl_usec", s->ttl_usec) ||
+            !json_add_uint64(o, "expires_usec", s->used_usec + s->ttl_usec) ||
+            !json_add_uint64(o, "quota_bytes", s->quota_bytes))
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

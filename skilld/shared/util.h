@@ -26,6 +26,8 @@
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* Room for an integer type in decimal, its sign and the NUL (a byte holds under three digits). */
+#define DECIMAL_STR_MAX(type) (sizeof(type) * 3 + 2)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 

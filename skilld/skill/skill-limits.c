@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "error.h"
+#include "json-exact.h"
 #include "skill-limits.h"
 #include "parse-util.h"
 
@@ -151,8 +152,8 @@ int skill_declared_limits_to_json(const SkillDeclaredLimits *d, cJSON **ret) {
         if (!j)
                 return -ENOMEM;
         if (((d->set & SANDBOX_LIMIT_TIMEOUT) &&
-             !cJSON_AddNumberToObject(j, "timeout_usec", (double) d->timeout_usec)) ||
-            ((d->set & SANDBOX_LIMIT_MEMORY) && !cJSON_AddNumberToObject(j, "memory_max", (double) d->memory_max)) ||
+             !json_add_uint64(j, "timeout_usec", d->timeout_usec)) ||
+            ((d->set & SANDBOX_LIMIT_MEMORY) && !json_add_uint64(j, "memory_max", d->memory_max)) ||
             ((d->set & SANDBOX_LIMIT_CPU) && !cJSON_AddNumberToObject(j, "cpu_percent", d->cpu_percent)))
                 return -ENOMEM;
         *ret = TAKE_PTR(j);

@@ -126,6 +126,25 @@ START_TEST(test_keeping_exact) {
 }
 END_TEST
 
+/* Our own whole numbers with every digit: a timestamp ending in 0 is not printed in exponent form
+ * (cJSON's double did: 1.79574581105335e+15), and cJSON reads each back to the same value. */
+START_TEST(test_uint64_printed_whole) {
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject(), *back = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_ptr_nonnull(o);
+        ck_assert_ptr_nonnull(json_add_uint64(o, "t", UINT64_C(1795745811053350)));
+        ck_assert_ptr_nonnull(json_add_uint64(o, "zero", 0));
+        ck_assert_ptr_nonnull(json_add_uint64(o, "max", UINT64_MAX));
+        text = cJSON_PrintUnformatted(o);
+        ck_assert_str_eq(text, "{\"t\":1795745811053350,\"zero\":0,\"max\":18446744073709551615}");
+        back = cJSON_Parse(text);
+        ck_assert_ptr_nonnull(back);
+        ck_assert(cJSON_GetObjectItem(back, "t")->valuedouble == 1795745811053350.0);
+        ck_assert(cJSON_GetObjectItem(back, "zero")->valuedouble == 0.0);
+}
+END_TEST
+
 static Suite *json_suite(void) {
         Suite *s = suite_create("json");
         TCase *tc = tcase_create("core");
@@ -135,6 +154,7 @@ static Suite *json_suite(void) {
         tcase_add_test(tc, test_refused);
         tcase_add_test(tc, test_depth);
         tcase_add_test(tc, test_keeping_exact);
+        tcase_add_test(tc, test_uint64_printed_whole);
         suite_add_tcase(s, tc);
         return s;
 }
