@@ -339,9 +339,8 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
                 r = atomic_file_commit(&f);
         if (r < 0)
                 return r;
-        /* Make the rename itself durable. */
-        (void) fsync_parent_at(dir_fd, path);
-        return 0;
+        /* The rename itself made durable; failing that, the caller hears it (see fileio.h). */
+        return fsync_parent_at(dir_fd, path);
 }
 
 /* The directory path in one call when it exists: openat2() with RESOLVE_NO_SYMLINKS succeeds

@@ -23,7 +23,10 @@ int read_full_file_at(int dir_fd, const char *path, size_t max, bool nofollow, c
 
 /* Atomically replaces path under dir_fd with data: temp file, fsync, rename, fsync of the dir.
  * The file gets mode less the process's umask, as open() would give it: a user's umask 077 keeps
- * what skillctl writes for them private, and the daemon's 0600 files can only get narrower. */
+ * what skillctl writes for them private, and the daemon's 0600 files can only get narrower. A
+ * failure before the rename leaves the old content (and no temp file); a failure of the
+ * directory's sync after it is returned too, with the new content in place but not known to
+ * survive a crash: a reader sees either version whole, never a mix. */
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
 
 /* The same in steps, for files that must become durable together and in an order (logs before
