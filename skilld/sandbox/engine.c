@@ -2118,8 +2118,8 @@ static int store_result_again(SandboxRun *run) {
                 r = atomic_file_commit(&result);
         if (r < 0)
                 return r;
-        (void) fsync(run->dest_fd);
-        return 0;
+        /* As after the first rename (run_store()). */
+        return fsync(run->dest_fd) < 0 ? -errno : 0;
 }
 
 /* Artifacts, logs and result.json into the output directory. Failures here do not change why
@@ -2178,8 +2178,13 @@ static void run_store(SandboxRun *run) {
                 run->marks[MARK_STORED_LOGS] = rec->synced_usec;
                 run->marks[MARK_STORED] = rec->stored_usec;
         }
-        if (rec->renamed)
+        if (rec->renamed) {
+                /* result.json says it all already; the caller hears that it may not last. */
+                if (rec->rename_sync_error < 0)
+                        store_fail(run, "result.json is in place but may not survive a crash: %s",
+                                   strerror(-rec->rename_sync_error));
                 return;
+        }
         /* Rare: the logs are not whole under their names (a log's sync failed: EIO; a name an
          * earlier run's files hold), and result.json must say so: written and synced again. */
         if (rec->remove_error < 0)

@@ -86,9 +86,8 @@ static void record_sync_result(RunRecord *rec, bool result_synced) {
         if (rec->result_error < 0)
                 return;
         rec->renamed = true;
-        /* Failing here, the result exists but may not survive a crash; the earlier store did not
-         * report that either. */
-        (void) fsync(rec->dir_fd);
+        /* Failing here, the result is in place but may not survive a crash: the engine warns. */
+        rec->rename_sync_error = fsync_errno(rec->dir_fd);
         rec->stored_usec = now_usec(CLOCK_MONOTONIC);
 }
 

@@ -401,6 +401,7 @@ typedef struct RunRecord {
         int err_sync;
         int result_error;               /* result.json's temporary file made, synced, renamed */
         bool renamed;                   /* result.json is there */
+        int rename_sync_error;          /* the directory's sync after the rename: not known durable */
         size_t out_final;               /* out_written when the logs were said whole (what the thread syncs) */
         size_t err_final;
         uint64_t logs_usec;             /* CLOCK_MONOTONIC: the thread's syncs of the logs returned */
@@ -449,7 +450,7 @@ bool run_record_meanwhile(RunRecord *rec, void (*meanwhile)(void *userdata), voi
 /* result.json's text into its temporary file. */
 int run_record_write_result(RunRecord *rec, const char *text, size_t size);
 /* Syncs result.json's data and the logs' (the thread's, waited for), renames result.json, syncs
- * the directory. The outcome is in rec: out_sync, err_sync, result_error, renamed. */
+ * the directory. The outcome is in rec: out_sync, err_sync, result_error, renamed, rename_sync_error. */
 void run_record_commit(RunRecord *rec);
 /* Waits for the thread's meanwhile work, if it was asked for. */
 void run_record_settle(RunRecord *rec);
