@@ -1103,6 +1103,7 @@ Manager *manager_free(Manager *m) {
         polkit_registry_free(m->polkit);
         sd_bus_slot_unref(m->name_slot);
         peer_names_free(m->peers);
+        peer_names_free(m->polkit_callers);
         caller_uids_free(m->caller_uids);
         bus_caller_cache_flush(m->bus);
         sd_bus_flush_close_unref(m->bus);
@@ -1418,16 +1419,18 @@ int manager_startup(Manager *m) {
                         return log_error_errno(r, "Failed to connect to the bus: %m");
                 log_full_errno(LOG_NOTICE, r, "No system bus (%m); serving the private socket only.");
         }
-        /* The names told of runs; polkit's held callers are watched there too (polkit.h). */
+        /* The names told of runs, and polkit's held callers (polkit.h). */
         if (m->bus) {
                 r = peer_names_new(m->bus, &m->peers);
+                if (r >= 0)
+                        r = peer_names_new(m->bus, &m->polkit_callers);
                 if (r < 0)
                         return log_oom();
                 r = caller_uids_new(m->bus, &m->caller_uids);
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch for new callers on the bus: %m");
         }
-        r = polkit_registry_new(m->bus, m->peers, &m->polkit);
+        r = polkit_registry_new(m->bus, m->polkit_callers, &m->polkit);
         if (r < 0)
                 return log_oom();
 

@@ -151,10 +151,12 @@ struct Manager {
 
         sd_event *event;
         sd_bus *bus;                    /* the system bus (or the test bus); NULL without one */
-        /* Every active run's peers, each name once however many runs it hears of, and the callers
-         * waiting for polkit (polkit.h): each costs a match rule on the bus, of which the bus
-         * grants a connection a few hundred. */
+        /* Every active run's peers, each name once however many runs it hears of (bounded: each
+         * costs a match rule on the bus, of which the bus grants a connection a few hundred), and
+         * apart from them the callers waiting for polkit (polkit.h), so that a burst of those
+         * never takes the room of a run's listeners. */
         PeerNames *peers;
+        PeerNames *polkit_callers;
         CallerUids *caller_uids;        /* on bus: new callers' uids asked ahead of their calls */
         sd_bus_slot *name_slot;
         bool name_acquired;
