@@ -1,4 +1,5 @@
 /* See tool-defs.h. */
+#include "json-exact.h"
 #include "string-table.h"
 #include "tool-defs.h"
 
@@ -35,22 +36,11 @@ char *tool_name_sanitize(ToolFormat format, const char *name) {
         return s;
 }
 
-/* cJSON_AddItemToObject() that takes ownership either way and says whether it worked. */
-static bool put(cJSON *o, const char *key, cJSON *item) {
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToObject(o, key, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
-
 static cJSON *typed(const char *type, const char *description) {
         cJSON *o = cJSON_CreateObject();
 
-        if (o && (!put(o, "type", cJSON_CreateString(type)) ||
-                  !put(o, "description", cJSON_CreateString(description))))
+        if (o && (json_attach(o, "type", cJSON_CreateString(type)) < 0 ||
+                  json_attach(o, "description", cJSON_CreateString(description)) < 0))
                 return cJSON_Delete(o), NULL;
         return o;
 }
@@ -59,17 +49,20 @@ cJSON *tool_parameters_schema(void) {
         cJSON *schema = typed("object", "How to run the skill; every member is optional."),
               *props = cJSON_CreateObject(), *input, *args, *files;
 
-        if (!schema || !put(schema, "properties", props))
+        /* props goes with a schema that could not be made. */
+        if (json_attach(schema, "properties", props) < 0)
                 return cJSON_Delete(schema), NULL;
         input = typed("object", "The input JSON object. The skill reads it on stdin, in the file named by "
                                 "SKILL_INPUT_FILE and in SANDBOX_INPUT; its SKILL.md says what it expects.");
         args = typed("array", "Command line arguments for the skill's script.");
         files = typed("object", "Input files copied into the skill's working directory: "
                                 "file name to its content in base64.");
-        if (!put(props, "input", input) || !put(props, "args", args) || !put(props, "files", files) ||
-            !put(args, "items", typed("string", "One argument.")) ||
-            !put(files, "additionalProperties", typed("string", "The file's content, base64-encoded.")) ||
-            !put(schema, "additionalProperties", cJSON_CreateFalse()))
+        if (json_attach(props, "input", input) < 0 || json_attach(props, "args", args) < 0 ||
+            json_attach(props, "files", files) < 0 ||
+            json_attach(args, "items", typed("string", "One argument.")) < 0 ||
+            json_attach(files, "additionalProperties",
+                        typed("string", "The file's content, base64-encoded.")) < 0 ||
+            json_attach(schema, "additionalProperties", cJSON_CreateFalse()) < 0)
                 return cJSON_Delete(schema), NULL;
         return schema;
 }
@@ -84,25 +77,26 @@ cJSON *tool_definition(ToolFormat format, const char *name, const char *descript
         case TOOL_FORMAT_OPENAI:
         case TOOL_FORMAT_OPENAI_RESPONSES:
                 /* Chat Completions nests the function under "function"; the Responses API does not. */
-                if (!put(def, "type", cJSON_CreateString("function")) ||
-                    (format == TOOL_FORMAT_OPENAI && !put(def, "function", body = cJSON_CreateObject())) ||
-                    !put(body, "name", cJSON_CreateString(tool_name)) ||
-                    !put(body, "description", cJSON_CreateString(strempty(description))) ||
-                    !put(body, "parameters", tool_parameters_schema()))
+                if (json_attach(def, "type", cJSON_CreateString("function")) < 0 ||
+                    (format == TOOL_FORMAT_OPENAI &&
+                     json_attach(def, "function", body = cJSON_CreateObject()) < 0) ||
+                    json_attach(body, "name", cJSON_CreateString(tool_name)) < 0 ||
+                    json_attach(body, "description", cJSON_CreateString(strempty(description))) < 0 ||
+                    json_attach(body, "parameters", tool_parameters_schema()) < 0)
                         return cJSON_Delete(def), NULL;
                 return def;
         case TOOL_FORMAT_ANTHROPIC:
-                if (!put(def, "name", cJSON_CreateString(tool_name)) ||
-                    !put(def, "description", cJSON_CreateString(strempty(description))) ||
-                    !put(def, "input_schema", tool_parameters_schema()))
+                if (json_attach(def, "name", cJSON_CreateString(tool_name)) < 0 ||
+                    json_attach(def, "description", cJSON_CreateString(strempty(description))) < 0 ||
+                    json_attach(def, "input_schema", tool_parameters_schema()) < 0)
                         return cJSON_Delete(def), NULL;
                 return def;
         case TOOL_FORMAT_MCP:
                 /* The title is for people: the skill's own name, unsanitized. */
-                if (!put(def, "name", cJSON_CreateString(tool_name)) ||
-                    !put(def, "title", cJSON_CreateString(strempty(name))) ||
-                    !put(def, "description", cJSON_CreateString(strempty(description))) ||
-                    !put(def, "inputSchema", tool_parameters_schema()))
+                if (json_attach(def, "name", cJSON_CreateString(tool_name)) < 0 ||
+                    json_attach(def, "title", cJSON_CreateString(strempty(name))) < 0 ||
+                    json_attach(def, "description", cJSON_CreateString(strempty(description))) < 0 ||
+                    json_attach(def, "inputSchema", tool_parameters_schema()) < 0)
                         return cJSON_Delete(def), NULL;
                 return def;
         case _TOOL_FORMAT_MAX:

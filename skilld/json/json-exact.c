@@ -41,8 +41,7 @@ static void skip_space(JsonParser *j) {
 
 static int parse_value(JsonParser *j, cJSON **ret);
 
-/* Takes item into container (an array when key is NULL); frees it when that fails. */
-static int attach(cJSON *container, const char *key, cJSON *item) {
+int json_attach(cJSON *container, const char *key, cJSON *item) {
         if (!item)
                 return -ENOMEM;
         if (!(key ? cJSON_AddItemToObject(container, key, item) : cJSON_AddItemToArray(container, item))) {
@@ -289,7 +288,7 @@ static int parse_container(JsonParser *j, bool object, cJSON **ret) {
                 r = parse_value(j, &item);
                 if (r < 0)
                         return r;
-                r = attach(c, key, item);
+                r = json_attach(c, key, item);
                 if (r < 0)
                         return r;
                 skip_space(j);
@@ -426,11 +425,5 @@ cJSON *json_create_uint64(uint64_t v) {
 cJSON *json_add_uint64(cJSON *object, const char *key, uint64_t v) {
         cJSON *item = json_create_uint64(v);
 
-        if (!item)
-                return NULL;
-        if (!cJSON_AddItemToObject(object, key, item)) {
-                cJSON_Delete(item);
-                return NULL;
-        }
-        return item;
+        return json_attach(object, key, item) < 0 ? NULL : item;
 }

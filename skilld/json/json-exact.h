@@ -29,6 +29,11 @@ cJSON *json_parse_keeping_exact(const char *text, const char *key);
  * as unsigned. -EINVAL when the item is not such a number or is out of range. */
 int json_exact_get_unsigned(const cJSON *item, unsigned *ret);
 
+/* Takes item into container under key (appended to an array when key is NULL), or frees it:
+ * ownership passes either way, so a chain of additions leaks nothing when one fails. -ENOMEM
+ * when item is NULL (its creation failed) or cannot be added. */
+int json_attach(cJSON *container, const char *key, cJSON *item);
+
 /* A whole number written with all its digits: a raw item. cJSON's own numbers are doubles,
  * printed in exponent form wherever that round-trips (a timestamp in microseconds ending in 0
  * came out as 1.79574581105335e+15), and not exactly above 2^53. Readers get the same number

@@ -148,27 +148,6 @@ static cJSON *json_time(uint64_t usec) {
         return cJSON_CreateString(buf);
 }
 
-/* Adds item to obj under key; frees and fails when item is NULL (allocation failed). */
-static int add(cJSON *obj, const char *key, cJSON *item) {
-        if (!item)
-                return -ENOMEM;
-        if (!cJSON_AddItemToObject(obj, key, item)) {
-                cJSON_Delete(item);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int add_to_array(cJSON *arr, cJSON *item) {
-        if (!item)
-                return -ENOMEM;
-        if (!cJSON_AddItemToArray(arr, item)) {
-                cJSON_Delete(item);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* Stream text goes into the JSON only while it is small and valid UTF-8; stdout.log and
  * stderr.log next to result.json always hold all that was kept. */
 #define STREAM_INLINE_MAX (64U * 1024U)
@@ -180,10 +159,12 @@ static cJSON *stream_to_json(const RunStream *s, const char *log_name) {
 
         if (!o)
                 return NULL;
-        if (add(o, "bytes", json_u64(s->total)) < 0 || add(o, "kept", json_u64(s->size)) < 0 ||
-            add(o, "truncated", cJSON_CreateBool(s->truncated)) < 0 ||
-            add(o, "path", json_string_or_null(log_name)) < 0 ||
-            add(o, "text", inline_text ? cJSON_CreateString(strempty(s->data)) : cJSON_CreateNull()) < 0)
+        if (json_attach(o, "bytes", json_u64(s->total)) < 0 ||
+            json_attach(o, "kept", json_u64(s->size)) < 0 ||
+            json_attach(o, "truncated", cJSON_CreateBool(s->truncated)) < 0 ||
+            json_attach(o, "path", json_string_or_null(log_name)) < 0 ||
+            json_attach(o, "text",
+                        inline_text ? cJSON_CreateString(strempty(s->data)) : cJSON_CreateNull()) < 0)
                 return cJSON_Delete(o), NULL;
         return o;
 }
@@ -203,7 +184,7 @@ static cJSON *limit_bits_to_json(unsigned bits) {
         if (!arr)
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if ((bits & names[i].bit) && add_to_array(arr, cJSON_CreateString(names[i].name)) < 0)
+                if ((bits & names[i].bit) && json_attach(arr, NULL, cJSON_CreateString(names[i].name)) < 0)
                         return cJSON_Delete(arr), NULL;
         return arr;
 }
@@ -214,18 +195,18 @@ static cJSON *limits_to_json(const RunResult *r) {
 
         if (!o)
                 return NULL;
-        if (add(o, "backend", json_string_or_null(r->backend)) < 0 ||
-            add(o, "memory_max", json_u64(l->memory_max)) < 0 ||
-            add(o, "tasks_max", json_u64(l->tasks_max)) < 0 ||
-            add(o, "cpu_percent", json_u64(l->cpu_percent)) < 0 ||
-            add(o, "timeout_usec", json_u64(l->timeout_usec)) < 0 ||
-            add(o, "stdout_max", json_u64(l->stdout_max)) < 0 ||
-            add(o, "stderr_max", json_u64(l->stderr_max)) < 0 ||
-            add(o, "out_max", json_u64(l->out_max)) < 0 ||
-            add(o, "tmpfs_size", json_u64(l->tmpfs_size)) < 0 ||
-            add(o, "artifacts_max", json_u64(l->artifacts_max)) < 0 ||
-            add(o, "enforced", limit_bits_to_json(r->limits_enforced)) < 0 ||
-            add(o, "from_skill", limit_bits_to_json(r->limits_from_skill)) < 0)
+        if (json_attach(o, "backend", json_string_or_null(r->backend)) < 0 ||
+            json_attach(o, "memory_max", json_u64(l->memory_max)) < 0 ||
+            json_attach(o, "tasks_max", json_u64(l->tasks_max)) < 0 ||
+            json_attach(o, "cpu_percent", json_u64(l->cpu_percent)) < 0 ||
+            json_attach(o, "timeout_usec", json_u64(l->timeout_usec)) < 0 ||
+            json_attach(o, "stdout_max", json_u64(l->stdout_max)) < 0 ||
+            json_attach(o, "stderr_max", json_u64(l->stderr_max)) < 0 ||
+            json_attach(o, "out_max", json_u64(l->out_max)) < 0 ||
+            json_attach(o, "tmpfs_size", json_u64(l->tmpfs_size)) < 0 ||
+            json_attach(o, "artifacts_max", json_u64(l->artifacts_max)) < 0 ||
+            json_attach(o, "enforced", limit_bits_to_json(r->limits_enforced)) < 0 ||
+            json_attach(o, "from_skill", limit_bits_to_json(r->limits_from_skill)) < 0)
                 return cJSON_Delete(o), NULL;
         return o;
 }
@@ -239,11 +220,11 @@ static cJSON *artifacts_to_json(const RunResult *r) {
                 const RunArtifact *a = &r->artifacts[i];
                 cJSON *o = cJSON_CreateObject();
 
-                if (add_to_array(arr, o) < 0 ||
-                    add(o, "path", cJSON_CreateString(a->path)) < 0 ||
-                    add(o, "type", cJSON_CreateString(a->directory ? "directory" : "file")) < 0 ||
-                    (!a->directory && add(o, "size", json_u64(a->size)) < 0) ||
-                    (!a->directory && add(o, "sha256", cJSON_CreateString(a->sha256)) < 0))
+                if (json_attach(arr, NULL, o) < 0 ||
+                    json_attach(o, "path", cJSON_CreateString(a->path)) < 0 ||
+                    json_attach(o, "type", cJSON_CreateString(a->directory ? "directory" : "file")) < 0 ||
+                    (!a->directory && json_attach(o, "size", json_u64(a->size)) < 0) ||
+                    (!a->directory && json_attach(o, "sha256", cJSON_CreateString(a->sha256)) < 0))
                         return cJSON_Delete(arr), NULL;
         }
         return arr;
@@ -257,9 +238,9 @@ static cJSON *skipped_to_json(const RunResult *r) {
         for (size_t i = 0; i < r->n_skipped; i++) {
                 cJSON *o = cJSON_CreateObject();
 
-                if (add_to_array(arr, o) < 0 ||
-                    add(o, "path", cJSON_CreateString(r->skipped[i].path)) < 0 ||
-                    add(o, "reason", cJSON_CreateString(r->skipped[i].reason)) < 0)
+                if (json_attach(arr, NULL, o) < 0 ||
+                    json_attach(o, "path", cJSON_CreateString(r->skipped[i].path)) < 0 ||
+                    json_attach(o, "reason", cJSON_CreateString(r->skipped[i].reason)) < 0)
                         return cJSON_Delete(arr), NULL;
         }
         return arr;
@@ -278,10 +259,10 @@ static cJSON *refused_to_json(const RunResult *r) {
                 const RunRefused *f = &r->refused[i];
                 cJSON *o = cJSON_CreateObject();
 
-                if (add_to_array(arr, o) < 0 ||
-                    add(o, "syscall", cJSON_CreateString(f->syscall)) < 0 ||
-                    add(o, "count", json_u64(f->count)) < 0 ||
-                    add(o, "arg", json_string_or_null(f->arg)) < 0)
+                if (json_attach(arr, NULL, o) < 0 ||
+                    json_attach(o, "syscall", cJSON_CreateString(f->syscall)) < 0 ||
+                    json_attach(o, "count", json_u64(f->count)) < 0 ||
+                    json_attach(o, "arg", json_string_or_null(f->arg)) < 0)
                         return cJSON_Delete(arr), NULL;
         }
         return arr;
@@ -422,8 +403,8 @@ static cJSON *layers_to_json(unsigned layers) {
         if (!arr)
                 return NULL;
         for (unsigned bit = 1; bit & _SANDBOX_LAYER_ALL; bit <<= 1)
-                if ((layers & bit) && add_to_array(arr,
-                                                   cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
+                if ((layers & bit) &&
+                    json_attach(arr, NULL, cJSON_CreateString(sandbox_layer_to_string(bit))) < 0)
                         return cJSON_Delete(arr), NULL;
         return arr;
 }
@@ -436,54 +417,58 @@ int run_result_to_json(const RunResult *r, cJSON **ret) {
         if (!o)
                 return -ENOMEM;
 
-        if (add(o, "run_id", json_string_or_null(r->run_id)) < 0 ||
-            add(o, "skill", json_string_or_null(r->skill_name)) < 0 ||
-            add(o, "skill_hash", json_string_or_null(r->skill_hash)) < 0 ||
-            add(o, "script", json_string_or_null(r->script)) < 0 ||
-            add(o, "interpreter", json_string_or_null(r->interpreter)) < 0 ||
-            add(o, "command", cJSON_CreateBool(r->command)) < 0 ||
-            add(o, "cwd", json_string_or_null(r->cwd)) < 0 ||
-            add(o, "argv", r->argv ? cJSON_CreateStringArray((const char * const *) r->argv,
+        if (json_attach(o, "run_id", json_string_or_null(r->run_id)) < 0 ||
+            json_attach(o, "skill", json_string_or_null(r->skill_name)) < 0 ||
+            json_attach(o, "skill_hash", json_string_or_null(r->skill_hash)) < 0 ||
+            json_attach(o, "script", json_string_or_null(r->script)) < 0 ||
+            json_attach(o, "interpreter", json_string_or_null(r->interpreter)) < 0 ||
+            json_attach(o, "command", cJSON_CreateBool(r->command)) < 0 ||
+            json_attach(o, "cwd", json_string_or_null(r->cwd)) < 0 ||
+            json_attach(o, "argv", r->argv ? cJSON_CreateStringArray((const char * const *) r->argv,
                                                              (int) strv_length(r->argv))
                                    : cJSON_CreateArray()) < 0 ||
-            add(o, "status", json_string_or_null(run_status_to_string(r->status))) < 0 ||
-            add(o, "exit_code",
+            json_attach(o, "status", json_string_or_null(run_status_to_string(r->status))) < 0 ||
+            json_attach(o, "exit_code",
                 r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull()) < 0 ||
-            add(o, "signal", r->signal > 0 ? cJSON_CreateNumber(r->signal) : cJSON_CreateNull()) < 0 ||
-            add(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
+            json_attach(o, "signal",
+                        r->signal > 0 ? cJSON_CreateNumber(r->signal) : cJSON_CreateNull()) < 0 ||
+            json_attach(o, "signal_name", r->signal > 0 ? json_string_or_null(sigabbrev_np(r->signal))
                                                 : cJSON_CreateNull()) < 0 ||
-            add(o, "error", json_string_or_null(r->error)) < 0 ||
+            json_attach(o, "error", json_string_or_null(r->error)) < 0 ||
             /* What run_result_exit_code() needs to tell 126 and 127 from 125, for a client that
              * only has this JSON (skillctl through the service). */
-            add(o, "error_errno", r->error_errno > 0 ? cJSON_CreateNumber(r->error_errno)
+            json_attach(o, "error_errno", r->error_errno > 0 ? cJSON_CreateNumber(r->error_errno)
                                                      : cJSON_CreateNull()) < 0 ||
-            add(o, "exec_failed", cJSON_CreateBool(r->exec_failed)) < 0 ||
-            add(o, "output", r->output ? cJSON_Duplicate(r->output, true) : cJSON_CreateNull()) < 0 ||
-            add(o, "output_source", json_string_or_null(r->output_source)) < 0 ||
-            add(o, "output_error", json_string_or_null(r->output_error)) < 0 ||
-            add(o, "stdout", stream_to_json(&r->stdout_stream, r->output_dir ? "stdout.log" : NULL)) < 0 ||
-            add(o, "stderr", stream_to_json(&r->stderr_stream, r->output_dir ? "stderr.log" : NULL)) < 0 ||
-            add(o, "artifacts", artifacts_to_json(r)) < 0 ||
-            add(o, "artifacts_skipped", skipped_to_json(r)) < 0 ||
-            add(o, "artifacts_truncated", cJSON_CreateBool(r->artifacts_truncated)) < 0 ||
-            add(o, "out_full", cJSON_CreateBool(r->out_full)) < 0 ||
-            add(o, "store_error", json_string_or_null(r->store_error)) < 0 ||
-            add(o, "usage", usage = cJSON_CreateObject()) < 0 ||
-            add(usage, "wall_usec", json_u64(r->usage.wall_usec)) < 0 ||
-            add(usage, "user_usec", json_u64(r->usage.user_usec)) < 0 ||
-            add(usage, "system_usec", json_u64(r->usage.system_usec)) < 0 ||
-            add(usage, "memory_peak", json_u64(r->usage.memory_peak)) < 0 ||
-            add(usage, "tasks_peak", json_u64(r->usage.tasks_peak)) < 0 ||
-            add(o, "limits", limits_to_json(r)) < 0 ||
-            add(o, "layers_missing", layers_to_json(r->layers_missing)) < 0 ||
-            add(o, "refused_syscalls", refused_to_json(r)) < 0 ||
-            add(o, "refused_syscalls_truncated", cJSON_CreateBool(r->refused_truncated)) < 0 ||
-            add(o, "network", cJSON_CreateBool(r->network)) < 0 ||
-            add(o, "uid", r->uid != (uid_t) -1 ? cJSON_CreateNumber(r->uid) : cJSON_CreateNull()) < 0 ||
-            add(o, "started_at", json_time(r->started_at)) < 0 ||
-            add(o, "ended_at", json_time(r->ended_at)) < 0 ||
-            add(o, "started_at_usec", json_u64(r->started_at)) < 0 ||
-            add(o, "ended_at_usec", json_u64(r->ended_at)) < 0)
+            json_attach(o, "exec_failed", cJSON_CreateBool(r->exec_failed)) < 0 ||
+            json_attach(o, "output", r->output ? cJSON_Duplicate(r->output, true) : cJSON_CreateNull()) < 0 ||
+            json_attach(o, "output_source", json_string_or_null(r->output_source)) < 0 ||
+            json_attach(o, "output_error", json_string_or_null(r->output_error)) < 0 ||
+            json_attach(o, "stdout",
+                        stream_to_json(&r->stdout_stream, r->output_dir ? "stdout.log" : NULL)) < 0 ||
+            json_attach(o, "stderr",
+                        stream_to_json(&r->stderr_stream, r->output_dir ? "stderr.log" : NULL)) < 0 ||
+            json_attach(o, "artifacts", artifacts_to_json(r)) < 0 ||
+            json_attach(o, "artifacts_skipped", skipped_to_json(r)) < 0 ||
+            json_attach(o, "artifacts_truncated", cJSON_CreateBool(r->artifacts_truncated)) < 0 ||
+            json_attach(o, "out_full", cJSON_CreateBool(r->out_full)) < 0 ||
+            json_attach(o, "store_error", json_string_or_null(r->store_error)) < 0 ||
+            json_attach(o, "usage", usage = cJSON_CreateObject()) < 0 ||
+            json_attach(usage, "wall_usec", json_u64(r->usage.wall_usec)) < 0 ||
+            json_attach(usage, "user_usec", json_u64(r->usage.user_usec)) < 0 ||
+            json_attach(usage, "system_usec", json_u64(r->usage.system_usec)) < 0 ||
+            json_attach(usage, "memory_peak", json_u64(r->usage.memory_peak)) < 0 ||
+            json_attach(usage, "tasks_peak", json_u64(r->usage.tasks_peak)) < 0 ||
+            json_attach(o, "limits", limits_to_json(r)) < 0 ||
+            json_attach(o, "layers_missing", layers_to_json(r->layers_missing)) < 0 ||
+            json_attach(o, "refused_syscalls", refused_to_json(r)) < 0 ||
+            json_attach(o, "refused_syscalls_truncated", cJSON_CreateBool(r->refused_truncated)) < 0 ||
+            json_attach(o, "network", cJSON_CreateBool(r->network)) < 0 ||
+            json_attach(o, "uid",
+                        r->uid != (uid_t) -1 ? cJSON_CreateNumber(r->uid) : cJSON_CreateNull()) < 0 ||
+            json_attach(o, "started_at", json_time(r->started_at)) < 0 ||
+            json_attach(o, "ended_at", json_time(r->ended_at)) < 0 ||
+            json_attach(o, "started_at_usec", json_u64(r->started_at)) < 0 ||
+            json_attach(o, "ended_at_usec", json_u64(r->ended_at)) < 0)
                 return -ENOMEM;
 
         *ret = TAKE_PTR(o);
