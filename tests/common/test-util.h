@@ -81,3 +81,13 @@ static inline int test_run_suite(Suite *s) {
         srunner_free(sr);
         return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+/* The same for a suite that needs root (namespaces, mounts, a throwaway uid): elsewhere it is
+ * skipped (77, as meson counts it), saying which tests and why. CI runs them as root. */
+static inline int test_run_suite_as_root(Suite *(*make)(void), const char *what) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "%s need root, skipping\n", what);
+                return 77;
+        }
+        return test_run_suite(make());
+}

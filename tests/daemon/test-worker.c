@@ -139,9 +139,5 @@ static Suite *worker_suite(void) {
 }
 
 int main(void) {
-        if (geteuid() != 0) {
-                fprintf(stderr, "the worker's tests need root (the sandbox), skipping\n");
-                return 77;
-        }
-        return test_run_suite(worker_suite());
+        return test_run_suite_as_root(worker_suite, "the worker's tests (the sandbox)");
 }

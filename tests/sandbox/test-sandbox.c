@@ -1924,10 +1924,5 @@ static Suite *sandbox_suite(void) {
 }
 
 int main(void) {
-        /* Namespaces, mounts and a throwaway uid need root; CI runs this suite as root. */
-        if (geteuid() != 0) {
-                fprintf(stderr, "sandbox tests need root, skipping\n");
-                return 77;
-        }
-        return test_run_suite(sandbox_suite());
+        return test_run_suite_as_root(sandbox_suite, "sandbox tests");
 }
