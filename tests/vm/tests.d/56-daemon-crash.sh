@@ -53,8 +53,9 @@ wait_until 30 systemctl -q is-active "$stale" || fail "the stand-in leftover sco
 as_user alice busctl --system call "${MANAGER[@]}" ListRuns >/dev/null
 for id in "${ids[@]}"; do
     state=$(run_prop "$id" State root)
-    # Seen once in CI, not reproduced since: a run of the crash found finished. What it holds
-    # tells who wrote its result and why.
+    # A run of the crash was once found finished: its worker took the end of the killed
+    # service's cancel pipe for a Cancel (worker.c's canceled_by_service_end(), and the 'run
+    # worker' test). Should it happen again, what the record holds tells who wrote it and why.
     [[ $state == 's "interrupted"' ]] ||
         fail "run $id after the crash: expected 's \"interrupted\"', got '$state'; its record:" \
             "$(cat "$SKILLD_STATE/runs/$id/state.json" 2>&1)" \
