@@ -553,9 +553,7 @@ int method_build_environment(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (!p->done)
                 return 1;
         if (p->inspection.error_errno != 0) {
-                r = p->inspection.error_errno == ENOSPC || p->inspection.error_errno == EDQUOT
-                        ? sd_bus_error_set(error, SKILLD_ERROR_NO_SPACE, p->inspection.error)
-                        : sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, p->inspection.error);
+                r = bus_error_set_inspection(error, p->inspection.error_errno, p->inspection.error);
                 pending_free(p);
                 return r;
         }

@@ -72,3 +72,11 @@ int bus_error_set_errnof(sd_bus_error *error, int r, const char *format, ...) {
         free(message);
         return r;
 }
+
+int bus_error_set_inspection(sd_bus_error *error, int error_errno, const char *message) {
+        if (error_errno == ENOSPC || error_errno == EDQUOT)
+                return sd_bus_error_set(error, SKILLD_ERROR_NO_SPACE, message);
+        if (error_errno == EIO)
+                return bus_error_set_errnof(error, -EIO, "%s", message);
+        return sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, message);
+}

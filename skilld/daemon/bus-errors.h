@@ -44,3 +44,8 @@ const char *bus_error_name_from_errno(int error);
 
 /* Sets error to the name for r (see above), with a formatted message, and returns -abs(r). */
 int bus_error_set_errnof(sd_bus_error *error, int r, const char *format, ...) _sd_printf_(3, 4);
+
+/* Why a skill's inspection refused it, from its errno: the skill (InvalidSkill), the disk it is
+ * unpacked on (NoSpace), or the inspection itself (EIO, sd-bus's IOError). Only the first is for
+ * the caller to fix. Returns a negative errno. */
+int bus_error_set_inspection(sd_bus_error *error, int error_errno, const char *message);

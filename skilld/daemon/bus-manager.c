@@ -19,14 +19,6 @@
 #include "manager.h"
 #include "run-options.h"
 
-/* Why an inspection failed: the skill, or the disk the daemon unpacks it on. A full state
- * directory is not the caller's fault and clients handle NoSpace differently from a bad skill. */
-static int inspection_error(const Inspection *i, sd_bus_error *error) {
-        if (i->error_errno == ENOSPC || i->error_errno == EDQUOT)
-                return sd_bus_error_set(error, SKILLD_ERROR_NO_SPACE, i->error);
-        return sd_bus_error_set(error, SKILLD_ERROR_INVALID_SKILL, i->error);
-}
-
 static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_error *error) {
         _cleanup_(run_options_done) RunOptions c = {};
         _cleanup_(sd_bus_error_free) sd_bus_error auth_error = SD_BUS_ERROR_NULL;
@@ -97,7 +89,7 @@ static int handle_run(Manager *m, sd_bus_message *msg, bool installed, sd_bus_er
                 return 1;
         skill = &p->inspection;
         if (skill->error_errno != 0) {
-                r = inspection_error(skill, error);
+                r = bus_error_set_inspection(error, skill->error_errno, skill->error);
                 pending_free(p);
                 return r;
         }
@@ -427,7 +419,7 @@ static int method_install_skill(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (!p->done)
                 return 1;
         if (p->inspection.error_errno != 0) {
-                r = inspection_error(&p->inspection, error);
+                r = bus_error_set_inspection(error, p->inspection.error_errno, p->inspection.error);
                 pending_free(p);
                 return r;
         }

@@ -308,9 +308,12 @@ int inspection_read(int result_fd, Inspection *ret) {
         r = read_full_fd(result_fd, INSPECTION_JSON_MAX, &text, NULL);
         if (r < 0)
                 return r;
-        if (isempty(text) || inspection_from_json(text, ret) < 0)
-                return refuse(ret, -EIO, "Inspecting the skill failed unexpectedly");
-        return 0;
+        if (isempty(text))
+                return -EIO;
+        r = inspection_from_json(text, ret);
+        if (r == -ENOMEM)
+                return r;
+        return r < 0 ? -EIO : 0;
 }
 
 _noreturn_ static void inspect_child(int archive_fd, int target_fd, const char *dir_name, const char *script,

@@ -55,5 +55,5 @@ int inspection_from_json(const char *text, Inspection *ret);
  * Inspection to; the caller reaps the child and reads the memfd (inspection_read()). */
 int inspect_spawn(int archive_fd, int target_fd, const char *dir_name, const char *script,
                   InspectFlags flags, pid_t *ret_pid, int *ret_result_fd);
-/* Reads what the child wrote; an empty or broken memfd becomes an Inspection with an error. */
+/* Reads what the child wrote: -EIO when that is nothing or not an inspection (the child died). */
 int inspection_read(int result_fd, Inspection *ret);

@@ -174,9 +174,18 @@ static int on_inspected(sd_event_source *s, const siginfo_t *si, void *userdata)
         p->child_source = sd_event_source_disable_unref(p->child_source);
         r = inspection_read(p->result_fd, &p->inspection);
         if (r < 0 || (p->inspection.error_errno == 0 && (si->si_code != CLD_EXITED || si->si_status != 0))) {
+                /* Not the skill's fault, nor the caller's: the admin's to look into. */
+                if (si->si_code == CLD_EXITED && si->si_status == 0)
+                        log_warning_errno(r, "The inspection of a skill left no answer that could be read: %m");
+                else if (si->si_code == CLD_EXITED)
+                        log_warning("The inspection of a skill exited with status %i.", si->si_status);
+                else
+                        log_warning("The inspection of a skill was killed by signal SIG%s.",
+                                    strna(sigabbrev_np(si->si_status)));
                 inspection_done(&p->inspection);
                 p->inspection.error_errno = EIO;
-                p->inspection.error = strdup("Inspecting the skill failed unexpectedly");
+                p->inspection.error = strdup("Inspecting the skill failed unexpectedly; the service's log says "
+                                             "why");
         }
         p->result_fd = safe_close(p->result_fd);
         p->done = true;

@@ -54,6 +54,24 @@ START_TEST(test_generic_errno) {
 }
 END_TEST
 
+/* An inspection's refusal: only the skill's own faults are InvalidSkill. */
+START_TEST(test_inspection) {
+        _cleanup_(sd_bus_error_free) sd_bus_error bad = SD_BUS_ERROR_NULL, full = SD_BUS_ERROR_NULL,
+                                                  died = SD_BUS_ERROR_NULL;
+
+        /* As the service does at start: the names' errnos are what the calls return. */
+        ck_assert_int_eq(bus_errors_register(), 0);
+        ck_assert_int_eq(bus_error_set_inspection(&bad, EBADMSG, "SKILL.md: no name"), -EBADMSG);
+        ck_assert_str_eq(bad.name, SKILLD_ERROR_INVALID_SKILL);
+        ck_assert_str_eq(bad.message, "SKILL.md: no name");
+        ck_assert_int_eq(bus_error_set_inspection(&full, EDQUOT, "Disk quota exceeded"), -ENOSPC);
+        ck_assert_str_eq(full.name, SKILLD_ERROR_NO_SPACE);
+        ck_assert_int_eq(bus_error_set_inspection(&died, EIO, "Inspecting the skill failed"), -EIO);
+        ck_assert_str_eq(died.name, SD_BUS_ERROR_IO_ERROR);
+        ck_assert_str_eq(died.message, "Inspecting the skill failed");
+}
+END_TEST
+
 /* The client side: names back to errnos, after registration. */
 START_TEST(test_name_to_errno) {
         ck_assert_int_eq(bus_errors_register(), 0);
@@ -94,6 +112,7 @@ static Suite *bus_errors_suite(void) {
 
         tcase_add_test(tc, test_errno_to_name);
         tcase_add_test(tc, test_generic_errno);
+        tcase_add_test(tc, test_inspection);
         tcase_add_test(tc, test_name_to_errno);
         tcase_add_test(tc, test_names_documented);
         suite_add_tcase(s, tc);
