@@ -156,7 +156,7 @@ vm_report() {
 }
 
 # How many VMs share the suite: the guest runs its tests one at a time and keeps about one
-# host core busy, so on a host with two or more cores two VMs (each taking every other test)
+# host core busy, so on a host with two or more cores two VMs (each taking its share of tests)
 # finish the whole suite in about half the time. A selection of a few tests needs one.
 vm_shards() {
     local n=${SKILLD_VM_SHARDS:-}
