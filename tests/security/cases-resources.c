@@ -398,6 +398,10 @@ START_TEST(test_output_flood) {
                 "wait\n");
 
         t.req.limits.stdout_max = t.req.limits.stderr_max = 1024 * 1024;
+        /* 64M through tr: under TCG on a loaded host that took longer than the default 30 s
+         * (status timeout with 30 of the 32M counted on each stream). The case is about the cap,
+         * not the speed. */
+        t.req.limits.timeout_usec = 180ULL * 1000 * 1000;
         sec_run_go(&t);
         CHECK_CASE(GROUP, "4 writers x 8M on stdout and stderr (1M cap)", "succeeded; both truncated",
                    t.res->status == RUN_STATUS_SUCCEEDED && t.res->stdout_stream.truncated &&
