@@ -22,6 +22,7 @@
 #include "bus-errors.h"
 #include "bus-session.h"
 #include "manager.h"
+#include "root-socket.h"
 #include "scope.h"
 #include "worker.h"
 
@@ -946,6 +947,8 @@ static Connection *connection_free(Connection *c) {
         if (c->manager) {
                 LIST_REMOVE(c->manager->connections, c);
                 c->manager->n_connections--;
+                if (c->root_socket)
+                        c->manager->n_root_connections--;
         }
         sd_bus_flush_close_unref(c->bus);
         free(c);
@@ -957,7 +960,7 @@ static int on_peer_disconnected(sd_bus_message *msg, void *userdata, sd_bus_erro
         return 0;
 }
 
-static int connection_new(Manager *m, int fd, uid_t uid) {
+static int connection_new(Manager *m, int fd, uid_t uid, bool root_socket) {
         _cleanup_close_ int cfd = fd;
         Connection *c;
         size_t same = 0;
@@ -1012,8 +1015,11 @@ static int connection_new(Manager *m, int fd, uid_t uid) {
                 goto fail;
 
         c->manager = m;
+        c->root_socket = root_socket;
         LIST_PREPEND(m->connections, c);
         m->n_connections++;
+        if (root_socket)
+                m->n_root_connections++;
         return 0;
 
 fail:
@@ -1039,8 +1045,64 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 safe_close(cfd);
                 return 0;
         }
-        (void) connection_new(m, cfd, cred.uid);
+        (void) connection_new(m, cfd, cred.uid, false);
         return 0;
+}
+
+/* Takes what waits on the root socket; only root's (the mode already keeps others out). */
+static void root_socket_take(Manager *m) {
+        for (;;) {
+                uid_t uid;
+                int cfd, r;
+
+                r = root_socket_accept(m->root_fd, &cfd, &uid);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to accept a connection on %s: %m", m->root_socket_path);
+                if (r <= 0)
+                        return;
+                if (uid != 0) {
+                        log_warning("Refusing a connection of uid %u on %s: it is root's.", (unsigned) uid,
+                                    m->root_socket_path);
+                        safe_close(cfd);
+                        continue;
+                }
+                (void) connection_new(m, cfd, uid, true);
+        }
+}
+
+static int on_root_socket(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        root_socket_take(userdata);
+        return 0;
+}
+
+static void root_socket_open(Manager *m) {
+        int r;
+
+        if (m->root_fd >= 0 || m->stopping)
+                return;
+        r = root_socket_listen(m->root_socket_path, &m->root_fd);
+        if (r < 0) {
+                /* Root's clients go through the bus then, as everyone's do. */
+                log_warning_errno(r, "Failed to listen on %s: %m", m->root_socket_path);
+                return;
+        }
+        r = sd_event_add_io(m->event, &m->root_source, m->root_fd, EPOLLIN, on_root_socket, m);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to watch %s: %m", m->root_socket_path);
+                (void) unlink(m->root_socket_path);
+                m->root_fd = safe_close(m->root_fd);
+        }
+}
+
+/* Gone from the file system first, so nobody new comes; then what connected before is taken,
+ * each of those holding the service until it leaves. */
+static void root_socket_close(Manager *m) {
+        if (m->root_fd < 0)
+                return;
+        (void) unlink(m->root_socket_path);
+        root_socket_take(m);
+        m->root_source = sd_event_source_disable_unref(m->root_source);
+        m->root_fd = safe_close(m->root_fd);
 }
 
 void manager_foreach_peer(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata) {
@@ -1060,12 +1122,16 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->options = *o;
         m->listen_fd = -EBADF;
+        m->root_fd = -EBADF;
         m->idle_timeout_usec = SKILLD_IDLE_TIMEOUT_DEFAULT_USEC;
         /* systemd tells us where StateDirectory= is; that wins over the build's default, so
          * the store is where the unit made it writable whatever the installation prefix. */
         m->state_dir = strdup(o->state_dir ?: secure_getenv("STATE_DIRECTORY") ?: STORE_DEFAULT_ROOT);
         m->runtime_dir = strdup(o->runtime_dir ?: SKILLD_RUNTIME_DIR);
         if (!m->state_dir || !m->runtime_dir)
+                return -ENOMEM;
+        m->root_socket_path = strjoin_path(m->runtime_dir, ROOT_SOCKET_NAME);
+        if (!m->root_socket_path)
                 return -ENOMEM;
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -1091,6 +1157,12 @@ Manager *manager_free(Manager *m) {
         while (m->pending)
                 pending_free(m->pending);
         pending_forget_inspected(m);
+        /* Unlinked before the connections go: nobody may connect to a service on its way out. */
+        if (m->root_fd >= 0) {
+                (void) unlink(m->root_socket_path);
+                sd_event_source_disable_unref(m->root_source);
+                safe_close(m->root_fd);
+        }
         while (m->connections)
                 connection_free(m->connections);
         sd_event_source_disable_unref(m->listen_source);
@@ -1119,6 +1191,7 @@ Manager *manager_free(Manager *m) {
         free(m->systemd_address);
         free(m->state_dir);
         free(m->runtime_dir);
+        free(m->root_socket_path);
         free(m);
         return NULL;
 }
@@ -1135,6 +1208,7 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
         }
         m->name_acquired = true;
         log_debug("Acquired the bus name %s.", SKILLD_BUS_NAME);
+        root_socket_open(m);
         return 0;
 }
 
@@ -1196,6 +1270,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 bool manager_is_idle(Manager *m) {
         return !m->runs && !m->recording && m->n_pending == 0 && m->n_builds == 0 &&
+                m->n_root_connections == 0 &&
                 polkit_registry_pending(m->polkit) == 0 && caller_uids_pending(m->caller_uids) == 0;
 }
 
@@ -1510,6 +1585,12 @@ int manager_loop(Manager *m) {
                         break;
                 /* Nothing at all happened for the whole timeout. */
                 if (r == 0 && idle && manager_is_idle(m)) {
+                        /* Root's clients that connected meanwhile are served first. */
+                        root_socket_close(m);
+                        if (!manager_is_idle(m)) {
+                                root_socket_open(m);
+                                continue;
+                        }
                         if (m->bus && m->name_acquired) {
                                 /* Give up the name first: calls sent meanwhile reach us, and anything
                                  * later starts a new instance. */

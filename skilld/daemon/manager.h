@@ -74,11 +74,13 @@ typedef struct ManagerOptions {
         bool no_idle_exit;
 } ManagerOptions;
 
-/* A peer of the private socket: a direct D-Bus connection, no bus daemon in between. */
+/* A peer of the private socket or of the root socket: a direct D-Bus connection, no bus daemon
+ * in between. */
 struct Connection {
         Manager *manager;
         sd_bus *bus;
         uid_t uid;                      /* SO_PEERCRED at accept() */
+        bool root_socket;               /* holds the service from its idle exit (root-socket.h) */
         Connection *prev, *next;
 };
 
@@ -165,6 +167,11 @@ struct Manager {
         /* The private socket, when socket-activated. */
         int listen_fd;
         sd_event_source *listen_source;
+        /* The root socket (root-socket.h), while the bus name is ours. */
+        char *root_socket_path;
+        int root_fd;
+        sd_event_source *root_source;
+        size_t n_root_connections;
         Connection *connections;
         size_t n_connections;
         sd_id128_t server_id;

@@ -16,7 +16,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "loader.h"
@@ -1147,6 +1149,115 @@ START_TEST(test_idle_exit) {
 }
 END_TEST
 
+/* ---- The root socket ---- */
+
+/* The path of the instance's root socket, once it is there (the instance makes it when the bus
+ * name is its own, which the bus may tell others first). */
+static char *root_socket_wait(void) {
+        char *path = strdup_printf("%s/run/private", dir.path);
+        uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
+        struct stat st;
+
+        while (lstat(path, &st) < 0) {
+                ck_assert_int_eq(errno, ENOENT);
+                ck_assert_msg(test_now_usec() < deadline, "%s never appeared", path);
+                (void) usleep(20000);
+        }
+        return path;
+}
+
+/* A direct connection to it, authenticated: the service holds it from then on. */
+static sd_bus *root_socket_connect(const char *path) {
+        _cleanup_free_ char *address = strdup_printf("unix:path=%s", path);
+        sd_bus *bus = NULL;
+
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
+        ck_assert_int_ge(sd_bus_negotiate_fds(bus, 1), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_call_method(bus, NULL, "/io/skilld/Skilld1", "org.freedesktop.DBus.Peer", "Ping",
+                                            NULL, NULL, ""), 0);
+        return bus;
+}
+
+/* Root's way to the running service without the bus: root's alone, a whole API (a run goes from
+ * Run to its result on it), and a client on it keeps the service from its idle exit; the socket
+ * is gone when the service is. */
+START_TEST(test_root_socket) {
+        _cleanup_free_ char *path = root_socket_wait(), *id = NULL, *run_path = NULL, *state = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *root = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_close_ int fd = open(skill_path, O_RDONLY | O_CLOEXEC);
+        uint64_t deadline;
+        const char *p;
+        struct stat st;
+        int status;
+        pid_t pid;
+
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISSOCK(st.st_mode));
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        ck_assert_uint_eq(st.st_uid, 0);
+
+        /* nobody cannot even connect. */
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int s;
+
+                strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+                if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(2);
+                s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                _exit(s >= 0 && connect(s, (struct sockaddr *) &sa, sizeof(sa)) < 0 && errno == EACCES ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody connected to %s", path);
+
+        /* A run from Run to its end, no destination: there are no names on it. */
+        root = root_socket_connect(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(root, &m, NULL, "/io/skilld/Skilld1",
+                                                        "io.skilld.Skilld1.Manager", "Run"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "hsassa{sv}", fd, "", 1, "world", "", 0), 0);
+        ck_assert_int_ge(sd_bus_call(root, m, 0, NULL, &reply), 0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "so", &p, NULL), 0);
+        id = strdup(p);
+        run_path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC * 4;
+        for (;;) {
+                free(state);
+                state = NULL;
+                ck_assert_int_ge(sd_bus_get_property_string(root, NULL, run_path, "io.skilld.Skilld1.Run", "State",
+                                                            NULL, &state), 0);
+                if (streq(state, "finished"))
+                        break;
+                ck_assert_msg(test_now_usec() < deadline, "run %s never ended (%s)", id, state);
+                (void) usleep(50000);
+        }
+        root = sd_bus_flush_close_unref(root);
+
+        /* An instance that exits when idle (1 s) stays while root is connected, and goes, socket
+         * and all, once it left. */
+        daemon_stop(daemon_pid);
+        ck_assert_int_eq(lstat(path, &st), -1);
+        daemon_pid = daemon_spawn("service:\n  idle-timeout: 1s\n", true);
+        free(root_socket_wait());
+        root = root_socket_connect(path);
+        (void) usleep(3000000);
+        ck_assert_int_eq(waitpid(daemon_pid, &status, WNOHANG), 0);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert_int_ge(sd_bus_call_method(root, NULL, "/io/skilld/Skilld1", "org.freedesktop.DBus.Peer", "Ping",
+                                            NULL, NULL, ""), 0);
+        root = sd_bus_flush_close_unref(root);
+        daemon_ended(daemon_pid);
+        daemon_pid = 0;
+        ck_assert_int_eq(lstat(path, &st), -1);
+        ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
 /* Calls method (Run with the archive, or InstallSkill) and returns the error message, or "ok". */
 static char *archive_call(sd_bus *bus, const char *method, const char *archive) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -1254,6 +1365,7 @@ int main(void) {
         tcase_add_test(tc, test_signals_unicast);
         tcase_add_test(tc, test_peers_that_left_drop_out);
         tcase_add_test(tc, test_idle_exit);
+        tcase_add_test(tc, test_root_socket);
         suite_add_tcase(s, tc);
         tc = tcase_create("runs");
         tcase_add_checked_fixture(tc, setup, teardown);
