@@ -80,6 +80,7 @@ static int client_new(sd_bus **bus, const char *destination, const char *where, 
         c->bus = TAKE_PTR(*bus);
         c->destination = destination;
         c->can_pass_fds = sym_sd_bus_can_send(c->bus, SD_BUS_TYPE_UNIX_FD) > 0;
+        log_debug("Talking to skilld on %s.", c->where);
         *ret = c;
         return 0;
 }
@@ -153,6 +154,48 @@ static int open_private_bus(Client **ret, char **ret_reason) {
         return r < 0 ? r : 1;
 }
 
+/* The running service's root socket, for root: 1 with a client, 0 when it is not there (the
+ * service is not running, or this is not root), quietly: the system bus is asked next, and
+ * activates the service. The authentication is waited for before anything is sent: once skilld
+ * answered it, it holds this connection as a reason not to exit, so a call sent then is served,
+ * and a connection that failed before had sent nothing that could have been. It is the system
+ * bus's service: a caller that named another system bus ($DBUS_SYSTEM_BUS_ADDRESS) does not get
+ * it, unless it names this socket too ($SKILLD_ROOT_BUS_ADDRESS, for tests). */
+static int open_root_socket(Client **ret) {
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const char *address = secure_getenv("SKILLD_ROOT_BUS_ADDRESS");
+        int r;
+
+        if (geteuid() != 0)
+                return 0;
+        if (!address) {
+                if (secure_getenv("DBUS_SYSTEM_BUS_ADDRESS"))
+                        return 0;
+                address = SKILLD_ROOT_BUS_ADDRESS;
+        }
+        r = sym_sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        if (sym_sd_bus_set_address(bus, address) < 0 || sym_sd_bus_start(bus) < 0)
+                return 0;
+        for (;;) {
+                r = sym_sd_bus_is_ready(bus);
+                if (r > 0)
+                        break;
+                if (r < 0)
+                        return 0;
+                r = sym_sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return 0;
+                /* A service that does not answer its authentication in that time would not
+                 * answer a call either: the bus then. */
+                if (r == 0 && sym_sd_bus_wait(bus, CALL_TIMEOUT_USEC) <= 0)
+                        return 0;
+        }
+        r = client_new(&bus, NULL, startswith(address, "unix:path=") ?: address, ret);
+        return r < 0 ? r : 1;
+}
+
 /* What client_open() does once the system bus has no service (reason_bus says why): the private
  * socket, and the two reasons together when that has none either. */
 static int open_after_bus(Client **ret, char *reason_bus, char **ret_reason) {
@@ -185,6 +228,9 @@ static int client_open_full(Client **ret, bool confirm, char **ret_reason) {
 
         if (arg_host)
                 return open_remote(ret, ret_reason);
+        r = open_root_socket(ret);
+        if (r != 0)
+                return r;
 
         if (!confirm) {
                 /* Connected, not asked: the first call says whether the service is there. */

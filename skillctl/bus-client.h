@@ -3,7 +3,9 @@
  *
  * A service is looked for on the system bus first (where it is D-Bus activated), then on its
  * private socket /run/skilld/bus (hosts and containers without a system bus), or with -H on a
- * remote host's system bus over SSH. "No service answered" is a normal outcome, not an error:
+ * remote host's system bus over SSH. Root first tries the service's root socket
+ * /run/skilld/private, there while the service runs: a direct connection, no bus daemon in
+ * between (skilld's root-socket.h). "No service answered" is a normal outcome, not an error:
  * `skillctl run` then runs embedded. */
 #pragma once
 
@@ -16,6 +18,7 @@
 #define SKILLD_BUS_RUN SKILLD_BUS_NAME ".Run"
 #define SKILLD_BUS_RUN_PATH_PREFIX SKILLD_BUS_PATH "/run/"
 #define SKILLD_PRIVATE_BUS_ADDRESS "unix:path=/run/skilld/bus"
+#define SKILLD_ROOT_BUS_ADDRESS "unix:path=/run/skilld/private"
 
 /* Exit status of the service verbs when what was named does not exist (as systemctl's 4). */
 #define EXIT_NO_SUCH 4

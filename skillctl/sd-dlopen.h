@@ -50,6 +50,7 @@
         X(sd_bus_message_read_strv)                     \
         X(sd_bus_message_rewind)                        \
         X(sd_bus_message_skip)                          \
+        X(sd_bus_is_ready)                              \
         X(sd_bus_new)                                   \
         X(sd_bus_open_system)                           \
         X(sd_bus_open_system_remote)                    \

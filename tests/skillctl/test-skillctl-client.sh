@@ -332,6 +332,17 @@ DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") SKILLD_BUS_ADDRESS=unix:path=
         sc run shell-report
 check "empty system bus: an installed skill runs on the private socket" test "$(rc)" = 0
 check "empty system bus: the Run reached the socket's service" grep -q "skill=shell-report installed" "$T/report2"
+# skilld's root socket (/run/skilld/private while it runs; here the fake's socket): root asks it
+# first, before any bus, and a missing one sends root on to the bus quietly. Only root does.
+if [ "$(id -u)" = 0 ]; then
+        before=$(grep -c "skill=shell-report installed" "$T/report2")
+        DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") SKILLD_ROOT_BUS_ADDRESS=unix:path=$T/private.sock \
+                SKILLD_BUS_ADDRESS=unix:path=$T/no-such-socket sc run --system shell-report
+        check "root socket: root's run goes there, before the bus" \
+                test "$(rc)" = 0 -a "$(grep -c "skill=shell-report installed" "$T/report2")" = $((before + 1))
+        SKILLD_ROOT_BUS_ADDRESS=unix:path=$T/no-root-socket sc run --system shell-report
+        check "no root socket: the bus, nothing said of it" test "$(rc)" = 0 -a -z "$(grep -i "root-socket" "$T/err")"
+fi
 DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") sc run --system shell-report
 check "empty system bus, no socket: exit 125" test "$(rc)" = 125
 check "empty system bus, no socket: both reasons said" \
