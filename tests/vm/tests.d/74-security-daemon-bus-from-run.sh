@@ -1,7 +1,9 @@
 #!/bin/bash
 # The daemon's adversarial case D13 (tests/security/daemon/README.md): a skill run through the
 # daemon tries the daemon's private socket, the system bus and the abstract sockets of the host;
-# none connects, and skilld (same pid) answers the caller's GetRun while it tries.
+# none connects (the root socket /run/skilld/private is there while skilld runs, and root's: the
+# run's uid is not root, and the sandbox has no /run of the host), and skilld (same pid) answers
+# the caller's GetRun while it tries.
 # Skill bodies are single-quoted on purpose: they expand in the sandbox, not here.
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -20,7 +22,7 @@ echo "host abstract sockets tried: ${#abstract[@]}"
 
 probe=$(make_skill probe "$(cat <<'PY'
 import socket, sys, time
-paths = ["/run/skilld/bus", "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket",
+paths = ["/run/skilld/bus", "/run/skilld/private", "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket",
          "/run/systemd/private", "/run/systemd/journal/socket"]
 paths += ["\0" + a for a in sys.argv[1:]]
 for p in paths:
@@ -45,4 +47,5 @@ echo "$out"
 [[ $out == *refused* ]] || fail "the probe printed nothing: $out"
 [[ $out != *CONNECTED* ]] || fail "a socket of the host was reachable from a run: $out"
 assert_eq "$pid" "$(daemon_main_pid)" "skilld's pid after the probe"
+[[ -S /run/skilld/private ]] || fail "no root socket while skilld ran: the probe proved nothing of it"
 echo "D13 no host socket reachable from a run"
