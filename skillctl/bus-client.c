@@ -212,7 +212,7 @@ static int open_after_bus(Client **ret, char *reason_bus, char **ret_reason) {
         return *ret_reason ? 0 : -ENOMEM;
 }
 
-static int client_open_full(Client **ret, bool confirm, char **ret_reason) {
+static int client_open_full(Client **ret, bool confirm, bool lasting, char **ret_reason) {
         _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *reason_bus = NULL;
         int r;
@@ -228,9 +228,11 @@ static int client_open_full(Client **ret, bool confirm, char **ret_reason) {
 
         if (arg_host)
                 return open_remote(ret, ret_reason);
-        r = open_root_socket(ret);
-        if (r != 0)
-                return r;
+        if (!lasting) {
+                r = open_root_socket(ret);
+                if (r != 0)
+                        return r;
+        }
 
         if (!confirm) {
                 /* Connected, not asked: the first call says whether the service is there. */
@@ -258,11 +260,15 @@ static int client_open_full(Client **ret, bool confirm, char **ret_reason) {
 }
 
 int client_open(Client **ret, char **ret_reason) {
-        return client_open_full(ret, true, ret_reason);
+        return client_open_full(ret, true, false, ret_reason);
 }
 
 int client_open_unconfirmed(Client **ret, char **ret_reason) {
-        return client_open_full(ret, false, ret_reason);
+        return client_open_full(ret, false, false, ret_reason);
+}
+
+int client_open_lasting(Client **ret, char **ret_reason) {
+        return client_open_full(ret, true, true, ret_reason);
 }
 
 int client_unconfirmed_error(const Client *c, const sd_bus_error *error, char **ret_reason) {

@@ -52,6 +52,11 @@ int client_open(Client **ret, char **ret_reason);
  * and -H are asked as client_open() asks them. */
 int client_open_unconfirmed(Client **ret, char **ret_reason);
 
+/* As client_open(), for a process that keeps its connection for its whole life (skillctl mcp):
+ * never the root socket, whose connection would hold the service from its idle exit for as long,
+ * and would die with the service where a bus connection reaches the next one by its name. */
+int client_open_lasting(Client **ret, char **ret_reason);
+
 /* For the failed first call of client c, what a Ping with that answer would have told
  * client_open(): 1 when nothing on the system bus provides the service (*ret_reason says so; go
  * on with client_open_after_bus()); negative with *ret_reason when the service exists but could

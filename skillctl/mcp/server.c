@@ -402,7 +402,7 @@ int verb_mcp(int argc, char *argv[]) {
 
         /* The mode is settled once: runs of one session all go the same way. */
         if (!s.local) {
-                r = client_open(&s.client, &reason);
+                r = client_open_lasting(&s.client, &reason);
                 if (r < 0)
                         return log_error_errno(r, "%s", reason ?: strerror(-r)), EXIT_FAILURE;
                 if (r == 0) {

@@ -342,6 +342,10 @@ if [ "$(id -u)" = 0 ]; then
                 test "$(rc)" = 0 -a "$(grep -c "skill=shell-report installed" "$T/report2")" = $((before + 1))
         SKILLD_ROOT_BUS_ADDRESS=unix:path=$T/no-root-socket sc run --system shell-report
         check "no root socket: the bus, nothing said of it" test "$(rc)" = 0 -a -z "$(grep -i "root-socket" "$T/err")"
+        # skillctl mcp keeps its connection: the bus, whose name outlives a service's restart.
+        SKILLD_ROOT_BUS_ADDRESS=unix:path=$T/private.sock sc -v mcp </dev/null
+        check "mcp, which keeps its connection: the bus, not the root socket" \
+                has "Talking to skilld on the system bus" err
 fi
 DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$T/address2") sc run --system shell-report
 check "empty system bus, no socket: exit 125" test "$(rc)" = 125
