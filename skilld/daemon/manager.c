@@ -1030,22 +1030,15 @@ fail:
 
 static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        struct ucred cred = {};
-        socklen_t len = sizeof(cred);
-        int cfd;
+        uid_t uid;
+        int cfd, r;
 
-        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd < 0) {
-                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                        log_warning_errno(errno, "Failed to accept a connection on the private socket: %m");
+        r = socket_accept_peer(fd, &cfd, &uid);
+        if (r < 0)
+                log_warning_errno(r, "Failed to accept a connection on the private socket: %m");
+        if (r <= 0)
                 return 0;
-        }
-        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-                log_warning_errno(errno, "Failed to get the peer of a connection: %m");
-                safe_close(cfd);
-                return 0;
-        }
-        (void) connection_new(m, cfd, cred.uid, false);
+        (void) connection_new(m, cfd, uid, false);
         return 0;
 }
 
@@ -1055,7 +1048,7 @@ static void root_socket_take(Manager *m) {
                 uid_t uid;
                 int cfd, r;
 
-                r = root_socket_accept(m->root_fd, &cfd, &uid);
+                r = socket_accept_peer(m->root_fd, &cfd, &uid);
                 if (r < 0)
                         log_warning_errno(r, "Failed to accept a connection on %s: %m", m->root_socket_path);
                 if (r <= 0)
@@ -1094,13 +1087,15 @@ static void root_socket_open(Manager *m) {
         }
 }
 
-/* Gone from the file system first, so nobody new comes; then what connected before is taken,
- * each of those holding the service until it leaves. */
-static void root_socket_close(Manager *m) {
+/* Gone from the file system first, so nobody new comes; then, with take_waiting, what connected
+ * before is taken, each of those holding the service until it leaves (the idle exit), or else
+ * refused with the socket (the service is stopping). */
+static void root_socket_close(Manager *m, bool take_waiting) {
         if (m->root_fd < 0)
                 return;
         (void) unlink(m->root_socket_path);
-        root_socket_take(m);
+        if (take_waiting)
+                root_socket_take(m);
         m->root_source = sd_event_source_disable_unref(m->root_source);
         m->root_fd = safe_close(m->root_fd);
 }
@@ -1158,11 +1153,7 @@ Manager *manager_free(Manager *m) {
                 pending_free(m->pending);
         pending_forget_inspected(m);
         /* Unlinked before the connections go: nobody may connect to a service on its way out. */
-        if (m->root_fd >= 0) {
-                (void) unlink(m->root_socket_path);
-                sd_event_source_disable_unref(m->root_source);
-                safe_close(m->root_fd);
-        }
+        root_socket_close(m, false);
         while (m->connections)
                 connection_free(m->connections);
         sd_event_source_disable_unref(m->listen_source);
@@ -1586,7 +1577,7 @@ int manager_loop(Manager *m) {
                 /* Nothing at all happened for the whole timeout. */
                 if (r == 0 && idle && manager_is_idle(m)) {
                         /* Root's clients that connected meanwhile are served first. */
-                        root_socket_close(m);
+                        root_socket_close(m, true);
                         if (!manager_is_idle(m)) {
                                 root_socket_open(m);
                                 continue;

@@ -40,7 +40,7 @@ int root_socket_listen(const char *path, int *ret_fd) {
         return 0;
 }
 
-int root_socket_accept(int listen_fd, int *ret_fd, uid_t *ret_uid) {
+int socket_accept_peer(int listen_fd, int *ret_fd, uid_t *ret_uid) {
         _cleanup_close_ int fd = -EBADF;
         struct ucred cred = {};
         socklen_t len = sizeof(cred);

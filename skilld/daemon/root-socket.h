@@ -21,6 +21,7 @@
  * nothing is left at path on failure. */
 int root_socket_listen(const char *path, int *ret_fd);
 
-/* Accepts one connection of listen_fd, non-blocking: 1 and the fd and its peer's uid, 0 when none
- * is waiting, or a negative errno. */
-int root_socket_accept(int listen_fd, int *ret_fd, uid_t *ret_uid);
+/* Accepts one connection of listen_fd, a non-blocking AF_UNIX socket (this one, or the private
+ * socket of skilld.socket): 1 and the fd and its peer's uid (SO_PEERCRED), 0 when none is
+ * waiting, or a negative errno. */
+int socket_accept_peer(int listen_fd, int *ret_fd, uid_t *ret_uid);
