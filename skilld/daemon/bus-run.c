@@ -14,8 +14,10 @@
  * run's peers: the connection that submitted it and those the filter let through to it since
  * (tracked in peer-names.c, so they drop out when they disconnect). A client that wants to hear
  * of a run it did not submit asks about it first (a Get of its State), which also tells it the
- * state it might otherwise have missed. The private socket's peers are told by uid, as they are
- * direct connections: nothing there reaches anyone else. */
+ * state it might otherwise have missed. Direct connections (the private and root sockets) by the
+ * same rule: a connection hears of the runs it submitted and of those it asked about, not of
+ * every run its uid may see (root's would hear of every run of the system, each of its clients
+ * paying for all the others' runs). */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -31,7 +33,6 @@
  * many runs costs one. Beyond these, a caller is only not told: it can still ask. Submitters are
  * always told (skillctl run waits for RunFinished): the policy bounds them to
  * POLICY_RUNS_IN_FLIGHT_MAX, and the two together leave room for the service's own matches. */
-#define RUN_PEERS_MAX 16U
 #define PEERS_MAX 128U
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
@@ -75,13 +76,28 @@ static int no_such_run(sd_bus_error *error, const char *path) {
         return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN, "No run %s.", strna(shown));
 }
 
+static int add_direct_peer(Run *run, const Connection *c, bool submitter) {
+        for (size_t i = 0; i < run->n_direct_peers; i++)
+                if (run->direct_peers[i] == c->serial)
+                        return 0;
+        /* The submitter comes first, into an empty list: it always has its place. */
+        if (run->n_direct_peers >= (submitter ? 1 : 0) + RUN_PEERS_MAX ||
+            run->n_direct_peers >= ELEMENTSOF(run->direct_peers))
+                return -EUSERS;
+        run->direct_peers[run->n_direct_peers++] = c->serial;
+        return 0;
+}
+
 int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter) {
+        sd_bus *bus = sd_bus_message_get_bus(call);
         const char *sender;
+        Connection *c;
         int r;
 
-        /* Peers of the private socket hear of their uid's runs (manager_foreach_peer()). */
-        if (!m->bus || sd_bus_message_get_bus(call) != m->bus)
-                return 0;
+        if (!m->bus || bus != m->bus) {
+                c = manager_connection_of(m, bus);
+                return c ? add_direct_peer(run, c, submitter) : 0;
+        }
         sender = sd_bus_message_get_sender(call);
         if (!sender || strv_contains(run->peers, sender))
                 return 0;
@@ -864,10 +880,6 @@ static int emission_send(sd_bus *bus, const char *destination, const Emission *e
         return 0;
 }
 
-static int emission_send_peer(sd_bus *bus, void *userdata) {
-        return emission_send(bus, NULL, userdata);
-}
-
 static void emit(Manager *m, Emission *e) {
         _cleanup_free_ char *path = NULL;
         Run *run = manager_find_active(m, e->record->id);
@@ -881,7 +893,13 @@ static void emit(Manager *m, Emission *e) {
                 STRV_FOREACH(n, run->peers)
                         if (peer_names_present(m->peers, *n))
                                 (void) emission_send(m->bus, *n, e);
-        manager_foreach_peer(m, e->record->owner, emission_send_peer, e);
+        if (run)
+                for (Connection *c = m->connections; c; c = c->next)
+                        for (size_t i = 0; i < run->n_direct_peers; i++)
+                                if (run->direct_peers[i] == c->serial) {
+                                        (void) emission_send(c->bus, NULL, e);
+                                        break;
+                                }
 }
 
 void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) {

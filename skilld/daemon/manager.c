@@ -1016,6 +1016,7 @@ static int connection_new(Manager *m, int fd, uid_t uid, bool root_socket) {
 
         c->manager = m;
         c->root_socket = root_socket;
+        c->serial = ++m->connection_serial;
         LIST_PREPEND(m->connections, c);
         m->n_connections++;
         if (root_socket)
@@ -1100,12 +1101,12 @@ static void root_socket_close(Manager *m, bool take_waiting) {
         m->root_fd = safe_close(m->root_fd);
 }
 
-void manager_foreach_peer(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata) {
+Connection *manager_connection_of(Manager *m, sd_bus *bus) {
         for (Connection *c = m->connections; c; c = c->next)
-                if (c->uid == owner || c->uid == 0)
-                        (void) f(c->bus, userdata);
+                if (c->bus == bus)
+                        return c;
+        return NULL;
 }
-
 /* ---- Lifetime ---- */
 
 int manager_new(const ManagerOptions *o, Manager **ret) {

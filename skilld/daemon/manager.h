@@ -1,9 +1,10 @@
 /* The Manager: the state of the running service, and the lifecycle of runs.
  *
  * It holds the event loop, the bus connections (the system bus, and peers of the private socket
- * /run/skilld/bus), the polkit registry, the admin policy, the results store, the installed skills,
- * and the active runs: queued ones waiting for a slot and running ones, each with its worker
- * process. Finished runs live in the store only; their D-Bus objects are made on demand.
+ * /run/skilld/bus and of root's /run/skilld/private), the polkit registry, the admin policy, the
+ * results store, the installed skills, and the active runs: queued ones waiting for a slot and
+ * running ones, each with its worker process. Finished runs live in the store only; their D-Bus
+ * objects are made on demand.
  *
  * A run goes through:
  *   Run()/RunInstalled() validate, inspect (pending.c: a forked child unpacks and checks the
@@ -38,6 +39,9 @@
 #define SKILLD_RUN_PATH_PREFIX "/io/skilld/Skilld1/run"
 #define SKILLD_MANAGER_INTERFACE "io.skilld.Skilld1.Manager"
 #define SKILLD_RUN_INTERFACE "io.skilld.Skilld1.Run"
+
+/* Peers told about one run, submitter aside (bus-run.c says why there is a cap). */
+#define RUN_PEERS_MAX 16U
 
 #define SKILLD_RUNTIME_DIR "/run/skilld"
 /* Used when the policy cannot be loaded (then nothing runs anyway). */
@@ -81,6 +85,7 @@ struct Connection {
         sd_bus *bus;
         uid_t uid;                      /* SO_PEERCRED at accept() */
         bool root_socket;               /* holds the service from its idle exit (root-socket.h) */
+        uint64_t serial;                /* never reused: what runs remember their direct peers by */
         Connection *prev, *next;
 };
 
@@ -142,6 +147,11 @@ struct Run {
          * passed the run objects' access check for it. The names are counted in the manager's
          * peers, where gone peers drop out by themselves. */
         char **peers;
+        /* And the same for direct connections (the private and root sockets), by serial: the
+         * submitter first, then those that asked about it, RUN_PEERS_MAX besides the submitter. A serial whose
+         * connection has gone matches nothing, as a gone name does on the bus. */
+        uint64_t direct_peers[1 + RUN_PEERS_MAX];
+        size_t n_direct_peers;
 
         Run *prev, *next;
 };
@@ -174,6 +184,7 @@ struct Manager {
         size_t n_root_connections;
         Connection *connections;
         size_t n_connections;
+        uint64_t connection_serial;     /* the last one given (Connection.serial) */
         sd_id128_t server_id;
 
         bool use_scopes;                /* runs go into systemd scopes (root, systemd running) */
@@ -237,10 +248,8 @@ int bus_run_object_path(const char *id, char **ret);
 /* The run id of an object path below SKILLD_RUN_PATH_PREFIX, or NULL. */
 const char *bus_run_path_id(const char *path);
 
-/* Every peer of the private socket that may see a run of owner: those of that uid, and root's.
- * (On the system bus, bus-run.c tells each run's own peers.) */
-typedef int (*manager_bus_func_t)(sd_bus *bus, void *userdata);
-void manager_foreach_peer(Manager *m, uid_t owner, manager_bus_func_t f, void *userdata);
+/* The direct connection (private or root socket) that bus is, or NULL (the system bus). */
+Connection *manager_connection_of(Manager *m, sd_bus *bus);
 
 /* What Run()/RunInstalled() hand over once validated and authorized. Everything is copied (fds
  * duplicated) on success; from then on the run deletes work_dir when it is over. */
@@ -289,14 +298,13 @@ SandboxLimits manager_sandbox_limits(const PolicyLimits *l);
 size_t manager_count_runs(Manager *m, uid_t owner, bool running);
 
 /* bus-run.c: what the run objects tell those entitled to hear it. Changed properties are named,
- * NULL-terminated; signals and PropertiesChanged go to the run's peers on the system bus, one
- * unicast message each, and to the private socket's peers who may see the run. */
+ * NULL-terminated; signals and PropertiesChanged go to the run's peers, one unicast message each
+ * on the system bus, one message each on their connection to the private or root socket. */
 void bus_run_emit_changed(Manager *m, const StoreRun *record, ...) __attribute__((sentinel));
 void bus_run_emit_started(Manager *m, const StoreRun *record);
 void bus_run_emit_finished(Manager *m, const StoreRun *record);
-/* Entitles the sender of call (a system bus message) to hear about run. A submitter always is;
- * anyone else within caps (each name tracked costs the service a match rule on the bus): -EUSERS
- * beyond them. 0 also when there is nothing to track (a private socket peer). */
+/* Entitles the sender of call to hear about run. A submitter always is; anyone else within caps
+ * (on the system bus each name tracked costs the service a match rule): -EUSERS beyond them. */
 int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter);
 
 /* pending.c: calls whose skill is being inspected. */

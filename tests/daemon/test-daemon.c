@@ -1180,6 +1180,55 @@ static sd_bus *root_socket_connect(const char *path) {
         return bus;
 }
 
+/* The root socket's peers, by the system bus's rule: a connection hears of the runs it submitted
+ * and of those it asked about, not of every run root may see (each of root's clients would pay for
+ * all the others' runs). Checked on direct connections of root's, where no bus daemon filters. */
+START_TEST(test_root_socket_signals) {
+        _cleanup_free_ char *path = root_socket_wait(), *sleeper = write_skill("sleeper", "sleep 600\n"),
+                            *id = NULL, *run_path = NULL, *state = NULL, *other = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *owner = root_socket_connect(path),
+                                                  *bystander = root_socket_connect(path),
+                                                  *asker = root_socket_connect(path),
+                                                  *on_bus = test_bus_connect(&test_bus, NULL);
+        bool wrapped = !isempty(getenv("SKILLD_TEST_WRAPPER"));
+        Heard by_owner = {}, by_bystander = {}, by_asker = {};
+
+        listen_all(owner, &by_owner);
+        listen_all(bystander, &by_bystander);
+        listen_all(asker, &by_asker);
+
+        id = call_run(owner, sleeper, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(id, "!"), "Run failed: %s", id);
+        process_until(owner, &by_owner.started, 1);
+        state = run_property(asker, id, "State");
+        if (!wrapped)
+                ck_assert_str_eq(state, "running");
+        run_path = strdup_printf("/io/skilld/Skilld1/run/%s", id);
+        (void) sd_bus_call_method(owner, NULL, run_path, "io.skilld.Skilld1.Run", "Cancel", NULL, NULL, NULL);
+        process_until(owner, &by_owner.finished, 1);
+        if (streq(state, "running")) {
+                process_until(asker, &by_asker.finished, 1);
+                ck_assert_str_eq(by_asker.finished_status, by_owner.finished_status);
+        }
+        ck_assert_uint_eq(by_asker.started, 0);
+
+        /* A run submitted on the system bus is no business of theirs either. */
+        other = call_run(on_bus, skill_path, "", NULL, 0, NULL);
+        ck_assert_msg(!startswith(other, "!"), "Run failed: %s", other);
+        free(wait_final(on_bus, other));
+
+        /* Read after the Pings' answers: whatever was sent before them has been taken in. */
+        drain(bystander);
+        drain(owner);
+        ck_assert_uint_eq(by_bystander.started + by_bystander.finished + by_bystander.changed, 0);
+        ck_assert_uint_eq(by_owner.started, 1);
+        ck_assert_uint_eq(by_owner.finished, 1);
+
+        free(by_owner.finished_status);
+        free(by_asker.finished_status);
+}
+END_TEST
+
 /* Root's way to the running service without the bus: root's alone, a whole API (a run goes from
  * Run to its result on it), and a client on it keeps the service from its idle exit; the socket
  * is gone when the service is. */
@@ -1365,6 +1414,7 @@ int main(void) {
         tcase_add_test(tc, test_signals_unicast);
         tcase_add_test(tc, test_peers_that_left_drop_out);
         tcase_add_test(tc, test_idle_exit);
+        tcase_add_test(tc, test_root_socket_signals);
         tcase_add_test(tc, test_root_socket);
         suite_add_tcase(s, tc);
         tc = tcase_create("runs");
