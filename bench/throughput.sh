@@ -7,7 +7,8 @@
 # host has no polkitd for a private bus, so bench/polkit-yes.c (built here with cc) stands in:
 # yes to io.skilld.run, no to everything else; skilld still asks it for every unprivileged run.
 #
-# Two users (SKILLD_BENCH_UIDS, default nobody 65534 and daemon 1: dbus-daemon refuses a uid without a name), STREAMS each
+# Two users (SKILLD_BENCH_UIDS, default nobody 65534 and daemon 1: dbus-daemon refuses a uid without
+# a name; 0 for root, whose clients take skilld's root socket, as root's do on a real system), STREAMS each
 # (default 4), every stream a loop of `skillctl run --system -q` of a trivial skill (the one of
 # run-bench.sh) for SECONDS, in two forms, each its own rounds: installed (`skillctl skill
 # install`, then run by name, as service-bench.sh times it in the VM: the service's fast path)
@@ -93,6 +94,7 @@ snapshot() {    # -> "skilld-self runs dbus polkit clients" in ticks
 stream() {      # UID INDEX SKILL: runs SKILL for SECS as UID; writes "RUNS FAILURES" to $T/count-UID-INDEX
     setpriv --reuid="$1" --regid="$1" --clear-groups --reset-env \
         env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" SECS="$SECS" \
+        SKILLD_ROOT_BUS_ADDRESS="unix:path=$T/run/private" \
         SKILLCTL="$SKILLCTL" SKILL="$3" OUT="$T/out-$1" \
         bash -c 'cd "$OUT"; end=$(( ${EPOCHREALTIME/./} + SECS * 1000000 )); n=0 bad=0
                  while (( ${EPOCHREALTIME/./} < end )); do
