@@ -27,7 +27,8 @@
 #include "log.h"
 #include "manager.h"
 
-/* Peers told about one run, and distinct peers over all active runs, submitters aside: each name
+/* Peers told about one run (RUN_PEERS_MAX, in manager.h, which direct connections share), and
+ * distinct peers over all active runs (PEERS_MAX), submitters aside: each name
  * tracked costs a match rule on the bus, of which dbus-daemon grants a connection 512 by default,
  * and a match the bus refuses closes our connection (sd-bus fails it). One connection hearing of
  * many runs costs one. Beyond these, a caller is only not told: it can still ask. Submitters are
@@ -76,13 +77,12 @@ static int no_such_run(sd_bus_error *error, const char *path) {
         return sd_bus_error_setf(error, SKILLD_ERROR_NO_SUCH_RUN, "No run %s.", strna(shown));
 }
 
-static int add_direct_peer(Run *run, const Connection *c, bool submitter) {
+static int add_direct_peer(Run *run, const Connection *c) {
         for (size_t i = 0; i < run->n_direct_peers; i++)
                 if (run->direct_peers[i] == c->serial)
                         return 0;
         /* The submitter comes first, into an empty list: it always has its place. */
-        if (run->n_direct_peers >= (submitter ? 1 : 0) + RUN_PEERS_MAX ||
-            run->n_direct_peers >= ELEMENTSOF(run->direct_peers))
+        if (run->n_direct_peers >= ELEMENTSOF(run->direct_peers))
                 return -EUSERS;
         run->direct_peers[run->n_direct_peers++] = c->serial;
         return 0;
@@ -96,7 +96,7 @@ int bus_run_add_peer(Manager *m, Run *run, sd_bus_message *call, bool submitter)
 
         if (!m->bus || bus != m->bus) {
                 c = manager_connection_of(m, bus);
-                return c ? add_direct_peer(run, c, submitter) : 0;
+                return c ? add_direct_peer(run, c) : 0;
         }
         sender = sd_bus_message_get_sender(call);
         if (!sender || strv_contains(run->peers, sender))

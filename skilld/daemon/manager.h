@@ -40,7 +40,7 @@
 #define SKILLD_MANAGER_INTERFACE "io.skilld.Skilld1.Manager"
 #define SKILLD_RUN_INTERFACE "io.skilld.Skilld1.Run"
 
-/* Peers told about one run, submitter aside (bus-run.c says why there is a cap). */
+/* Peers told about one run, its submitter included (bus-run.c says why there is a cap). */
 #define RUN_PEERS_MAX 16U
 
 #define SKILLD_RUNTIME_DIR "/run/skilld"
@@ -148,9 +148,9 @@ struct Run {
          * peers, where gone peers drop out by themselves. */
         char **peers;
         /* And the same for direct connections (the private and root sockets), by serial: the
-         * submitter first, then those that asked about it, RUN_PEERS_MAX besides the submitter. A serial whose
-         * connection has gone matches nothing, as a gone name does on the bus. */
-        uint64_t direct_peers[1 + RUN_PEERS_MAX];
+         * submitter first, then those that asked about it, RUN_PEERS_MAX in all as on the bus. A
+         * serial whose connection has gone matches nothing, as a gone name does on the bus. */
+        uint64_t direct_peers[RUN_PEERS_MAX];
         size_t n_direct_peers;
 
         Run *prev, *next;
