@@ -1107,6 +1107,7 @@ Connection *manager_connection_of(Manager *m, sd_bus *bus) {
                         return c;
         return NULL;
 }
+
 /* ---- Lifetime ---- */
 
 int manager_new(const ManagerOptions *o, Manager **ret) {
