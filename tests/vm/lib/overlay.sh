@@ -6,7 +6,7 @@
 # archive that the kernel unpacks over the cached base. Sourced by run-vm.sh.
 
 # Suites of `meson test` whose executables also run inside the VM, as root.
-VM_MESON_SUITES=${SKILLD_VM_SUITES:-sandbox}
+VM_MESON_SUITES=${SKILLD_VM_SUITES:-real-system}
 # Under TCG everything is several times slower than on the host.
 VM_TIMEOUT_MULTIPLIER=${SKILLD_VM_TIMEOUT_MULTIPLIER:-4}
 # Where the source and build trees are in the VM. Not their host paths: those may lie under
