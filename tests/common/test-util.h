@@ -10,6 +10,20 @@
 #include "fileio.h"
 #include "util.h"
 
+/* Whether this build runs under AddressSanitizer, whose runtime reserves terabytes of address
+ * space and dies under small rlimits: gcc says so with __SANITIZE_ADDRESS__, clang 14 only
+ * through __has_feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#  define TEST_ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define TEST_ASAN 1
+#  endif
+#endif
+#ifndef TEST_ASAN
+#  define TEST_ASAN 0
+#endif
+
 /* A fresh directory under $TMPDIR; freed with rm -rf by the cleanup attribute. */
 typedef struct TestDir {
         char *path;

@@ -347,7 +347,7 @@ static int parse_contained(const char *text, size_t size) {
                 int r;
 
                 /* AddressSanitizer reserves terabytes of address space up front. */
-#if !defined(__SANITIZE_ADDRESS__)
+#if !TEST_ASAN
                 (void) setrlimit(RLIMIT_AS, &rl);
 #else
                 (void) rl;

@@ -13,7 +13,7 @@ static const SandboxBackendOps *const backends[] = { NULL, &sandbox_backend_rlim
 /* Under AddressSanitizer the engine's forked child runs instrumented code after setting the rlimit
  * backend's RLIMIT_DATA, and the sanitizer's allocator dies there: that backend is tested in
  * ordinary builds only. */
-#if defined(__SANITIZE_ADDRESS__)
+#if TEST_ASAN
 #define N_BACKENDS 1
 #else
 #define N_BACKENDS ELEMENTSOF(backends)
