@@ -261,7 +261,7 @@ vm_build_overlay() {
     vm_stage_env_sources "$build" "$stage"
     vm_check_libraries "$stage"
     vm_pack_overlay "$stage" "$VM_WORK/overlay.cpio.gz"
-    vm_log "overlay: project $([[ $VM_INSTALL == deb ]] && echo "packaged (installed at boot)" || echo installed), $(find "$tests_dir" -type f | wc -l) in-VM tests" \
+    vm_log "overlay: project $([[ $VM_INSTALL == deb ]] && echo "packaged (installed at boot)" || echo installed), $(find "$tests_dir" -type f ! -name "*.inc" | wc -l) in-VM tests" \
         "($n_meson from meson suites '$VM_MESON_SUITES'), packed in $(vm_since "$start") s" \
         "($(du -h "$VM_WORK/overlay.cpio.gz" | cut -f1))"
 }
