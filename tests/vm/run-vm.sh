@@ -9,7 +9,7 @@
 # Environment: SKILLD_VM_ACCEL=tcg|kvm, SKILLD_VM_TIMEOUT (s), SKILLD_VM_CACHE_DIR,
 # SKILLD_VM_REBUILD_BASE=1, SKILLD_VM_SUITES, SKILLD_VM_TESTS, SKILLD_VM_INJECT_FAILURE=1,
 # SKILLD_VM_MEMORY (MiB), SKILLD_VM_CPUS, SKILLD_VM_TIMEOUT_MULTIPLIER, SKILLD_VM_TEST_TIMEOUT,
-# SKILLD_VM_SHARDS (see README.md).
+# SKILLD_VM_SHARDS, SKILLD_VM_STALL, SKILLD_VM_INJECT_FREEZE=1 (see README.md).
 set -euo pipefail
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,6 +24,8 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 . "$VM_DIR/lib/overlay.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/env-sources.sh
 . "$VM_DIR/lib/env-sources.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/watchdog.sh
+. "$VM_DIR/lib/watchdog.sh"
 
 VM_ACCEL=${SKILLD_VM_ACCEL:-tcg}
 VM_TIMEOUT=${SKILLD_VM_TIMEOUT:-2400}
@@ -49,12 +51,14 @@ vm_make_initrd() {
 }
 
 # Fills the array QEMU with the command line for mode $1 (test or shell), its serial ports
-# written into directory $2; $3 (K/N) makes it the K-th of N VMs sharing the suite.
+# written into directory $2; $3 (K/N) makes it the K-th of N VMs sharing the suite, $4 (S) skips
+# the first S tests of its plan (a VM before it ran them and froze).
 vm_qemu_cmdline() {
-    local mode=$1 out=$2 shard=${3:-} append cpu
+    local mode=$1 out=$2 shard=${3:-} skip=${4:-0} append cpu
     append="console=ttyS0 panic=-1 mitigations=off skilld.vm=$mode"
     [[ $mode == shell ]] && append+=" quiet"
     [[ -n $shard ]] && append+=" skilld.vm.shard=$shard"
+    [[ $skip -gt 0 ]] && append+=" skilld.vm.skip=$skip"
     # SKILLD_VM_TESTS: run only the tests whose names contain one of these words.
     if [[ -n "${SKILLD_VM_TESTS:-}" ]]; then
         [[ $SKILLD_VM_TESTS =~ ^[A-Za-z0-9_.+\ -]+$ ]] ||
@@ -77,8 +81,11 @@ vm_qemu_cmdline() {
         # The console (ttyS0) and qemu's monitor on this terminal: Ctrl-a x quits.
         QEMU+=(-serial mon:stdio -serial "file:$out/results.log")
     else
-        # ttyS0: kernel and systemd messages; ttyS1: only what the test unit writes.
-        QEMU+=(-serial "file:$out/console.log" -serial "file:$out/results.log")
+        # ttyS0: kernel and systemd messages; ttyS1: only what the test unit writes. The
+        # monitor is for the watch (lib/watchdog.sh) to ask a frozen VM what it was doing; its
+        # path is relative to $out, where qemu starts (a socket's path has at most 107 bytes).
+        QEMU+=(-serial "file:$out/console.log" -serial "file:$out/results.log"
+               -monitor "unix:monitor.sock,server=on,wait=off")
     fi
 }
 
@@ -97,10 +104,10 @@ vm_split_results() {
     touch "$out/tap.log" "$out/journal.log"
 }
 
-# Reads the tap.log of directory $1 (a VM whose qemu exited with status $2; $3 names it in
-# messages) and adds its counts to VM_PASSED, VM_SKIPPED and its failures to VM_FAILED_NAMES:
-# a VM that did not run its plan whole counts as a failure. For each failed test, its last
-# lines of output are shown.
+# Reads the tap.log of directory $1 (a VM whose qemu ended with $2: its exit status, or "frozen";
+# $3 names it in messages) and adds its counts to VM_PASSED, VM_SKIPPED and its failures to
+# VM_FAILED_NAMES: a VM that did not run its plan whole counts as a failure. For each failed
+# test, its last lines of output are shown.
 vm_report() {
     local out=$1 qemu_rc=$2 what=$3 plan passed=0 failed=0 skipped=0 line name from
     local -a failed_names=() skipped_names=() pending=()
@@ -131,9 +138,12 @@ vm_report() {
     vm_log "$what: $((passed + skipped + failed)) tests: $passed passed, $failed failed, $skipped skipped"
     # A skip inside the VM usually means a test did not see the real system it was written for.
     [[ $skipped -eq 0 ]] || vm_log "$what: skipped: ${skipped_names[*]}"
-    if [[ $qemu_rc -eq 124 ]]; then
+    if [[ $qemu_rc == 124 ]]; then
         vm_log "$what did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
-    elif [[ $qemu_rc -ne 0 ]]; then
+    elif [[ $qemu_rc == frozen ]]; then
+        vm_log "$what froze (nothing on its serial ports for $(vm_frozen_after "$out") s) and" \
+            "was stopped; qemu's state then: $out/frozen.txt"
+    elif [[ $qemu_rc != 0 ]]; then
         vm_log "$what: qemu exited with status $qemu_rc"
     fi
     if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$out/results.log"); then
@@ -171,36 +181,93 @@ vm_shards() {
     echo "$n"
 }
 
+# vm_boot_watched OUT SHARD SKIP SECONDS [FREEZE]: boots one VM of the suite, its logs in OUT (the
+# K/N of SHARD, the S of SKIP: vm_qemu_cmdline), killed after SECONDS, and watches it to its end
+# (vm_watch, which FREEZE goes to). Returns 1 when it froze and was stopped.
+vm_boot_watched() {
+    local out=$1 shard=$2 skip=$3 seconds=$4 freeze=${5:-0}
+    vm_qemu_cmdline test "$out" "$shard" "$skip"
+    printf '%q ' "${QEMU[@]}" >"$out/qemu.cmdline"
+    echo >>"$out/qemu.cmdline"
+    # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the test
+    # (both signal the group) takes qemu along instead of leaving it running.
+    (cd "$out" && exec timeout --foreground --kill-after=10 "$seconds" "${QEMU[@]}" </dev/null \
+        >"$out/qemu.log" 2>&1) &
+    VM_CHILD=$!
+    vm_watch "$VM_CHILD" "$out" "$freeze"
+}
+
+# vm_run_shard OUT SHARD WHAT: runs one VM's share of the suite (SHARD: K/N, or empty for the
+# whole suite in one VM; WHAT names it in messages) to its end, and leaves its TAP in OUT/tap.log
+# and how qemu ended in OUT/qemu.rc (its exit status, or "frozen"). A VM that froze before its
+# tests ended is booted again, once, for the tests it had not finished, with what is left of
+# SKILLD_VM_TIMEOUT: its logs move to OUT/froze/, and tap.log holds the TAP of both, one plan.
+vm_run_shard() {
+    local out=$1 shard=$2 what=$3 start reported left freeze=0
+    start=$(date +%s)
+    VM_CHILD=""
+    trap 'kill -TERM "$VM_CHILD" 2>/dev/null; exit 130' TERM
+    [[ "${SKILLD_VM_INJECT_FREEZE:-0}" == 1 && ( -z $shard || $shard == 1/* ) ]] && freeze=1
+
+    if vm_boot_watched "$out" "$shard" 0 "$VM_TIMEOUT" "$freeze"; then
+        vm_split_results "$out"
+        return 0
+    fi
+    echo frozen >"$out/qemu.rc"
+    vm_split_results "$out"
+    reported=$(grep -c -E '^(not )?ok ' "$out/tap.log") || true
+    left=$((VM_TIMEOUT - ($(date +%s) - start)))
+    if grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$out/results.log"); then
+        return 0                # its tests all reported: nothing to run again
+    elif [[ $left -lt 60 ]]; then
+        vm_log "$what froze with too little of SKILLD_VM_TIMEOUT left to boot another"
+        return 0
+    fi
+    vm_log "$what froze after $reported tests (nothing on its serial ports for" \
+        "$(vm_frozen_after "$out") s; qemu's state then: $out/froze/frozen.txt); booting" \
+        "another VM for the rest"
+    mkdir "$out/froze"
+    mv "$out"/{console,results,tap,journal,qemu}.log "$out"/{qemu.cmdline,qemu.rc,frozen.txt} \
+        "$out/froze/"
+    rm -f "$out/monitor.sock"
+
+    vm_boot_watched "$out" "$shard" "$reported" "$left" || echo frozen >"$out/qemu.rc"
+    vm_split_results "$out"
+    {
+        cat "$out/froze/tap.log"
+        echo "# $what froze here; another VM ran the tests after the $reported that had reported"
+        grep -v -E '^(TAP version|1\.\.)' "$out/tap.log"
+    } >"$out/tap.merged"
+    mv "$out/tap.merged" "$out/tap.log"
+}
+
 # Boots the VM(s) of the suite, waits for all, reports. With one VM its logs are VM_LAST's
 # files; with N, each VM's are in VM_LAST/shard-K/ and tap.log there is their TAP one after
 # the other.
 vm_boot_tests() {
-    local start shards k out rc
-    local -a pids=() outs=()
+    local start shards k out what
+    local -a pids=() outs=() whats=()
     start=$(vm_now)
     shards=$(vm_shards)
     VM_PASSED=0 VM_SKIPPED=0 VM_FAILED=0 VM_FAILED_NAMES=()
 
     for ((k = 1; k <= shards; k++)); do
-        out=$VM_LAST
         if [[ $shards -gt 1 ]]; then
             out=$VM_LAST/shard-$k
             mkdir -p "$out"
-            vm_qemu_cmdline test "$out" "$k/$shards"
+            vm_run_shard "$out" "$k/$shards" "VM $k of $shards" &
+            what="VM $k of $shards"
         else
-            vm_qemu_cmdline test "$out"
+            out=$VM_LAST
+            vm_run_shard "$out" "" VM &
+            what=VM
         fi
-        printf '%q ' "${QEMU[@]}" >"$out/qemu.cmdline"
-        echo >>"$out/qemu.cmdline"
-        # --foreground keeps qemu in our process group, so that Ctrl-C or meson killing the
-        # test (both signal the group) takes qemu along instead of leaving it running.
-        timeout --foreground --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null \
-            >"$out/qemu.log" 2>&1 &
         pids+=("$!")
         outs+=("$out")
+        whats+=("$what")
     done
     # Background jobs of a script ignore SIGINT: pass Ctrl-C (and meson's SIGTERM) on to the
-    # VMs, whose timeout(1) hands it to qemu.
+    # VMs' runners, which hand it to timeout(1) and so to qemu.
     trap 'kill -TERM "${pids[@]}" 2>/dev/null; exit 130' INT TERM
     if [[ $shards -gt 1 ]]; then
         vm_log "booting $shards VMs ($VM_ACCEL, at most $VM_TIMEOUT s each), sharing the tests;" \
@@ -210,15 +277,11 @@ vm_boot_tests() {
     fi
 
     for ((k = 1; k <= shards; k++)); do
-        rc=0
-        wait "${pids[k - 1]}" || rc=$?
+        wait "${pids[k - 1]}" || true
         out=${outs[k - 1]}
-        vm_split_results "$out"
+        vm_report "$out" "$(cat "$out/qemu.rc" 2>/dev/null || echo lost)" "${whats[k - 1]}"
         if [[ $shards -gt 1 ]]; then
-            vm_report "$out" "$rc" "VM $k of $shards"
             { echo "# shard $k of $shards"; cat "$out/tap.log"; } >>"$VM_LAST/tap.log"
-        else
-            vm_report "$out" "$rc" "VM"
         fi
     done
     trap - INT TERM
