@@ -47,7 +47,7 @@ EOF
 # Writes the two archives one after the other: the kernel unpacks concatenated cpio archives
 # in order, so the overlay lands on top of the cached base without repacking the base.
 vm_make_initrd() {
-    cat "$VM_BASE/base.cpio.gz" "$VM_WORK/overlay.cpio.gz" >"$VM_WORK/initrd.img"
+    cat "$VM_BASE/base.cpio.lz4" "$VM_WORK/overlay.cpio.lz4" >"$VM_WORK/initrd.img"
 }
 
 # Fills the array QEMU with the command line for mode $1 (test or shell), its serial ports
@@ -336,7 +336,7 @@ main() {
     mkdir -p "$VM_WORK" "$VM_LAST"
 
     vm_ensure_tools qemu-system-x86_64:qemu-system-x86 cpio:cpio python3:python3 \
-        flock:util-linux timeout:coreutils
+        flock:util-linux timeout:coreutils lz4:lz4
     vm_ensure_base
     vm_build_overlay "$build"
     vm_make_initrd

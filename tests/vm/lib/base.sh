@@ -105,14 +105,21 @@ vm_customize_tree() {
            "$root"/var/lib/apt/lists/*_Release* "$root"/var/log/*.log
 }
 
-# Packs directory $1 into the gzip-compressed newc cpio $2, keeping owners and modes (we run as
-# root). gzip -1: the kernel decompresses it at every boot, so a faster codec matters more than
-# a few MB.
+# Compresses stdin to stdout as the archives of the initramfs are: LZ4 in its legacy frames, the
+# one LZ4 format the kernel unpacks. The kernel inflates both archives at every boot, emulated:
+# the base alone took 11.5 s as gzip -1, 6 s as LZ4 (5 s uncompressed, at 2.7 times the size);
+# an initramfs of twice the base, 29.6 s against 16.8 (the means of three boots each).
+vm_compress() {
+    lz4 -l -1 -q
+}
+
+# Packs directory $1 into the compressed (vm_compress) newc cpio $2, keeping owners and modes
+# (we run as root).
 vm_pack_cpio() {
     local dir=$1 out=$2
     shift 2
     (cd "$dir" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
-        cpio --null --create --format=newc --quiet "$@") | gzip -1 >"$out"
+        cpio --null --create --format=newc --quiet "$@") | vm_compress >"$out"
 }
 
 # Builds the base into the new directory $1: debootstrap, customize, kernel, pack, manifest.
@@ -121,7 +128,7 @@ vm_build_base() {
     start=$(vm_now)
 
     [[ $EUID -eq 0 ]] || vm_skip_or_die "building the VM base image needs root (debootstrap)"
-    vm_ensure_tools debootstrap:debootstrap cpio:cpio dpkg-deb:dpkg
+    vm_ensure_tools debootstrap:debootstrap cpio:cpio dpkg-deb:dpkg lz4:lz4
     mirror=$(vm_apt_mirror)
     [[ -n "$mirror" ]] || vm_die "no '$VM_SUITE main' source in this machine's apt configuration"
 
@@ -143,13 +150,13 @@ vm_build_base() {
     (cd "$tree" && find . -mindepth 1 -printf '%y\t%p\t%l\n') >"$out/manifest"
     # shellcheck disable=SC2016 # dpkg-query's format fields
     (chroot "$tree" dpkg-query -W -f '${Package} ${Version}\n') >"$out/packages"
-    vm_pack_cpio "$tree" "$out/base.cpio.gz"
+    vm_pack_cpio "$tree" "$out/base.cpio.lz4"
     rm -rf "$tree"
     vm_log "base image built in $(vm_since "$start") s" \
-        "($(du -h "$out/base.cpio.gz" | cut -f1) packed)"
+        "($(du -h "$out/base.cpio.lz4" | cut -f1) packed)"
 }
 
-# Sets VM_BASE to a ready base directory (base.cpio.gz, vmlinuz, manifest), building it under a
+# Sets VM_BASE to a ready base directory (base.cpio.lz4, vmlinuz, manifest), building it under a
 # lock when the cache has none for the current key. Older bases are removed once a new one is in.
 vm_ensure_base() {
     local key dir tmp

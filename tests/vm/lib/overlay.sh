@@ -179,7 +179,7 @@ vm_pack_overlay() {
                     next
                 print $2
             }' |
-        cpio --create --format=newc --quiet --owner=0:0) | gzip -1 >"$out"
+        cpio --create --format=newc --quiet --owner=0:0) | vm_compress >"$out"
 }
 
 # SKILLD_VM_INSTALL=deb: builds the packages of source tree $1 into build directory $2
@@ -206,7 +206,7 @@ vm_stage_debs() {
     sed -i 's,^SKILLD_PREFIX=.*,SKILLD_PREFIX=/usr,' "$lib_dir/project.env"
 }
 
-# Builds $VM_WORK/overlay.cpio.gz for build directory $1.
+# Builds $VM_WORK/overlay.cpio.lz4 for build directory $1.
 vm_build_overlay() {
     local build=$1 stage="$VM_WORK/overlay" lib_dir tests_dir src n_meson start install_build
     local -a suites
@@ -260,8 +260,8 @@ vm_build_overlay() {
 
     vm_stage_env_sources "$build" "$stage"
     vm_check_libraries "$stage"
-    vm_pack_overlay "$stage" "$VM_WORK/overlay.cpio.gz"
+    vm_pack_overlay "$stage" "$VM_WORK/overlay.cpio.lz4"
     vm_log "overlay: project $([[ $VM_INSTALL == deb ]] && echo "packaged (installed at boot)" || echo installed), $(find "$tests_dir" -type f ! -name "*.inc" | wc -l) in-VM tests" \
         "($n_meson from meson suites '$VM_MESON_SUITES'), packed in $(vm_since "$start") s" \
-        "($(du -h "$VM_WORK/overlay.cpio.gz" | cut -f1))"
+        "($(du -h "$VM_WORK/overlay.cpio.lz4" | cut -f1))"
 }
