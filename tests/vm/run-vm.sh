@@ -104,8 +104,14 @@ vm_split_results() {
     touch "$out/tap.log" "$out/journal.log"
 }
 
-# Reads the tap.log of directory $1 (a VM whose qemu ended with $2: its exit status, or "frozen";
-# $3 names it in messages) and adds its counts to VM_PASSED, VM_SKIPPED and its failures to
+# Whether the in-VM suite of directory $1 came to its end (test-main's marker after the last
+# test), whatever became of the VM after.
+vm_suite_ended() {
+    grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$1/results.log")
+}
+
+# Reads the tap.log of directory $1 (a VM whose qemu ended with $2, what vm_watch wrote to its
+# qemu.rc; $3 names it in messages) and adds its counts to VM_PASSED, VM_SKIPPED and its failures to
 # VM_FAILED_NAMES: a VM that did not run its plan whole counts as a failure. For each failed
 # test, its last lines of output are shown.
 vm_report() {
@@ -140,13 +146,13 @@ vm_report() {
     [[ $skipped -eq 0 ]] || vm_log "$what: skipped: ${skipped_names[*]}"
     if [[ $qemu_rc == 124 ]]; then
         vm_log "$what did not finish within SKILLD_VM_TIMEOUT=$VM_TIMEOUT s and was killed"
-    elif [[ $qemu_rc == frozen ]]; then
-        vm_log "$what froze (nothing on its serial ports for $(vm_frozen_after "$out") s) and" \
-            "was stopped; qemu's state then: $out/frozen.txt"
+    elif [[ $qemu_rc == frozen:* ]]; then
+        vm_log "$what froze (nothing on its serial ports for ${qemu_rc#frozen:} s) and was" \
+            "stopped; qemu's state then: $out/frozen.txt"
     elif [[ $qemu_rc != 0 ]]; then
         vm_log "$what: qemu exited with status $qemu_rc"
     fi
-    if ! grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$out/results.log"); then
+    if ! vm_suite_ended "$out"; then
         if [[ -s "$out/console.log" ]]; then
             vm_log "$what: the in-VM suite never finished (boot failure, hang or crash); console tail:"
             tail -n 30 "$out/console.log" | sed 's/^/    /' >&2
@@ -183,7 +189,7 @@ vm_shards() {
 
 # vm_boot_watched OUT SHARD SKIP SECONDS [FREEZE]: boots one VM of the suite, its logs in OUT (the
 # K/N of SHARD, the S of SKIP: vm_qemu_cmdline), killed after SECONDS, and watches it to its end
-# (vm_watch, which FREEZE goes to). Returns 1 when it froze and was stopped.
+# (vm_watch, which FREEZE goes to, writes how it ended to OUT/qemu.rc).
 vm_boot_watched() {
     local out=$1 shard=$2 skip=$3 seconds=$4 freeze=${5:-0}
     vm_qemu_cmdline test "$out" "$shard" "$skip"
@@ -199,39 +205,36 @@ vm_boot_watched() {
 
 # vm_run_shard OUT SHARD WHAT: runs one VM's share of the suite (SHARD: K/N, or empty for the
 # whole suite in one VM; WHAT names it in messages) to its end, and leaves its TAP in OUT/tap.log
-# and how qemu ended in OUT/qemu.rc (its exit status, or "frozen"). A VM that froze before its
-# tests ended is booted again, once, for the tests it had not finished, with what is left of
-# SKILLD_VM_TIMEOUT: its logs move to OUT/froze/, and tap.log holds the TAP of both, one plan.
+# and how qemu ended in OUT/qemu.rc (vm_watch). A VM that froze before its tests ended is booted
+# again, once, for the tests it had not finished, with what is left of SKILLD_VM_TIMEOUT: its
+# logs move to OUT/froze/, and tap.log holds the TAP of both, one plan.
 vm_run_shard() {
-    local out=$1 shard=$2 what=$3 start reported left freeze=0
+    local out=$1 shard=$2 what=$3 start reported left freeze=0 ended
     start=$(date +%s)
     VM_CHILD=""
     trap 'kill -TERM "$VM_CHILD" 2>/dev/null; exit 130' TERM
     [[ "${SKILLD_VM_INJECT_FREEZE:-0}" == 1 && ( -z $shard || $shard == 1/* ) ]] && freeze=1
 
-    if vm_boot_watched "$out" "$shard" 0 "$VM_TIMEOUT" "$freeze"; then
-        vm_split_results "$out"
-        return 0
-    fi
-    echo frozen >"$out/qemu.rc"
+    vm_boot_watched "$out" "$shard" 0 "$VM_TIMEOUT" "$freeze"
     vm_split_results "$out"
+    ended=$(<"$out/qemu.rc")
     reported=$(grep -c -E '^(not )?ok ' "$out/tap.log") || true
     left=$((VM_TIMEOUT - ($(date +%s) - start)))
-    if grep -q '^==> skilld-vm: tests end' <(tr -d '\r' <"$out/results.log"); then
-        return 0                # its tests all reported: nothing to run again
+    if [[ $ended != frozen:* ]] || vm_suite_ended "$out"; then
+        return 0                # ended by itself, or froze after its last test: nothing to rerun
     elif [[ $left -lt 60 ]]; then
         vm_log "$what froze with too little of SKILLD_VM_TIMEOUT left to boot another"
         return 0
     fi
     vm_log "$what froze after $reported tests (nothing on its serial ports for" \
-        "$(vm_frozen_after "$out") s; qemu's state then: $out/froze/frozen.txt); booting" \
-        "another VM for the rest"
+        "${ended#frozen:} s; qemu's state then: $out/froze/frozen.txt); booting another VM" \
+        "for the rest"
     mkdir "$out/froze"
     mv "$out"/{console,results,tap,journal,qemu}.log "$out"/{qemu.cmdline,qemu.rc,frozen.txt} \
         "$out/froze/"
     rm -f "$out/monitor.sock"
 
-    vm_boot_watched "$out" "$shard" "$reported" "$left" || echo frozen >"$out/qemu.rc"
+    vm_boot_watched "$out" "$shard" "$reported" "$left"
     vm_split_results "$out"
     {
         cat "$out/froze/tap.log"
@@ -245,23 +248,19 @@ vm_run_shard() {
 # files; with N, each VM's are in VM_LAST/shard-K/ and tap.log there is their TAP one after
 # the other.
 vm_boot_tests() {
-    local start shards k out what
+    local start shards k out shard what
     local -a pids=() outs=() whats=()
     start=$(vm_now)
     shards=$(vm_shards)
     VM_PASSED=0 VM_SKIPPED=0 VM_FAILED=0 VM_FAILED_NAMES=()
 
     for ((k = 1; k <= shards; k++)); do
+        out=$VM_LAST shard="" what=VM
         if [[ $shards -gt 1 ]]; then
-            out=$VM_LAST/shard-$k
+            out=$VM_LAST/shard-$k shard=$k/$shards what="VM $k of $shards"
             mkdir -p "$out"
-            vm_run_shard "$out" "$k/$shards" "VM $k of $shards" &
-            what="VM $k of $shards"
-        else
-            out=$VM_LAST
-            vm_run_shard "$out" "" VM &
-            what=VM
         fi
+        vm_run_shard "$out" "$shard" "$what" &
         pids+=("$!")
         outs+=("$out")
         whats+=("$what")

@@ -77,14 +77,10 @@ vm_freeze_record() {
     } >"$out/frozen.txt" 2>&1
 }
 
-# The seconds of silence after which vm_watch took the VM of directory $1 as frozen.
-vm_frozen_after() {
-    sed -n '1s/^# nothing on either serial port for \([0-9]*\) s.*/\1/p' "$1/frozen.txt" 2>/dev/null
-}
-
 # vm_watch PID OUT [FREEZE]: waits for the VM that timeout(1) PID runs (logs in OUT) to end and
-# writes its exit status to OUT/qemu.rc. When it falls silent for VM_STALL seconds (twice that
-# before the suite starts), records it (vm_freeze_record), stops it and returns 1. FREEZE=1
+# writes how it ended to OUT/qemu.rc: qemu's exit status, or "frozen:SECONDS" when it fell silent
+# for VM_STALL seconds (twice that before the suite starts) and was recorded (vm_freeze_record)
+# and stopped. FREEZE=1
 # pauses the guest (the monitor's `stop`) once its first test has reported, as a frozen guest
 # looks: SKILLD_VM_INJECT_FREEZE proves this watch with it.
 vm_watch() {
@@ -101,7 +97,8 @@ vm_watch() {
             vm_freeze_record "$pid" "$out" "$limit"
             kill -TERM "$pid" 2>/dev/null || true
             wait "$pid" || true
-            return 1
+            echo "frozen:$limit" >"$out/qemu.rc"
+            return 0
         fi
         if [[ $freeze == 1 ]] && grep -q -a -E '^(not )?ok 1 ' "$out/results.log" 2>/dev/null; then
             vm_log "SKILLD_VM_INJECT_FREEZE=1: pausing the guest after its first test"
