@@ -9,31 +9,42 @@
 
 #include "fileio.h"
 #include "root-socket.h"
+#include "util.h"
 
 int root_socket_listen(const char *path, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *temp = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        size_t len = strlen(path);
+        size_t len;
 
-        if (len == 0 || len >= sizeof(sa.sun_path))
+        /* Bound and listening under a temporary name, then renamed into place: a client that
+         * sees the path can connect. A socket is connectable from bind(), but refuses everyone
+         * (ECONNREFUSED) until listen(); a client finding it in between would take the service
+         * for dead. */
+        temp = strdup_printf("%s" ROOT_SOCKET_TEMP_SUFFIX, path);
+        if (!temp)
+                return -ENOMEM;
+        len = strlen(temp);
+        if (strlen(path) == 0 || len >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
-        memcpy(sa.sun_path, path, len + 1);
+        memcpy(sa.sun_path, temp, len + 1);
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
         /* Only the holder of the bus name gets here: what is there is a dead instance's. */
-        if (unlink(path) < 0 && errno != ENOENT)
+        if (unlink(temp) < 0 && errno != ENOENT)
                 return -errno;
         /* The service's umask (0077, main()) makes it root's from the start: connecting takes
          * write access. The umask is not changed here: it is the whole process's, threads
          * included. */
         if (bind(fd, (const struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + len + 1) < 0)
                 return -errno;
-        if (chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
+        /* rename() replaces a stale socket at path in the same step. */
+        if (chmod(temp, 0600) < 0 || listen(fd, SOMAXCONN) < 0 || rename(temp, path) < 0) {
                 int saved = -errno;
 
-                (void) unlink(path);
+                (void) unlink(temp);
                 return saved;
         }
         *ret_fd = TAKE_FD(fd);

@@ -16,9 +16,11 @@
 
 /* Beside the private socket, in the runtime directory. */
 #define ROOT_SOCKET_NAME "private"
+/* Where it is made before it is renamed to its name, listening. */
+#define ROOT_SOCKET_TEMP_SUFFIX ".new"
 
 /* Makes a listening socket at path (a stale one of a killed instance is replaced), mode 0600;
- * nothing is left at path on failure. */
+ * path appears only once it listens, and nothing is left behind on failure. */
 int root_socket_listen(const char *path, int *ret_fd);
 
 /* Accepts one connection of listen_fd, a non-blocking AF_UNIX socket (this one, or the private
