@@ -1151,8 +1151,16 @@ END_TEST
 
 /* ---- The root socket ---- */
 
+/* Whether the instance has ended; seen, not reaped: daemon_ended() checks how it ended. */
+static bool daemon_has_ended(pid_t pid) {
+        siginfo_t si = {};
+
+        ck_assert_int_eq(waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+        return si.si_pid != 0;
+}
+
 /* The path of the instance's root socket, once it is there (the instance makes it when the bus
- * name is its own, which the bus may tell others first). */
+ * name is its own, which the bus may tell others first), or once the instance has ended. */
 static char *root_socket_wait(void) {
         char *path = strdup_printf("%s/run/private", dir.path);
         uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
@@ -1160,6 +1168,8 @@ static char *root_socket_wait(void) {
 
         while (lstat(path, &st) < 0) {
                 ck_assert_int_eq(errno, ENOENT);
+                if (daemon_has_ended(daemon_pid))
+                        break;
                 ck_assert_msg(test_now_usec() < deadline, "%s never appeared", path);
                 (void) usleep(20000);
         }
@@ -1196,25 +1206,10 @@ static sd_bus *root_socket_connect(const char *path) {
  * the instance is then gone, as it should be, and another is started. */
 static sd_bus *root_socket_idle_instance(const char *path) {
         for (unsigned tries = 1;; tries++) {
-                uint64_t deadline = test_now_usec() + TEST_BUS_TIMEOUT_USEC;
-                struct stat st;
                 sd_bus *bus;
 
                 daemon_pid = daemon_spawn("service:\n  idle-timeout: 1s\n", true);
-                /* Waited for as root_socket_wait() does, and for the instance's end besides (seen,
-                 * not reaped: daemon_ended() checks how it ended). */
-                for (;;) {
-                        siginfo_t si = {};
-
-                        if (lstat(path, &st) >= 0)
-                                break;
-                        ck_assert_int_eq(errno, ENOENT);
-                        ck_assert_int_eq(waitid(P_PID, daemon_pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
-                        if (si.si_pid != 0)
-                                break;
-                        ck_assert_msg(test_now_usec() < deadline, "%s never appeared", path);
-                        (void) usleep(20000);
-                }
+                free(root_socket_wait());
                 bus = root_socket_connect_full(path, true);
                 if (bus)
                         return bus;

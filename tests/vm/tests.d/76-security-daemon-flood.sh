@@ -116,7 +116,6 @@ echo "$accepted runs finished, $refused calls refused by the service's caps," \
     "the bus"
 [[ $accepted -gt $UID_COUNT ]] || fail "only $accepted runs: too few to reuse a uid"
 
-
 kill -TERM "$scanner"
 wait "$scanner"
 cat scan.out
